@@ -1,0 +1,10 @@
+# One image for the gateway and every subgraph; docker-compose.yml picks the command.
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+USER node
+EXPOSE 4000
+CMD ["node", "gateway/server.ts"]

@@ -1,0 +1,94 @@
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Config } from '../subgraphs/platform/config.ts';
+import type { Database } from '../subgraphs/platform/db/orm.ts';
+import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
+import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
+import { ClientStore } from './auth/clients.ts';
+import { registerTokenRoute } from './auth/token-route.ts';
+import { restRoutes } from './rest/index.ts';
+import { buildOpenApi } from './rest/openapi.ts';
+import { problem, sendProblem } from './rest/problem.ts';
+import { registerRestRoutes, type OperationResult } from './rest/register.ts';
+import { createGateway, subgraphReadyUrl, type GatewayContext } from './supergraph.ts';
+
+export interface GatewayOptions {
+  config: Config;
+  /** The gateway's own database (API clients). */
+  db: Database;
+  /** GraphQL URL of each subgraph, by name. */
+  subgraphUrls: Record<string, string>;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  clients: ClientStore;
+  close(): Promise<void>;
+}
+
+const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id });
+
+/** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
+export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions): Promise<Gateway> {
+  const app = Fastify({
+    logger: loggerOptions(config, 'gateway'),
+    genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
+  await app.register(formbody);
+
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway: createGateway(subgraphUrls),
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()],
+  });
+  await apollo.start();
+  await app.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
+
+  const clients = new ClientStore(db.orm.em);
+  const keys = await loadSigningKeys(config);
+  registerTokenRoute(app, { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER });
+
+  const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
+    const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
+    if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
+    return response.body.singleResult as OperationResult;
+  };
+  registerRestRoutes(app, restRoutes, execute);
+
+  const openapi = buildOpenApi(restRoutes);
+  app.get('/openapi.json', async () => openapi);
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const checks: Record<string, boolean> = { database: await db.orm.isConnected().catch(() => false) };
+    await Promise.all(Object.entries(subgraphUrls).map(async ([name, url]) => {
+      checks[name] = await fetch(subgraphReadyUrl(url), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    }));
+    const ready = Object.values(checks).every(Boolean);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
+  });
+
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)));
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) {
+      request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');
+      return sendProblem(reply, problem(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'));
+    }
+    const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status === 429 ? 'RATE_LIMITED' : 'BAD_USER_INPUT';
+    return sendProblem(reply, problem(status, code, error.message));
+  });
+
+  return {
+    app, clients,
+    async close() {
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CryptoKey } from 'jose';
+import { issueToken, TOKEN_LIFETIME_SECONDS, type Scope } from '../../subgraphs/platform/auth/tokens.ts';
+import type { ClientStore } from './clients.ts';
+
+export const TOKEN_PATH = '/platform/oauth/v1/token';
+
+export interface TokenDeps { clients: ClientStore; privateKey: CryptoKey; issuer: string }
+
+type OAuthError = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope';
+
+class TokenError extends Error {
+  readonly error: OAuthError;
+  readonly status: number;
+  constructor(error: OAuthError, description: string, status = 400) {
+    super(description);
+    this.error = error;
+    this.status = status;
+  }
+}
+
+/** RFC 6749 2.3.1: credentials in HTTP Basic, each part form-urlencoded. */
+function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
+  if (!header || !/^Basic\s/i.test(header)) return null;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new TokenError('invalid_client', 'malformed Basic credentials', 401);
+  try {
+    return { id: decodeURIComponent(decoded.slice(0, colon).replaceAll('+', ' ')), secret: decodeURIComponent(decoded.slice(colon + 1).replaceAll('+', ' ')) };
+  } catch {
+    throw new TokenError('invalid_client', 'malformed Basic credentials', 401);
+  }
+}
+
+const field = (body: Record<string, unknown>, name: string): string | undefined => {
+  const value = body[name];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new TokenError('invalid_request', `${name} must be a string`);
+  return value;
+};
+
+export interface GrantRequest { body: unknown; authorization: string | undefined; query?: Record<string, unknown> }
+
+/** Client-credentials grant shared by both token endpoints; returns the caller and granted scopes. */
+export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest, defaultScopes?: (granted: Scope[]) => Scope[]) {
+  if (req.body !== undefined && (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))) {
+    throw new TokenError('invalid_request', 'the body must be a form or a JSON object');
+  }
+  const body = { ...(req.query ?? {}), ...((req.body ?? {}) as Record<string, unknown>) };
+  const basic = basicCredentials(req.authorization);
+  const bodyId = field(body, 'client_id');
+  const bodySecret = field(body, 'client_secret');
+  if (basic && (bodySecret || (bodyId && bodyId !== basic.id))) {
+    throw new TokenError('invalid_request', 'send client credentials either in the Authorization header or in the body, not both');
+  }
+  const grantType = field(body, 'grant_type');
+  if (!grantType) throw new TokenError('invalid_request', 'grant_type is required');
+  if (grantType !== 'client_credentials') throw new TokenError('unsupported_grant_type', 'only grant_type=client_credentials is supported');
+  const clientId = basic?.id ?? bodyId;
+  const clientSecret = basic?.secret ?? bodySecret;
+  if (!clientId || !clientSecret) throw new TokenError('invalid_client', 'client_id and client_secret are required', 401);
+  const client = await deps.clients.authenticate(clientId, clientSecret);
+  if (!client) throw new TokenError('invalid_client', 'client authentication failed', 401);
+  const allowed = client.scopes as Scope[];
+  const requested = field(body, 'scope')?.split(' ').filter(Boolean);
+  if (requested?.some((s) => !allowed.includes(s as Scope))) {
+    throw new TokenError('invalid_scope', `this client may request only: ${allowed.join(' ')}`);
+  }
+  const scopes = (requested as Scope[] | undefined) ?? defaultScopes?.(allowed) ?? allowed;
+  const accessToken = await issueToken({ clientId, orgId: client.organisation, scopes }, deps.privateKey, deps.issuer);
+  return { accessToken, scopes, clientId };
+}
+
+/** Sends an RFC 6749 5.2 error; true when `error` was one. */
+export function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: boolean): boolean {
+  if (!(error instanceof TokenError)) return false;
+  if (error.status === 401 && usedBasic) reply.header('www-authenticate', 'Basic realm="token"');
+  reply.code(error.status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.message });
+  return true;
+}
+
+export function registerTokenRoute(app: FastifyInstance, deps: TokenDeps) {
+  app.post(TOKEN_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const grant = await grantClientCredentials(deps, { body: request.body, authorization: request.headers.authorization });
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
+        access_token: grant.accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope: grant.scopes.join(' '),
+      });
+    } catch (error) {
+      if (sendTokenError(error, reply, /^Basic\s/i.test(request.headers.authorization ?? ''))) return reply;
+      throw error;
+    }
+  });
+}

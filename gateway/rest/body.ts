@@ -1,0 +1,29 @@
+import { badInput } from '../../subgraphs/platform/errors.ts';
+import type { RestRequest } from './types.ts';
+
+/** The request body as a JSON object (an absent body counts as `{}`); anything else is a 400. */
+export function objectBody(req: RestRequest): Record<string, unknown> {
+  const { body } = req;
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw badInput('The request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/** Picks the first key present (not undefined) among aliases, e.g. `userID` / `userId`. */
+export function pick(body: Record<string, unknown>, ...names: string[]): unknown {
+  for (const name of names) if (body[name] !== undefined) return body[name];
+  return undefined;
+}
+
+/** Keeps only keys whose value is not undefined, so GraphQL sees "absent" rather than null. */
+export const defined = <T extends Record<string, unknown>>(obj: T): Partial<T> =>
+  Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/** A single string query parameter (the first when repeated); undefined when absent. */
+export function queryString(req: RestRequest, name: string): string | undefined {
+  const value = req.query[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  if (first === undefined) return undefined;
+  if (typeof first !== 'string') throw badInput(`query parameter ${name} must be a string`, name);
+  return first;
+}

@@ -1,0 +1,88 @@
+import type { RestRoute } from './types.ts';
+import { TOKEN_PATH } from '../auth/token-route.ts';
+
+const problemSchema = {
+  type: 'object',
+  description: 'RFC 9457 problem details',
+  properties: {
+    type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' },
+    code: { type: 'string', description: 'Same code as the GraphQL error extensions.code' },
+    field: { type: 'string', description: 'The input at fault, when one is' },
+    instance: { type: 'string' }, requestId: { type: 'string' },
+    errors: { type: 'array', items: { type: 'object', properties: { message: { type: 'string' }, field: { type: 'string' }, code: { type: 'string' } } } },
+  },
+  required: ['type', 'title', 'status', 'detail', 'code'],
+};
+
+const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
+/** `/users/:userId` → `/users/{userId}` */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function operation(route: RestRoute) {
+  const params = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const query = Object.entries(route.docs?.query ?? {}).map(([name, { required, description, ...schema }]) => ({ name, in: 'query', required: !!required, description, schema }));
+  const status = String(route.status ?? 200);
+  const contentTypes = route.docs?.contentTypes ?? ['application/json'];
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: route.docs?.description,
+    tags: [route.tag],
+    security: route.scope ? [{ bearer: [route.scope] }] : [],
+    parameters: [...params, ...query],
+    ...(route.docs?.requestBody ? {
+      requestBody: {
+        required: true,
+        content: Object.fromEntries(contentTypes.map((t) => [t, { schema: route.docs?.requestBody, ...(route.docs?.requestExample !== undefined ? { example: route.docs.requestExample } : {}) }])),
+      },
+    } : {}),
+    responses: {
+      [status]: status === '204' ? { description: 'No content' } : {
+        description: 'Success',
+        content: { 'application/json': { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
+      },
+      400: problemResponse('Invalid input'),
+      ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token'), 403: problemResponse('Token lacks the scope') } : {}),
+      404: problemResponse('Unknown id'),
+      409: problemResponse('State conflict'),
+      503: problemResponse('A subgraph or the database is unavailable'),
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document, generated from the REST table. */
+export function buildOpenApi(routes: readonly RestRoute[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operation(route);
+  }
+  paths[TOKEN_PATH] = {
+    post: {
+      operationId: 'generateToken', summary: 'OAuth 2.0 client-credentials token (form or JSON body, or HTTP Basic client auth)', tags: ['Token'], security: [],
+      requestBody: {
+        required: true,
+        content: Object.fromEntries(['application/x-www-form-urlencoded', 'application/json'].map((t) => [t, {
+          schema: { type: 'object', properties: { grant_type: { type: 'string', enum: ['client_credentials'] }, client_id: { type: 'string' }, client_secret: { type: 'string' }, scope: { type: 'string', example: 'b2b' } }, required: ['grant_type'] },
+        }])),
+      },
+      responses: {
+        200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer', example: 3600 }, scope: { type: 'string' } }, required: ['access_token', 'token_type', 'expires_in', 'scope'] } } } },
+        400: { description: 'invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 5.2)' },
+        401: { description: 'invalid_client' },
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: 'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).' },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
+      schemas: { Problem: problemSchema },
+    },
+  };
+}

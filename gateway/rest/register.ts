@@ -1,0 +1,50 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { problemFromErrors, sendProblem } from './problem.ts';
+import type { RestRequest, RestRoute } from './types.ts';
+
+export interface OperationResult {
+  data?: Record<string, unknown> | null;
+  errors?: readonly GraphQLFormattedError[];
+}
+
+/** Runs a GraphQL document through the gateway in-process, as the caller. */
+export type Execute = (query: string, variables: Record<string, unknown>, request: FastifyRequest) => Promise<OperationResult>;
+
+const toFormatted = (error: GraphQLError): GraphQLFormattedError => error.toJSON();
+
+/** Registers every row of a REST table on the gateway. */
+export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute) {
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        const req: RestRequest = {
+          params: request.params as Record<string, string>,
+          query: (request.query ?? {}) as Record<string, unknown>,
+          body: request.body,
+          headers: request.headers,
+        };
+        let result: OperationResult;
+        try {
+          result = await execute(route.operation, route.variables(req), request);
+        } catch (error) {
+          if (error instanceof GraphQLError) return sendProblem(reply, problemFromErrors([toFormatted(error)]));
+          throw error;
+        }
+        if (result.errors?.length) return sendProblem(reply, problemFromErrors(result.errors));
+        let body: unknown;
+        try {
+          body = route.result(result.data ?? {}, req);
+        } catch (error) {
+          if (error instanceof GraphQLError) return sendProblem(reply, problemFromErrors([toFormatted(error)]));
+          throw error;
+        }
+        if (route.headers) reply.headers(route.headers(result.data ?? {}));
+        reply.code(route.status ?? 200);
+        return route.status === 204 ? reply.send() : reply.send(body);
+      },
+    });
+  }
+}

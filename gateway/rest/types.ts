@@ -1,0 +1,49 @@
+import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a route's mapping sees of an HTTP request. */
+export interface RestRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A JSON Schema fragment for the OpenAPI document. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * One documented REST path: which GraphQL operation it runs, how the request becomes variables and
+ * how the result becomes the documented body. The OpenAPI document is generated from these rows.
+ */
+export interface RestRoute {
+  method: HttpMethod;
+  /** Fastify path syntax: `/shared-mobility-insights/v2/users/:userId`. */
+  path: string;
+  /** The original service's operation name, when it has one (e.g. getUser). */
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** The scope the token must carry; null for public paths (the Risk Index). */
+  scope: Scope | null;
+  /** A GraphQL document with exactly one named operation. */
+  operation: string;
+  variables: (req: RestRequest) => Record<string, unknown>;
+  /** Turns `data` into the documented body; may throw (e.g. notFound for a null result). */
+  result: (data: Record<string, unknown>, req: RestRequest) => unknown;
+  /** Success status; 204 sends no body. */
+  status?: number;
+  /** Extra headers on success (e.g. content type of a file). */
+  headers?: (data: Record<string, unknown>) => Record<string, string>;
+  /** For the OpenAPI document. */
+  docs?: {
+    description?: string;
+    query?: Record<string, JsonSchema & { required?: boolean; description?: string }>;
+    requestBody?: JsonSchema;
+    requestExample?: unknown;
+    response?: JsonSchema;
+    responseExample?: unknown;
+    contentTypes?: string[];
+  };
+}

@@ -1,0 +1,58 @@
+import { SignJWT, jwtVerify, errors as joseErrors, type CryptoKey } from 'jose';
+import { unauthenticated, forbidden } from '../errors.ts';
+import { JWT_ALG } from './keys.ts';
+
+export const TOKEN_LIFETIME_SECONDS = 3600;
+export const SCOPES = ['b2b', 'roadside'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: the client, its organisation (tenant) and the scopes its token grants. */
+export interface Caller {
+  clientId: string;
+  orgId: string;
+  scopes: Scope[];
+}
+
+export async function issueToken(caller: Caller, privateKey: CryptoKey, issuer: string, now = Math.floor(Date.now() / 1000)) {
+  return new SignJWT({ org: caller.orgId, scope: caller.scopes.join(' ') })
+    .setProtectedHeader({ alg: JWT_ALG, typ: 'JWT' })
+    .setSubject(caller.clientId)
+    .setIssuer(issuer)
+    .setAudience(issuer)
+    .setIssuedAt(now)
+    .setNotBefore(now)
+    .setExpirationTime(now + TOKEN_LIFETIME_SECONDS)
+    .setJti(crypto.randomUUID())
+    .sign(privateKey);
+}
+
+/** Reads the bearer token out of an Authorization header value; null when absent. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+  if (!m) throw unauthenticated('The Authorization header must be "Bearer <access_token>"');
+  return m[1];
+}
+
+/** Verifies signature, algorithm, issuer, audience and lifetime; any failure is UNAUTHENTICATED. */
+export async function verifyToken(token: string, publicKey: CryptoKey, issuer: string): Promise<Caller> {
+  try {
+    const { payload } = await jwtVerify(token, publicKey, { algorithms: [JWT_ALG], issuer, audience: issuer });
+    if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.scope !== 'string') {
+      throw unauthenticated('The access token is missing required claims');
+    }
+    const scopes = payload.scope.split(' ').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+    return { clientId: payload.sub, orgId: payload.org, scopes };
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw unauthenticated('The access token has expired');
+    if (error instanceof joseErrors.JOSEError) throw unauthenticated('The access token is invalid');
+    throw error;
+  }
+}
+
+/** The caller, or UNAUTHENTICATED/FORBIDDEN when there is none or it lacks `scope`. */
+export function requireScope(caller: Caller | null, scope: Scope): Caller {
+  if (!caller) throw unauthenticated();
+  if (!caller.scopes.includes(scope)) throw forbidden(`The access token lacks the '${scope}' scope`);
+  return caller;
+}

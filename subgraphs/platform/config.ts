@@ -1,0 +1,42 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const optionalString = z.string().trim().min(1).optional();
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().default('.data'),
+  PGLITE_IN_MEMORY: z.stringbool().default(false),
+  JWT_PRIVATE_KEY: optionalString,
+  JWT_PUBLIC_KEY: optionalString,
+  JWT_ISSUER: z.string().default('fleet-risk-graph'),
+  BOOTSTRAP_CLIENT_ID: optionalString,
+  BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
+  BOOTSTRAP_ORG: z.string().trim().min(1).default('default'),
+  MVR_ENCRYPTION_KEY: optionalString,
+  SUBGRAPH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+}).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
+  message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
+}).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {
+  message: 'set BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET together',
+});
+
+export type Config = z.infer<typeof schema> & { dataDir: string };
+
+/** Reads and validates the environment once; throws with every problem listed. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return { ...parsed.data, dataDir: resolve(parsed.data.DATA_DIR) };
+}
+
+/** Environment variable naming a subgraph's URL, e.g. BOOKING_URL. */
+export const subgraphUrlVariable = (name: string) => `${name.toUpperCase()}_URL`;

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { ApolloServer } from '@apollo/server';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import type { EntityManager } from '@mikro-orm/core';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import type { Config } from './config.ts';
+import { createContext, type SubgraphContext } from './context.ts';
+import { openDatabase, type Database, type Entity } from './db/orm.ts';
+import { formatError } from './format-error.ts';
+import { guardResolvers, type ResolverMap } from './guard.ts';
+import { loadSigningKeys } from './auth/keys.ts';
+import type { Caller, Scope } from './auth/tokens.ts';
+import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
+import { scalarResolvers } from './scalars.ts';
+
+export interface SubgraphDefinition<Loaders = unknown> {
+  name: string;
+  /** The SDL file, the subgraph's source of truth. */
+  typeDefs: URL;
+  resolvers: ResolverMap;
+  entities: Entity[];
+  migrationsPath: string;
+  /** The token scope every entry point needs; null for a public subgraph. */
+  scope: Scope | null;
+  createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
+  /** Runs once after migrations (reference data, samples). */
+  onStart?: (db: Database, config: Config, log: FastifyBaseLogger) => Promise<void>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the registry holds subgraphs whose loaders differ
+export type AnySubgraphDefinition = SubgraphDefinition<any>;
+
+export interface Subgraph {
+  name: string;
+  schema: GraphQLSchema;
+  apollo: ApolloServer<SubgraphContext>;
+  app: FastifyInstance;
+  db: Database;
+  /** Builds a request context as the HTTP handler does; used for in-process execution. */
+  context: (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) => Promise<SubgraphContext>;
+  close(): Promise<void>;
+}
+
+export const readTypeDefs = (url: URL) => parse(readFileSync(url, 'utf8'));
+
+/** Builds the federated schema: SDL + scalars it declares + guarded resolvers. */
+export function buildSchema(definition: SubgraphDefinition): GraphQLSchema {
+  const typeDefs = readTypeDefs(definition.typeDefs);
+  const declared = new Set(typeDefs.definitions.flatMap((d) => (d.kind === 'ScalarTypeDefinition' ? [d.name.value] : [])));
+  const scalars = Object.fromEntries(Object.entries(scalarResolvers).filter(([name]) => declared.has(name)));
+  const resolvers = { ...scalars, ...guardResolvers(definition.resolvers, definition.scope) } as GraphQLResolverMap<unknown>;
+  return buildSubgraphSchema({ typeDefs, resolvers });
+}
+
+/** One way to build every subgraph: database, schema, Apollo Server and its HTTP app (not listening). */
+export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config): Promise<Subgraph> {
+  const app = Fastify({
+    logger: loggerOptions(config, `subgraph-${definition.name}`),
+    genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
+    bodyLimit: 2 * 1024 * 1024,
+  });
+  const db = await openDatabase(config, { name: definition.name, entities: definition.entities, migrationsPath: definition.migrationsPath });
+  try {
+    await definition.onStart?.(db, config, app.log);
+    const { publicKey } = await loadSigningKeys(config);
+    const schema = buildSchema(definition as SubgraphDefinition);
+    const deps = { em: db.orm.em, publicKey, issuer: config.JWT_ISSUER, createLoaders: definition.createLoaders };
+    const context = (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) =>
+      createContext(deps, authorization, requestId, log) as Promise<SubgraphContext>;
+
+    const apollo = new ApolloServer<SubgraphContext>({
+      schema,
+      introspection: true,
+      includeStacktraceInErrorResponses: false,
+      // 200 with errors, so the gateway passes BAD_USER_INPUT through instead of a bare HTTP 400.
+      status400ForVariableCoercionErrors: false,
+      formatError: (formatted: GraphQLFormattedError, error: unknown) => formatError(formatted, error, app.log),
+      plugins: [fastifyApolloDrainPlugin(app)],
+    });
+    await apollo.start();
+    await app.register(fastifyApollo(apollo), {
+      path: '/graphql',
+      context: async (request) => context(request.headers.authorization, request.id, request.log),
+    });
+    app.get('/healthz', async () => ({ status: 'ok' }));
+    app.get('/readyz', async (_req, reply) => {
+      const ok = await db.orm.isConnected().catch(() => false);
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', database: ok });
+    });
+    return {
+      name: definition.name, schema, apollo, app, db, context,
+      async close() {
+        await app.close();
+        await apollo.stop().catch(() => undefined);
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,79 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { badInput, conflict, isConstraintConflict, notFound } from '../platform/errors.ts';
+import { isCalendarDate, ZIP_PATTERN } from '../platform/scalars.ts';
+import { ENROLLMENT_STATUSES, User, type EnrollmentStatus } from './entities.ts';
+
+export interface UserFields {
+  dateOfBirth?: string | null;
+  homeZip?: string | null;
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+function checkFields(fields: UserFields, prefix: string) {
+  const { dateOfBirth, homeZip } = fields;
+  if (dateOfBirth != null) {
+    if (!isCalendarDate(dateOfBirth)) throw badInput('dateOfBirth must be a real calendar day as YYYY-MM-DD', `${prefix}dateOfBirth`);
+    if (dateOfBirth >= today()) throw badInput('dateOfBirth must be in the past', `${prefix}dateOfBirth`);
+  }
+  if (homeZip != null && !ZIP_PATTERN.test(homeZip)) throw badInput('homeZip must be ##### or #####-####', `${prefix}homeZip`);
+}
+
+/** Parses an enrollment status case-insensitively. */
+export function parseEnrollmentStatus(value: unknown): EnrollmentStatus {
+  const status = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  if (!(ENROLLMENT_STATUSES as readonly string[]).includes(status)) {
+    throw badInput(`enrollmentStatus must be one of ${ENROLLMENT_STATUSES.join(', ')} (any case)`, 'enrollmentStatus');
+  }
+  return status as EnrollmentStatus;
+}
+
+export class UserService {
+  private readonly em: EntityManager;
+  constructor(em: EntityManager) { this.em = em; }
+
+  async get(userId: string): Promise<User> {
+    const user = await this.em.findOne(User, { userId });
+    if (!user) throw notFound('User', userId);
+    return user;
+  }
+
+  async create(input: { userId?: string | null } & UserFields): Promise<User> {
+    if (input.userId != null && input.userId.trim() === '') throw badInput('userId must be a non-empty string when supplied', 'input.userId');
+    checkFields(input, 'input.');
+    const userId = input.userId ?? crypto.randomUUID();
+    const user = this.em.create(User, {
+      userId, dateOfBirth: input.dateOfBirth ?? null, homeZip: input.homeZip ?? null, enrollmentStatus: 'pending',
+    } as never);
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (isConstraintConflict(error)) throw conflict(`A user with id '${userId}' already exists`, { field: 'input.userId' });
+      throw error;
+    }
+    return user;
+  }
+
+  /** MERGE changes the fields present in `fields`; REPLACE sets every mutable field. */
+  async update(userId: string, fields: UserFields, mode: 'MERGE' | 'REPLACE'): Promise<User> {
+    checkFields(fields, 'input.');
+    const user = await this.get(userId);
+    if (mode === 'REPLACE') {
+      user.dateOfBirth = fields.dateOfBirth ?? null;
+      user.homeZip = fields.homeZip ?? null;
+    } else {
+      if (fields.dateOfBirth !== undefined) user.dateOfBirth = fields.dateOfBirth;
+      if (fields.homeZip !== undefined) user.homeZip = fields.homeZip;
+    }
+    await this.em.flush();
+    return user;
+  }
+
+  async enroll(userId: string, status: unknown): Promise<User> {
+    const parsed = parseEnrollmentStatus(status);
+    const user = await this.get(userId);
+    user.enrollmentStatus = parsed;
+    await this.em.flush();
+    return user;
+  }
+}

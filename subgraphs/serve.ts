@@ -1,0 +1,16 @@
+/** Runs one subgraph on its own (docker compose): `node subgraphs/serve.ts <name>` or SUBGRAPH=<name>. */
+import { loadConfig } from './platform/config.ts';
+import { buildSubgraph } from './platform/subgraph.ts';
+import { onShutdown } from './platform/shutdown.ts';
+import { subgraphDefinitions } from './index.ts';
+
+const name = process.argv[2] ?? process.env.SUBGRAPH;
+const definition = name ? subgraphDefinitions[name] : undefined;
+if (!definition) {
+  console.error(`Usage: node subgraphs/serve.ts <${Object.keys(subgraphDefinitions).join('|')}>`);
+  process.exit(2);
+}
+const config = loadConfig();
+const subgraph = await buildSubgraph(definition, config);
+await subgraph.app.listen({ host: config.HOST, port: config.PORT });
+onShutdown(subgraph.app.log, () => subgraph.close());

@@ -1,0 +1,26 @@
+import pg from 'pg';
+
+/**
+ * With DATABASE_URL set, each test stack gets a database of its own (created here, dropped on
+ * close), so test files can run in parallel; without it the stack runs on in-memory PGlite.
+ */
+export async function testDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) return { env: { PGLITE_IN_MEMORY: 'true' }, drop: async () => undefined };
+  const name = `test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.toString() },
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop database if exists "${name}" with (force)`);
+      await client.end();
+    },
+  };
+}
