@@ -9,9 +9,10 @@ import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
+import { createTokenGate } from './auth/token-gate.ts';
 import { restRoutes } from './rest/index.ts';
 import { buildOpenApi } from './rest/openapi.ts';
-import { problem, sendProblem } from './rest/problem.ts';
+import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, subgraphReadyUrl, type GatewayContext } from './supergraph.ts';
 
@@ -26,6 +27,7 @@ export interface GatewayOptions {
 export interface Gateway {
   app: FastifyInstance;
   clients: ClientStore;
+  tokenGate: ReturnType<typeof createTokenGate>;
   close(): Promise<void>;
 }
 
@@ -49,18 +51,25 @@ export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions)
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()],
   });
   await apollo.start();
-  await app.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
 
   const clients = new ClientStore(db.orm.em);
   const keys = await loadSigningKeys(config);
   registerTokenRoute(app, { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER });
+  const gate = createTokenGate(clients, keys.publicKey, config.JWT_ISSUER);
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
     return response.body.singleResult as OperationResult;
   };
-  registerRestRoutes(app, restRoutes, execute);
+  // GraphQL and the REST paths sit behind the token gate; the token endpoints and probes do not.
+  await app.register(async (api) => {
+    api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
+      ? reply.code(401).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
+      : sendProblem(reply, problemFromErrors([error.toJSON()])))));
+    await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
+    registerRestRoutes(api, restRoutes, execute);
+  });
 
   const openapi = buildOpenApi(restRoutes);
   app.get('/openapi.json', async () => openapi);
@@ -86,7 +95,7 @@ export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions)
   });
 
   return {
-    app, clients,
+    app, clients, tokenGate: gate,
     async close() {
       await app.close();
     },

@@ -66,6 +66,10 @@ export class ClientStore {
     return client && ok && !client.disabled ? client : null;
   }
 
+  async find(clientId: string): Promise<Client | null> {
+    return this.em.fork().findOne(Client, { clientId });
+  }
+
   async list(): Promise<Omit<Client, 'secretHash'>[]> {
     const clients = await this.em.fork().find(Client, {}, { orderBy: { createdAt: 'asc' } });
     return clients.map(({ secretHash: _secret, ...rest }) => rest as Omit<Client, 'secretHash'>);

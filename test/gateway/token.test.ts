@@ -1,0 +1,104 @@
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '../../gateway/auth/clients.ts';
+import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+
+const TOKEN = '/platform/oauth/v1/token';
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+let t: TestStack;
+
+beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'] }); });
+afterAll(async () => { await t?.close(); });
+
+describe('POST /platform/oauth/v1/token', () => {
+  it('issues a one-hour bearer token from a form body', async () => {
+    const res = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'b2b roadside' });
+    const claims = decodeJwt(res.body.access_token);
+    expect(claims.exp! - claims.iat!).toBe(3600);
+    expect(claims).toMatchObject({ sub: DEFAULT_CLIENT.id, org: DEFAULT_CLIENT.org });
+  });
+
+  it('accepts a JSON body and HTTP Basic client authentication, and narrows scope on request', async () => {
+    const json = await t.request('POST', TOKEN, { body: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'b2b' } });
+    expect(json.status).toBe(200);
+    expect(json.body.scope).toBe('b2b');
+    const viaBasic = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials' }, headers: { authorization: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) } });
+    expect(viaBasic.status).toBe(200);
+    const usable = await t.request('POST', '/shared-mobility-insights/v2/users', { token: viaBasic.body.access_token, body: {} });
+    expect(usable.status).toBe(201);
+  });
+
+  it('answers RFC 6749 errors', async () => {
+    const cases: [Record<string, string>, Record<string, string> | undefined, number, string][] = [
+      [{ grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: 'wrong-secret' }, undefined, 401, 'invalid_client'],
+      [{ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }, undefined, 401, 'invalid_client'],
+      [{ grant_type: 'client_credentials' }, undefined, 401, 'invalid_client'],
+      [{ client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret }, undefined, 400, 'invalid_request'],
+      [{ grant_type: 'password', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret }, undefined, 400, 'unsupported_grant_type'],
+      [{ grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' }, undefined, 400, 'invalid_scope'],
+      [{ grant_type: 'client_credentials', client_secret: DEFAULT_CLIENT.secret }, { authorization: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) }, 400, 'invalid_request'],
+      [{ grant_type: 'client_credentials' }, { authorization: basic(DEFAULT_CLIENT.id, 'bad') }, 401, 'invalid_client'],
+    ];
+    for (const [form, headers, status, error] of cases) {
+      const res = await t.request('POST', TOKEN, { form, headers });
+      expect(res.status, JSON.stringify(form)).toBe(status);
+      expect(res.body.error).toBe(error);
+      expect(res.body.access_token).toBeUndefined();
+    }
+    const basicFail = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials' }, headers: { authorization: basic(DEFAULT_CLIENT.id, 'bad') } });
+    expect(basicFail.headers.get('www-authenticate')).toMatch(/^Basic/);
+    const notObject = await t.request('POST', TOKEN, { body: '["x"]' });
+    expect(notObject.status).toBe(400);
+    expect(notObject.body.error).toBe('invalid_request');
+  });
+
+  it('stores client secrets hashed', async () => {
+    const em = t.stack.gateway.clients['em' as never] as unknown as import('@mikro-orm/core').EntityManager;
+    const row = await em.fork().findOneOrFail(Client, { clientId: DEFAULT_CLIENT.id });
+    expect(row.secretHash).toMatch(/^scrypt\$/);
+    expect(row.secretHash).not.toContain(DEFAULT_CLIENT.secret);
+  });
+
+  it('stops accepting tokens of a client whose secret was rotated or that was disabled', async () => {
+    const c = await t.clientFor('org-rot', ['b2b']);
+    expect((await t.request('POST', '/shared-mobility-insights/v2/users', { token: c.token, body: {} })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1100)); // token iat is in whole seconds
+    await t.stack.gateway.clients.rotate(c.clientId);
+    t.stack.gateway.tokenGate.forget(c.clientId);
+    const old = await t.request('POST', '/shared-mobility-insights/v2/users', { token: c.token, body: {} });
+    expect(old.status).toBe(401);
+    expect(old.body.detail).toMatch(/rotated/);
+    const gql = await t.graphql('{ user(userId: "x") { userId } }', {}, c.token);
+    expect(gql.status).toBe(401);
+    expect(gql.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret } })).status).toBe(401);
+
+    const d = await t.clientFor('org-dis', ['b2b']);
+    await t.stack.gateway.clients.setDisabled(d.clientId, true);
+    t.stack.gateway.tokenGate.forget(d.clientId);
+    expect((await t.request('GET', '/shared-mobility-insights/v2/users/x', { token: d.token })).status).toBe(401);
+  });
+});
+
+describe('operational endpoints', () => {
+  it('serves /healthz, /readyz and an OpenAPI 3.1 document covering the REST table', async () => {
+    expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await t.request('GET', '/readyz');
+    expect(ready.body.checks).toMatchObject({ database: true, scoring: true });
+    const doc = await t.request('GET', '/openapi.json');
+    expect(doc.body.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.body.paths)).toContain('/shared-mobility-insights/v2/users/{userId}');
+    expect(doc.body.paths['/platform/oauth/v1/token'].post.operationId).toBe('generateToken');
+  });
+
+  it('answers unknown paths with problem+json 404 and echoes a request id', async () => {
+    const res = await t.request('GET', '/nope', { headers: { 'x-request-id': 'req-123' } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+    expect(res.headers.get('x-request-id')).toBe('req-123');
+    expect(res.body.requestId).toBe('req-123');
+  });
+});
