@@ -1,20 +1,26 @@
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
+import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
 import { createTokenGate } from './auth/token-gate.ts';
+import { addRequestRateLimit, graphqlLimits, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
 import { restRoutes } from './rest/index.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, subgraphReadyUrl, type GatewayContext } from './supergraph.ts';
+import { docsPlugin } from './docs/index.ts';
+import { idePlugin } from './ide/index.ts';
+import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
+import { traceparentFor } from './observability/tracing.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -22,6 +28,8 @@ export interface GatewayOptions {
   db: Database;
   /** GraphQL URL of each subgraph, by name. */
   subgraphUrls: Record<string, string>;
+  /** Subgraphs built in this process that the gateway executes without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
+  localSubgraphs?: readonly Subgraph[];
 }
 
 export interface Gateway {
@@ -31,10 +39,10 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id });
+const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id, traceparent: traceparentFor(request) });
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
-export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
@@ -44,17 +52,39 @@ export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions)
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
   await app.register(formbody);
 
+  // Set before any route scope is registered: scopes inherit the handlers present when they are created.
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)));
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) {
+      request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');
+      return sendProblem(reply, problem(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'));
+    }
+    const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status === 429 ? 'RATE_LIMITED' : 'BAD_USER_INPUT';
+    return sendProblem(reply, problem(status, code, error.message));
+  });
+
+
+  const metrics = new GatewayMetrics();
+  await app.register(metricsPlugin, { metrics, subgraphUrls, db });
+  await app.register(idePlugin);
+  await app.register(docsPlugin);
+  const limits = graphqlLimits(config);
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: createGateway(subgraphUrls),
-    introspection: true,
+    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS }),
+    introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()],
+    allowBatchedHttpRequests: false,
+    validationRules: limits.validationRules,
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
 
   const clients = new ClientStore(db.orm.em);
   const keys = await loadSigningKeys(config);
-  registerTokenRoute(app, { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER });
+  await registerRateLimitPlugin(app);
+  const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config) };
+  registerTokenRoute(app, tokenDeps);
   const gate = createTokenGate(clients, keys.publicKey, config.JWT_ISSUER);
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
@@ -67,6 +97,7 @@ export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions)
     api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
       ? reply.code(401).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
+    addRequestRateLimit(api, app, config);
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
     registerRestRoutes(api, restRoutes, execute);
   });
@@ -81,17 +112,6 @@ export async function buildGateway({ config, db, subgraphUrls }: GatewayOptions)
     }));
     const ready = Object.values(checks).every(Boolean);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
-  });
-
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)));
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) {
-      request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');
-      return sendProblem(reply, problem(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'));
-    }
-    const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status === 429 ? 'RATE_LIMITED' : 'BAD_USER_INPUT';
-    return sendProblem(reply, problem(status, code, error.message));
   });
 
   return {

@@ -54,7 +54,7 @@ export function createTokenGate(clients: ClientStore, publicKey: CryptoKey, issu
     hook: (onError: (request: FastifyRequest, reply: FastifyReply, error: AppError) => unknown) =>
       async (request: FastifyRequest, reply: FastifyReply) => {
         try {
-          await check(request.headers.authorization);
+          (request as FastifyRequest & { caller?: Caller | null }).caller = await check(request.headers.authorization);
         } catch (error) {
           if (error instanceof AppError) return onError(request, reply, error);
           throw error;

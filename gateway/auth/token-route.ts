@@ -5,17 +5,22 @@ import type { ClientStore } from './clients.ts';
 
 export const TOKEN_PATH = '/platform/oauth/v1/token';
 
-export interface TokenDeps { clients: ClientStore; privateKey: CryptoKey; issuer: string }
+/** Counts a token attempt by address and by client id; returns the seconds to wait when over the limit. */
+export type AttemptLimiter = (ip: string, clientId: string | undefined) => Promise<number | null>;
 
-type OAuthError = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope';
+export interface TokenDeps { clients: ClientStore; privateKey: CryptoKey; issuer: string; limit?: AttemptLimiter }
 
-class TokenError extends Error {
+type OAuthError = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope' | 'too_many_requests';
+
+export class TokenError extends Error {
   readonly error: OAuthError;
   readonly status: number;
-  constructor(error: OAuthError, description: string, status = 400) {
+  readonly retryAfter?: number;
+  constructor(error: OAuthError, description: string, status = 400, retryAfter?: number) {
     super(description);
     this.error = error;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -39,7 +44,7 @@ const field = (body: Record<string, unknown>, name: string): string | undefined 
   return value;
 };
 
-export interface GrantRequest { body: unknown; authorization: string | undefined; query?: Record<string, unknown> }
+export interface GrantRequest { body: unknown; authorization: string | undefined; ip: string; query?: Record<string, unknown> }
 
 /** Client-credentials grant shared by both token endpoints; returns the caller and granted scopes. */
 export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest, defaultScopes?: (granted: Scope[]) => Scope[]) {
@@ -58,6 +63,8 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
   if (grantType !== 'client_credentials') throw new TokenError('unsupported_grant_type', 'only grant_type=client_credentials is supported');
   const clientId = basic?.id ?? bodyId;
   const clientSecret = basic?.secret ?? bodySecret;
+  const wait = await deps.limit?.(req.ip, clientId);
+  if (wait) throw new TokenError('too_many_requests', `too many token requests; retry in ${wait} s`, 429, wait);
   if (!clientId || !clientSecret) throw new TokenError('invalid_client', 'client_id and client_secret are required', 401);
   const client = await deps.clients.authenticate(clientId, clientSecret);
   if (!client) throw new TokenError('invalid_client', 'client authentication failed', 401);
@@ -75,6 +82,7 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
 export function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: boolean): boolean {
   if (!(error instanceof TokenError)) return false;
   if (error.status === 401 && usedBasic) reply.header('www-authenticate', 'Basic realm="token"');
+  if (error.retryAfter) reply.header('retry-after', String(error.retryAfter));
   reply.code(error.status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.message });
   return true;
 }
@@ -82,7 +90,7 @@ export function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: b
 export function registerTokenRoute(app: FastifyInstance, deps: TokenDeps) {
   app.post(TOKEN_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      const grant = await grantClientCredentials(deps, { body: request.body, authorization: request.headers.authorization });
+      const grant = await grantClientCredentials(deps, { body: request.body, authorization: request.headers.authorization, ip: request.ip });
       return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
         access_token: grant.accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope: grant.scopes.join(' '),
       });

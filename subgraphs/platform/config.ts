@@ -19,7 +19,16 @@ const schema = z.object({
   BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
   BOOTSTRAP_ORG: z.string().trim().min(1).default('default'),
   MVR_ENCRYPTION_KEY: optionalString,
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(12),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(30),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(100).default(20_000),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
+  GRAPHQL_INTROSPECTION: z.stringbool().default(true),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
+  TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   SUBGRAPH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How the gateway calls subgraphs built in its own process: over loopback HTTP, or in-process (no HTTP). */
+  SUBGRAPH_TRANSPORT: z.enum(['http', 'inprocess']).default('http'),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

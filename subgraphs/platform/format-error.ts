@@ -19,6 +19,11 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
     log.error({ err: { type: (original as Error)?.name, message } }, 'database unavailable');
     return { message: 'The database is unavailable; retry shortly', path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
   }
-  log.error({ err: { type: (original as Error)?.name, message: message.slice(0, 200), stack: (original as Error)?.stack } }, 'unexpected error');
+  // Database errors quote the SQL and its parameters (possibly personal data): log only their kind.
+  const sqlState = (original as { code?: unknown } | null)?.code;
+  const isDriverError = original instanceof Error && /Exception$/.test(original.constructor.name) && typeof sqlState === 'string';
+  log.error({ err: isDriverError
+    ? { type: (original as Error).constructor.name, sqlState }
+    : { type: (original as Error)?.name, message: message.slice(0, 200), stack: (original as Error)?.stack?.split('\n').slice(0, 6).join('\n') } }, 'unexpected error');
   return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
 }

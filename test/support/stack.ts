@@ -43,6 +43,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     .map((name) => [subgraphUrlVariable(name), 'http://127.0.0.1:9/graphql']));
   const env = {
     ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined,
+    RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
     ...database.env, ...unreachable, ...options.env,
   };

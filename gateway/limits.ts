@@ -1,0 +1,63 @@
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../subgraphs/platform/config.ts';
+import type { AttemptLimiter } from './auth/token-route.ts';
+
+/**
+ * Depth, alias, cost and token limits on every GraphQL document the gateway accepts (REST rows
+ * included), and no batched HTTP requests. Rejections are GRAPHQL_VALIDATION_FAILED with a message
+ * naming the limit.
+ */
+export function graphqlLimits(config: Config) {
+  const armor = new ApolloArmor({
+    maxDepth: { n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, exposeLimits: true },
+    maxAliases: { n: config.GRAPHQL_MAX_ALIASES, exposeLimits: true },
+    costLimit: { maxCost: config.GRAPHQL_MAX_COST, ignoreIntrospection: true, exposeLimits: true },
+    maxTokens: { n: config.GRAPHQL_MAX_TOKENS, exposeLimits: true },
+    maxDirectives: { n: 50, exposeLimits: true },
+    blockFieldSuggestion: { enabled: !config.GRAPHQL_INTROSPECTION },
+  });
+  return armor.protect();
+}
+
+/** The verified caller's client id (set by the token gate), else the address, keys the rate limit. */
+export const callerKey = (request: FastifyRequest) => {
+  const caller = (request as FastifyRequest & { caller?: { clientId: string } | null }).caller;
+  return caller ? `client:${caller.clientId}` : `ip:${request.ip}`;
+};
+
+/** Registers the rate-limit plugin on the gateway; limits are attached where they apply. */
+export const registerRateLimitPlugin = (app: FastifyInstance) => app.register(rateLimit, { global: false });
+
+/** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
+export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance, config: Config) {
+  scope.addHook('preHandler', app.rateLimit({
+    max: config.RATE_LIMIT_PER_MINUTE,
+    timeWindow: 60_000,
+    keyGenerator: callerKey,
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      code: 'RATE_LIMITED',
+      message: `Rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`,
+    }),
+  }));
+}
+
+/**
+ * Slows token brute force: at most TOKEN_RATE_LIMIT_PER_MINUTE attempts per address and per client id.
+ * Needs @fastify/rate-limit registered on `app` (the gateway does so with `global: false`).
+ */
+export function tokenAttemptLimiter(app: FastifyInstance, config: Config): AttemptLimiter {
+  type Attempt = FastifyRequest & { key: string };
+  const options = { max: config.TOKEN_RATE_LIMIT_PER_MINUTE, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => (r as Attempt).key };
+  const byAddress = app.createRateLimit(options);
+  const byClient = app.createRateLimit(options);
+  // The limiter reads only the key and the route's rate-limit group from the request it is given.
+  const attempt = (key: string) => ({ key, routeOptions: { config: {} } }) as unknown as Attempt;
+  return async (ip, clientId) => {
+    const results = await Promise.all([byAddress(attempt(`ip:${ip}`)), ...(clientId ? [byClient(attempt(`client:${clientId}`))] : [])]);
+    const waits = results.flatMap((r) => ('isExceeded' in r && r.isExceeded ? [r.ttlInSeconds] : []));
+    return waits.length ? Math.max(1, ...waits) : null;
+  };
+}
