@@ -10,6 +10,8 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   DATA_DIR: z.string().default('.data'),
   PGLITE_IN_MEMORY: z.stringbool().default(false),
   JWT_PRIVATE_KEY: optionalString,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
@@ -78,7 +79,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       // 200 with errors, so the gateway passes BAD_USER_INPUT through instead of a bare HTTP 400.
       status400ForVariableCoercionErrors: false,
       formatError: (formatted: GraphQLFormattedError, error: unknown) => formatError(formatted, error, app.log),
-      plugins: [fastifyApolloDrainPlugin(app)],
+      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled()],
     });
     await apollo.start();
     await app.register(fastifyApollo(apollo), {

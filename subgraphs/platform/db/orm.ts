@@ -27,7 +27,11 @@ export interface Database {
 
 function driverOptions(config: Config, name: string): Partial<Options> {
   if (config.DATABASE_URL) {
-    return { driver: PostgreSqlDriver, clientUrl: config.DATABASE_URL, schema: name, pool: { min: 0, max: config.DB_POOL_MAX } };
+    return {
+      driver: PostgreSqlDriver, clientUrl: config.DATABASE_URL, schema: name, pool: { min: 0, max: config.DB_POOL_MAX },
+      // Bounded waits: an unreachable database fails a request in seconds instead of hanging it.
+      driverOptions: { connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS, query_timeout: config.DB_QUERY_TIMEOUT_MS },
+    };
   }
   const dataDir = config.PGLITE_IN_MEMORY ? 'memory://' : join(config.dataDir, 'pglite', name);
   return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { dataDir, extensions: { btree_gist } } };

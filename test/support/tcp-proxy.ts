@@ -1,0 +1,23 @@
+import net from 'node:net';
+
+/** A loopback TCP proxy that can be cut (every connection dropped, new ones refused) and restored. */
+export async function tcpProxy(targetHost: string, targetPort: number) {
+  const sockets = new Set<net.Socket>();
+  let up = true;
+  const server = net.createServer((client) => {
+    if (!up) { client.destroy(); return; }
+    const upstream = net.connect(targetPort, targetHost);
+    sockets.add(client).add(upstream);
+    const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut() { up = false; for (const s of sockets) s.destroy(); sockets.clear(); },
+    restore() { up = true; },
+    close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+  };
+}
