@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const freePort = () => new Promise<number>((resolve) => {
+  const server = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as net.AddressInfo;
+    server.close(() => resolve(port));
+  });
+});
+
+export interface ChildServer {
+  base: string;
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** Runs `node gateway/server.ts` as `npm start` would, on a free port and a temporary DATA_DIR. */
+export async function startChildServer(env: Record<string, string>): Promise<ChildServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'frg-child-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['gateway/server.ts'], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+  child.stderr?.on('data', (chunk: Buffer) => { err += chunk.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const base = `http://127.0.0.1:${port}`;
+  let started = false;
+  for (let i = 0; i < 900 && !started && child.exitCode === null; i++) {
+    started = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (!started) await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!started) {
+    child.kill('SIGKILL');
+    throw new Error(`server did not start:\n${err.slice(-3000)}`);
+  }
+  return {
+    base, child, exited, stdout: () => out, stderr: () => err,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
