@@ -1,30 +1,71 @@
 import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
+import { InProcessDataSource, keepAliveFetcher } from './datasources.ts';
 import { REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { supergraphPath } from '../schema/subgraphs.ts';
+import { GraphQLError } from 'graphql';
 
 /** What the gateway keeps per request and forwards to subgraphs. */
 export interface GatewayContext {
   authorization?: string;
   requestId: string;
+  /** W3C trace context of the gateway's hop, forwarded to every subgraph. */
+  traceparent?: string;
 }
 
-/** Forwards the caller's token and the request id; each subgraph verifies the token again. */
+/**
+ * Forwards the caller's token and the request id; each subgraph verifies the token again. A subgraph
+ * that cannot be reached becomes one SERVICE_UNAVAILABLE error naming it (REST answers 503), while
+ * the other subgraphs' fields still resolve.
+ */
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  // assigned by the base constructor from its config object
+  declare serviceName: string;
+
+  override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    try {
+      return await super.process(options);
+    } catch (error) {
+      if (error instanceof GraphQLError && error.extensions?.response) throw error;
+      throw new GraphQLError(`The ${this.serviceName} service is unavailable; retry shortly`, {
+        extensions: { code: 'SERVICE_UNAVAILABLE', serviceName: this.serviceName },
+      });
+    }
+  }
+
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     const headers = request.http?.headers;
     if (!headers || !context) return;
     if (context.authorization) headers.set('authorization', context.authorization);
     if (context.requestId) headers.set(REQUEST_ID_HEADER, context.requestId);
+    if (context.traceparent) headers.set('traceparent', context.traceparent);
   }
 }
 
+/** How the gateway reaches its subgraphs (see gateway/datasources.ts and docs/benchmarks.md). */
+export interface GatewayTransport {
+  /** Subgraphs built in this process, executed without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
+  local?: readonly Subgraph[];
+  /** Per-fetch timeout of the HTTP transport (SUBGRAPH_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
+
 /** The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. */
-export function createGateway(urls: Record<string, string>) {
+export function createGateway(urls: Record<string, string>, transport: GatewayTransport = {}) {
   const supergraphSdl = readFileSync(supergraphPath, 'utf8');
+  // One keep-alive pool shared by every HTTP subgraph; the query plan cache also keeps each fetch's
+  // parsed document, which the in-process data source executes without parsing again.
+  const fetcher = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
+  const local = new Map((transport.local ?? []).map((subgraph) => [subgraph.name, subgraph]));
   return new ApolloGateway({
     supergraphSdl,
-    buildService: ({ name, url }) => new ForwardingDataSource({ url: urls[name] ?? url }),
+    queryPlannerConfig: { exposeDocumentNodeInFetchNode: local.size > 0 },
+    experimental_approximateQueryPlanStoreMiB: 64,
+    buildService: ({ name, url }) => {
+      const subgraph = local.get(name);
+      return subgraph ? new InProcessDataSource<GatewayContext>(subgraph) : new ForwardingDataSource({ url: urls[name] ?? url, fetcher, serviceName: name });
+    },
   });
 }
 

@@ -46,7 +46,9 @@ function operation(route: RestRoute) {
       ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token'), 403: problemResponse('Token lacks the scope') } : {}),
       404: problemResponse('Unknown id'),
       409: problemResponse('State conflict'),
+      429: problemResponse('Rate limit exceeded (see Retry-After)'),
       503: problemResponse('A subgraph or the database is unavailable'),
+      ...Object.fromEntries(Object.entries(route.docs?.problems ?? {}).map(([status, text]) => [status, problemResponse(text)])),
     },
   };
 }

@@ -13,9 +13,23 @@ export type Execute = (query: string, variables: Record<string, unknown>, reques
 
 const toFormatted = (error: GraphQLError): GraphQLFormattedError => error.toJSON();
 
-/** Registers every row of a REST table on the gateway. */
-export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute) {
+/** A string parser for every content type, so a `rawBody` route sees the body text exactly as sent. */
+function rawBodyScope(scope: FastifyInstance) {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+}
+
+/** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope). */
+export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, raw = false) {
   for (const route of routes) {
+    if (route.rawBody && !raw) {
+      // An encapsulated scope: its content-type parsers apply to this route only.
+      app.register(async (scope) => {
+        rawBodyScope(scope);
+        registerRestRoutes(scope, [route], execute, true);
+      });
+      continue;
+    }
     app.route({
       method: route.method,
       url: route.path,
@@ -25,6 +39,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           query: (request.query ?? {}) as Record<string, unknown>,
           body: request.body,
           headers: request.headers,
+          ...(raw ? { rawBody: typeof request.body === 'string' ? request.body : '' } : {}),
         };
         let result: OperationResult;
         try {

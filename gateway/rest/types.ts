@@ -8,6 +8,8 @@ export interface RestRequest {
   query: Record<string, unknown>;
   body: unknown;
   headers: Record<string, string | string[] | undefined>;
+  /** The request body text exactly as received; set only on routes with `rawBody: true`. */
+  rawBody?: string;
 }
 
 /** A JSON Schema fragment for the OpenAPI document. */
@@ -32,6 +34,11 @@ export interface RestRoute {
   variables: (req: RestRequest) => Record<string, unknown>;
   /** Turns `data` into the documented body; may throw (e.g. notFound for a null result). */
   result: (data: Record<string, unknown>, req: RestRequest) => unknown;
+  /**
+   * Receive the body unparsed, whatever its content type: `body` and `rawBody` are then the text
+   * exactly as sent (for payloads that must be stored byte for byte, e.g. MVR reports).
+   */
+  rawBody?: boolean;
   /** Success status; 204 sends no body. */
   status?: number;
   /** Extra headers on success (e.g. content type of a file). */
@@ -45,5 +52,7 @@ export interface RestRoute {
     response?: JsonSchema;
     responseExample?: unknown;
     contentTypes?: string[];
+    /** Problem responses beyond the ones every route documents, e.g. `{ 422: 'Data missing for a score' }`. */
+    problems?: Record<number, string>;
   };
 }

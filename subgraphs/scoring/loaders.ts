@@ -1,9 +1,11 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { keyedLoader } from '../platform/loaders.ts';
-import { User } from './entities.ts';
+import { groupedLoader, keyedLoader } from '../platform/loaders.ts';
+import { MvrRecord, User } from './entities.ts';
 
 export const createLoaders = (em: EntityManager) => ({
   userById: keyedLoader(em, User, 'userId'),
+  /** A user's MVR records, newest first (the first is the one a score uses). */
+  mvrRecordsByUser: groupedLoader(em, MvrRecord, 'userId', { seq: 'desc' }),
 });
 
 export type ScoringLoaders = ReturnType<typeof createLoaders>;

@@ -1,0 +1,142 @@
+import { AppError, notFound } from '../../subgraphs/platform/errors.ts';
+import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { SMI_PREFIX } from './users.ts';
+
+/** REST spelling of the MVR sources: the path segments. */
+const REST_SOURCE = { SOURCE_A: 'sourcea', SOURCE_B: 'sourceb' } as const;
+
+const MVR_FIELDS = `id userId source createdAt summary {
+  providerReportId
+  license { status reportedStatus number state licenseClass issueDate firstIssueDate expirationDate restrictions endorsements }
+  violations { acdCode category severity severityBasis moving date violationDate convictionDate description }
+  accidents { date atFault injuries fatalities description }
+  withdrawals { acdCode startDate endDate description }
+}`;
+
+const createMvr = `mutation CreateMvr($userId: ID!, $source: MvrSource!, $reportJson: String!) {
+  createMvr(userId: $userId, source: $source, reportJson: $reportJson) { ${MVR_FIELDS} }
+}`;
+
+const getScore = `query GetPrequalCoverageScore($userId: ID!) {
+  prequalCoverageScore(userId: $userId) {
+    __typename
+    ... on PrequalCoverageScore { userId score modelVersion mvrRecordId asOf mvrRecord { source } reasons { code description } }
+    ... on MissingUserData { userId missingFields message }
+  }
+}`;
+
+/** The created record as REST returns it: its id (`mvrId`), the source as in the path, the normalised summary. */
+function restMvr(record: unknown): Record<string, unknown> {
+  const r = record as { id: string; userId: string; source: keyof typeof REST_SOURCE; createdAt: string; summary: unknown };
+  return { mvrId: r.id, userId: r.userId, source: REST_SOURCE[r.source], createdAt: r.createdAt, summary: r.summary };
+}
+
+/** A score, or a 422 MISSING_DATA problem that lists `missingFields`. */
+function restScore(result: unknown, req: RestRequest): Record<string, unknown> {
+  if (!result) throw notFound('User', req.params.userId);
+  const r = result as Record<string, unknown> & { __typename: string };
+  if (r.__typename === 'MissingUserData') {
+    throw new AppError('MISSING_DATA', `${String(r.message)}; then request the score again`, { missingFields: r.missingFields });
+  }
+  const reasons = r.reasons as { code: string; description: string }[];
+  const mvr = r.mvrRecord as { source: keyof typeof REST_SOURCE };
+  return {
+    userId: r.userId, score: r.score, modelVersion: r.modelVersion, mvrId: r.mvrRecordId, mvrSource: REST_SOURCE[mvr.source],
+    asOf: r.asOf, reasonCodes: reasons.map((x) => x.code), reasons,
+  };
+}
+
+const summarySchema: JsonSchema = {
+  type: 'object',
+  description: 'The report normalised into the summary both formats share',
+  properties: {
+    providerReportId: { type: ['string', 'null'] },
+    license: { type: 'object', properties: { status: { type: 'string' }, reportedStatus: { type: 'string' }, firstIssueDate: { type: ['string', 'null'], format: 'date' } } },
+    violations: { type: 'array', items: { type: 'object', properties: { acdCode: { type: ['string', 'null'] }, category: { type: 'string' }, severity: { type: 'string', enum: ['MINOR', 'SERIOUS', 'MAJOR'] }, date: { type: 'string', format: 'date' } } } },
+    accidents: { type: 'array', items: { type: 'object', properties: { date: { type: 'string', format: 'date' }, atFault: { type: ['boolean', 'null'] } } } },
+    withdrawals: { type: 'array', items: { type: 'object', properties: { startDate: { type: 'string', format: 'date' }, endDate: { type: ['string', 'null'], format: 'date' } } } },
+  },
+};
+
+const mvrResponseSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    mvrId: { type: 'string', description: 'The MVR record id (scores name the record they used)' },
+    userId: { type: 'string' }, source: { type: 'string', enum: ['sourcea', 'sourceb'] },
+    createdAt: { type: 'string', format: 'date-time' }, summary: summarySchema,
+  },
+  required: ['mvrId', 'userId', 'source', 'createdAt'],
+};
+
+const SOURCE_A_EXAMPLE = {
+  id: 'mvr_7f3a9c', object: 'motor_vehicle_report', report_type: 'full', full_name: 'Dana Reyes', license_number: 'D1234567',
+  license_state: 'CA', license_status: 'VALID', license_class: 'C', issued_date: '2021-04-02', first_issued_date: '2009-07-15',
+  expiration_date: '2026-04-02', restrictions: ['corrective lenses'], endorsements: [],
+  violations: [{ type: 'Speeding', description: 'Speeding 11-15 over', acd_code: 'S93', violation_date: '2024-05-01', conviction_date: '2024-06-10', state: 'CA', points: 1 }],
+  accidents: [{ accident_date: '2023-11-20', description: 'Rear-end collision', at_fault: true, injuries: false, fatalities: false, state: 'CA' }],
+  suspensions: [{ acd_code: 'D35', description: 'Failure to pay child support', start_date: '2019-01-05', end_date: '2019-03-01' }],
+  created_at: '2026-10-02T17:04:11Z',
+};
+
+const SOURCE_B_EXAMPLE = {
+  reportId: 'SB-2026-000481', reportKind: 'FULL', orderedAt: '2026-10-02T17:04:11Z',
+  driver: { firstName: 'Dana', lastName: 'Reyes', dateOfBirth: '1988-02-11' },
+  license: { number: 'R200-4417-9921', jurisdiction: 'IL', status: 'VALID', class: 'D', issueDate: '2022-02-11', originalIssueDate: '2006-03-01', expirationDate: '2026-02-11', restrictions: [], endorsements: [] },
+  events: [
+    { eventType: 'CONVICTION', acdCode: 'A21', description: 'DUI - BAC .08 or more', eventDate: '2025-07-04', convictionDate: '2025-09-12', severity: 'MAJOR' },
+    { eventType: 'ACCIDENT', eventDate: '2024-01-09', description: 'Intersection collision', atFault: false, injury: true },
+    { eventType: 'WITHDRAWAL', acdCode: 'A21', eventDate: '2025-09-12', endDate: '2026-03-12', description: 'Suspension - DUI' },
+  ],
+};
+
+function mvrRoute(segment: 'sourcea-mvr' | 'sourceb-mvr', source: 'SOURCE_A' | 'SOURCE_B', operationId: string, label: string, schemaFile: string, example: unknown): RestRoute {
+  return {
+    method: 'POST', path: `${SMI_PREFIX}/users/:userId/${segment}`, operationId, summary: `Add a full MVR from provider ${label}`,
+    tag: 'Pre-qualification scoring', scope: 'b2b', status: 201, rawBody: true, operation: createMvr,
+    variables: (req) => ({ userId: req.params.userId, source, reportJson: req.rawBody ?? '' }),
+    result: (d) => restMvr(d.createMvr),
+    docs: {
+      description: `The body is the provider ${label} report itself (JSON Schema: schema/mvr/${schemaFile}). It is stored exactly as sent, `
+        + 'encrypted at rest, and never updated; the latest one created is the one scores use. Unknown extra fields are kept. '
+        + 'A light (pass/fail) report is refused with 400 saying a full MVR is required; a body that is not JSON, or whose sections have '
+        + 'the wrong types, is 400 naming the offending path (`field`, e.g. `report.violations[0].violation_date`). Unknown user: 404.',
+      requestBody: { type: 'object', description: `A full provider ${label} MVR; see schema/mvr/${schemaFile}`, additionalProperties: true },
+      requestExample: example,
+      response: mvrResponseSchema,
+    },
+  };
+}
+
+export const scoringRoutes: RestRoute[] = [
+  mvrRoute('sourcea-mvr', 'SOURCE_A', 'createSourceAMVR', 'A', 'source-a.schema.json', SOURCE_A_EXAMPLE),
+  mvrRoute('sourceb-mvr', 'SOURCE_B', 'createSourceBMVR', 'B', 'source-b.schema.json', SOURCE_B_EXAMPLE),
+  {
+    method: 'GET', path: `${SMI_PREFIX}/users/:userId/prequal-coverage-score`, operationId: 'getPrequalCoverageScore',
+    summary: 'Pre-qualification coverage score (0-900, higher is safer) from the latest MVR',
+    tag: 'Pre-qualification scoring', scope: 'b2b', operation: getScore,
+    variables: (req) => ({ userId: req.params.userId }),
+    result: (d, req) => restScore(d.prequalCoverageScore, req),
+    docs: {
+      description: 'Scores the user from dateOfBirth, homeZip and the most recently created MVR (model documented in docs/score-model.md). '
+        + 'When dateOfBirth, homeZip or an MVR is missing the answer is 422 application/problem+json with code MISSING_DATA and '
+        + '`missingFields` (e.g. ["dateOfBirth","homeZip"], or "mvr"); add them with updateUser / an MVR and call again. '
+        + 'The enrollment status never affects the score.',
+      problems: { 422: 'dateOfBirth, homeZip or an MVR is missing: code MISSING_DATA with missingFields' },
+      response: {
+        type: 'object',
+        properties: {
+          userId: { type: 'string' }, score: { type: 'integer', minimum: 0, maximum: 900 }, modelVersion: { type: 'string' },
+          mvrId: { type: 'string', description: 'The MVR record the score used' }, mvrSource: { type: 'string', enum: ['sourcea', 'sourceb'] },
+          asOf: { type: 'string', format: 'date' }, reasonCodes: { type: 'array', maxItems: 4, items: { type: 'string' } },
+          reasons: { type: 'array', maxItems: 4, items: { type: 'object', properties: { code: { type: 'string' }, description: { type: 'string' } } } },
+        },
+        required: ['userId', 'score', 'modelVersion', 'mvrId', 'reasonCodes'],
+      },
+      responseExample: {
+        userId: 'driver-001', score: 612, modelVersion: 'prequal-mult-1.0.0', mvrId: '5b0c1a1e-8f6e-4a53-9d3e-2f2b8c7d9e10', mvrSource: 'sourcea',
+        asOf: '2026-11-22', reasonCodes: ['AT_FAULT_ACCIDENT', 'MINOR_VIOLATION'],
+        reasons: [{ code: 'AT_FAULT_ACCIDENT', description: 'At-fault accident' }, { code: 'MINOR_VIOLATION', description: 'Minor moving conviction' }],
+      },
+    },
+  },
+];

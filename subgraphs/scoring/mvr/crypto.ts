@@ -1,0 +1,91 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../../platform/config.ts';
+
+const ALGORITHM = 'aes-256-gcm';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Format byte, so the stored layout can change later without guessing. */
+const FORMAT_V1 = 1;
+
+/**
+ * Encrypts MVR reports at rest with AES-256-GCM. Stored layout: version (1 byte) | IV (12) |
+ * auth tag (16) | ciphertext. The record id is bound in as additional data, so a ciphertext copied
+ * onto another row does not decrypt.
+ */
+export class ReportVault {
+  private readonly key: Buffer;
+  /** A short fingerprint of the key (not the key), stored with each row to allow rotation later. */
+  readonly keyId: string;
+
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error('the MVR encryption key must be 32 bytes (base64 of 32 random bytes)');
+    this.key = key;
+    this.keyId = createHash('sha256').update(key).digest('hex').slice(0, 16);
+  }
+
+  encrypt(plaintext: string, recordId: string): Buffer {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv(ALGORITHM, this.key, iv);
+    cipher.setAAD(Buffer.from(recordId, 'utf8'));
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return Buffer.concat([Buffer.from([FORMAT_V1]), iv, cipher.getAuthTag(), body]);
+  }
+
+  decrypt(stored: Buffer | Uint8Array, recordId: string): string {
+    const data = Buffer.from(stored);
+    if (data[0] !== FORMAT_V1) throw new Error('unknown MVR ciphertext format');
+    const iv = data.subarray(1, 1 + IV_BYTES);
+    const tag = data.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
+    const decipher = createDecipheriv(ALGORITHM, this.key, iv);
+    decipher.setAAD(Buffer.from(recordId, 'utf8'));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(data.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  }
+}
+
+function decodeKey(base64: string): Buffer {
+  const key = Buffer.from(base64.trim(), 'base64');
+  if (key.length !== 32) throw new Error('MVR_ENCRYPTION_KEY must be the base64 of exactly 32 bytes');
+  return key;
+}
+
+/**
+ * The key: MVR_ENCRYPTION_KEY (base64, 32 bytes) when set, otherwise 32 random bytes generated once
+ * and kept in DATA_DIR/keys/mvr-encryption.key (mode 0600), so the embedded default survives restarts.
+ */
+export async function loadReportVault(config: Config): Promise<ReportVault> {
+  if (config.MVR_ENCRYPTION_KEY) return new ReportVault(decodeKey(config.MVR_ENCRYPTION_KEY));
+  const dir = join(config.dataDir, 'keys');
+  const path = join(dir, 'mvr-encryption.key');
+  try {
+    return new ReportVault(decodeKey(await readFile(path, 'utf8')));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    // 'wx' fails if another process wrote the key first; then read theirs.
+    const key = randomBytes(32);
+    await writeFile(path, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+    return new ReportVault(key);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return loadReportVault(config);
+  }
+}
+
+/**
+ * The vault of each database: registered when the subgraph starts (index.ts onStart) and found
+ * again from any EntityManager forked from it, so no key lives in a module-level singleton.
+ */
+const vaults = new WeakMap<object, ReportVault>();
+
+export const registerVault = (em: { config: object }, vault: ReportVault) => { vaults.set(em.config, vault); };
+
+export function vaultFor(em: { config: object }): ReportVault {
+  const vault = vaults.get(em.config);
+  if (!vault) throw new Error('the MVR encryption key was not loaded for this database');
+  return vault;
+}

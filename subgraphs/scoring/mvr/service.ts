@@ -1,0 +1,52 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { badInput } from '../../platform/errors.ts';
+import { MvrRecord } from '../entities.ts';
+import { UserService } from '../service.ts';
+import { vaultFor } from './crypto.ts';
+import type { Json } from './common.ts';
+import type { MvrSource, MvrSummary } from './summary.ts';
+import { parseReportText, summarise, validateReport } from './validate.ts';
+
+export interface MvrInput {
+  /** The report as parsed JSON (GraphQL clients); stored as its JSON text. */
+  report?: unknown;
+  /** The report text exactly as received (REST); stored byte for byte. */
+  reportJson?: string | null;
+}
+
+/** MVR intake and reading: validation, append-only storage, encryption at rest. */
+export class MvrService {
+  private readonly em: EntityManager;
+  constructor(em: EntityManager) { this.em = em; }
+
+  /**
+   * Validates and stores a full MVR for an existing user. The stored text is `reportJson` as
+   * received, or the JSON text of `report`. Records are never updated; a new one supersedes.
+   */
+  async create(userId: string, source: MvrSource, input: MvrInput): Promise<MvrRecord> {
+    const hasText = input.reportJson !== undefined && input.reportJson !== null;
+    const hasValue = input.report !== undefined && input.report !== null;
+    if (hasText === hasValue) throw badInput('Send the report exactly once: as `report` (JSON) or as `reportJson` (its text)', 'report');
+    await new UserService(this.em).get(userId);
+    const text = hasText ? (input.reportJson as string) : JSON.stringify(input.report);
+    validateReport(source, hasText ? parseReportText(text) : input.report);
+
+    const vault = vaultFor(this.em);
+    const id = crypto.randomUUID();
+    const record = this.em.create(MvrRecord, {
+      id, userId, source, reportCiphertext: vault.encrypt(text, id), keyId: vault.keyId,
+    } as never);
+    await this.em.flush();
+    return record;
+  }
+
+  /** The report text exactly as stored. */
+  reportText(record: MvrRecord): string {
+    return vaultFor(this.em).decrypt(record.reportCiphertext as Buffer, record.id);
+  }
+
+  /** The normalised summary of a stored record (derived again from the decrypted report). */
+  summary(record: MvrRecord): MvrSummary {
+    return summarise(record.source, JSON.parse(this.reportText(record)) as Json);
+  }
+}

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startChildServer, type ChildServer } from '../support/child-server.ts';
+
+const CLIENT = { id: 'log-client', secret: 'log-secret-Zq8XvN2pL5mR7tW9' };
+const DOB = '1961-07-23';
+const MVR_MARKER = 'MVR-SECRET-LICENSE-X7731942';
+let server: ChildServer;
+
+beforeAll(async () => {
+  server = await startChildServer({ LOG_LEVEL: 'debug', BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret });
+}, 300_000);
+afterAll(async () => { await server?.stop(); });
+
+/**
+ * A full run at debug level: token, user with a date of birth, an MVR, a score, GraphQL reads, some
+ * bad requests. The captured logs must carry request ids and none of the sensitive values sent.
+ */
+it('logs carry request ids and never dates of birth, MVR contents, tokens or secrets', async () => {
+  const post = (path: string, body: unknown, token?: string, type = 'application/json') => fetch(`${server.base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': type, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const tokenRes = await post('/platform/oauth/v1/token', `grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=${CLIENT.secret}`, undefined, 'application/x-www-form-urlencoded');
+  const { access_token: token } = await tokenRes.json() as { access_token: string };
+  const smi = '/shared-mobility-insights/v2';
+  expect((await post(`${smi}/users`, { userId: 'log-user', dateOfBirth: DOB, homeZip: '60601' }, token)).status).toBe(201);
+  const mvr = {
+    id: 'mvr_log', object: 'motor_vehicle_report', report_type: 'full', full_name: 'Dana Reyes', license_number: MVR_MARKER,
+    license_state: 'CA', license_status: 'VALID', license_class: 'C', issued_date: '2021-04-02', first_issued_date: '2009-07-15',
+    expiration_date: '2030-04-02', restrictions: [], endorsements: [], violations: [], accidents: [], suspensions: [], created_at: '2026-10-02T17:04:11Z',
+  };
+  expect((await post(`${smi}/users/log-user/sourcea-mvr`, mvr, token)).status).toBe(201);
+  expect((await fetch(`${server.base}${smi}/users/log-user/prequal-coverage-score`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  await post('/graphql', { query: '{ user(userId: "log-user") { dateOfBirth mvrRecords { report } } }' }, token);
+  await post(`${smi}/users`, { userId: 'log-bad', dateOfBirth: '1961-02-30' }, token);
+  await post(`${smi}/users/log-user/sourcea-mvr`, '{"license_number": "' + MVR_MARKER + '", broken', token);
+  await post('/platform/oauth/v1/token', `grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=wrong-${CLIENT.secret}`, undefined, 'application/x-www-form-urlencoded');
+  await fetch(`${server.base}${smi}/users/log-user`, { headers: { authorization: `Bearer ${token}x` } });
+
+  await new Promise((r) => setTimeout(r, 300));
+  const logs = server.stdout() + server.stderr();
+  const lines = logs.split('\n').filter((l) => l.startsWith('{'));
+  expect(lines.length).toBeGreaterThan(20);
+  for (const secret of [DOB, MVR_MARKER, CLIENT.secret, token, token.split('.')[2], 'Dana Reyes']) {
+    expect(logs.includes(secret), `logs contain ${secret.slice(0, 12)}…`).toBe(false);
+  }
+  const requestLines = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.req || l.res);
+  expect(requestLines.length).toBeGreaterThan(10);
+  for (const line of requestLines) expect(typeof line.reqId).toBe('string');
+  // the gateway's request id follows the request into the subgraphs
+  const gatewayIds = new Set(requestLines.filter((l) => l.service === 'gateway').map((l) => l.reqId));
+  const subgraphIds = requestLines.filter((l) => String(l.service).startsWith('subgraph-')).map((l) => l.reqId);
+  expect(subgraphIds.length).toBeGreaterThan(0);
+  expect(subgraphIds.every((id) => gatewayIds.has(id))).toBe(true);
+  console.log(`logs: ${lines.length} lines scanned, ${requestLines.length} request lines, 0 sensitive values found`);
+}, 120_000);
