@@ -20,8 +20,12 @@ export interface GatewayContext {
  * the other subgraphs' fields still resolve.
  */
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  // assigned by the base constructor from its config object
-  declare serviceName: string;
+  readonly serviceName: string;
+
+  constructor(serviceName: string, config: Partial<RemoteGraphQLDataSource<GatewayContext>>) {
+    super(config);
+    this.serviceName = serviceName;
+  }
 
   override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
     try {
@@ -64,7 +68,7 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
     experimental_approximateQueryPlanStoreMiB: 64,
     buildService: ({ name, url }) => {
       const subgraph = local.get(name);
-      return subgraph ? new InProcessDataSource<GatewayContext>(subgraph) : new ForwardingDataSource({ url: urls[name] ?? url, fetcher, serviceName: name });
+      return subgraph ? new InProcessDataSource<GatewayContext>(subgraph) : new ForwardingDataSource(name, { url: urls[name] ?? url, fetcher });
     },
   });
 }

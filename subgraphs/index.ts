@@ -1,7 +1,15 @@
 import type { AnySubgraphDefinition } from './platform/subgraph.ts';
 import { scoring } from './scoring/index.ts';
+import { booking } from './booking/index.ts';
+import { registration } from './registration/index.ts';
+import { risk } from './risk/index.ts';
+import { roadside } from './roadside/index.ts';
 
 /** Every subgraph, by the name used in schema/supergraph.yaml. */
 export const subgraphDefinitions: Record<string, AnySubgraphDefinition> = {
   scoring,
+  booking,
+  registration,
+  risk,
+  roadside,
 };

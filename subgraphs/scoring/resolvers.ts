@@ -40,6 +40,10 @@ export const resolvers = {
       return record;
     },
   },
+  Booking: {
+    __resolveReference: (ref: { bookingId: string; userId?: string }) => ref,
+    user: (booking: { userId?: string }, _: unknown, ctx: Ctx) => (booking.userId ? ctx.loaders.userById.load(booking.userId) : null),
+  },
   User: {
     __resolveReference: (ref: { userId: string }, ctx: Ctx) => ctx.loaders.userById.load(ref.userId),
     userID: (user: User) => user.userId,

@@ -1,0 +1,60 @@
+import type { SubgraphContext } from '../platform/context.ts';
+import { bookingStatus, type Booking, type BookingStatus, type Vehicle } from './entities.ts';
+import type { BookingLoaders } from './loaders.ts';
+import { checkPageSize, decodeCursor, encodeCursor, type Page } from './paging.ts';
+import { BookingService, normaliseVin, type BookingFilter, type StartBookingInput } from './service.ts';
+
+type Ctx = SubgraphContext<BookingLoaders>;
+interface PageArgs { first?: number | null; after?: string | null; status?: BookingStatus | null }
+
+const service = (ctx: Ctx) => new BookingService(ctx.em);
+
+/** The connection shape of a page. */
+const connection = (page: Page<Booking>) => {
+  const edges = page.rows.map((node) => ({ node, cursor: encodeCursor({ start: node.startTimestamp, bookingId: node.bookingId }) }));
+  return {
+    edges,
+    nodes: page.rows,
+    pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
+  };
+};
+
+/** A nested list hop: validated arguments, then the grouped loader (one statement for all parents). */
+const pageKey = (parent: string, args: PageArgs) => ({
+  parent, first: checkPageSize(args.first), after: decodeCursor(args.after), status: args.status ?? null,
+});
+
+export const resolvers = {
+  Query: {
+    vehicle: (_: unknown, { vin }: { vin: string }, ctx: Ctx) => ctx.loaders.vehicleByVin.load(normaliseVin(vin)),
+    booking: (_: unknown, { bookingId }: { bookingId: string }, ctx: Ctx) => ctx.loaders.bookingById.load(bookingId),
+    bookings: async (_: unknown, a: { filter?: BookingFilter | null; first?: number | null; after?: string | null }, ctx: Ctx) =>
+      connection(await service(ctx).listBookings(a.filter, a.first, a.after)),
+  },
+  Mutation: {
+    createVehicle: (_: unknown, a: { vin: string; deviceId?: string | null }, ctx: Ctx) => service(ctx).createVehicle(a.vin, a.deviceId),
+    pairDevice: (_: unknown, a: { vin: string; deviceId: string }, ctx: Ctx) => service(ctx).pairDevice(a.vin, a.deviceId),
+    startBooking: (_: unknown, { input }: { input: StartBookingInput }, ctx: Ctx) => service(ctx).startBooking(input),
+    endBooking: (_: unknown, a: { bookingId: string; actualEndTimestamp: number }, ctx: Ctx) =>
+      service(ctx).endBooking(a.bookingId, a.actualEndTimestamp),
+  },
+  Vehicle: {
+    __resolveReference: (ref: { vin: string }, ctx: Ctx) => ctx.loaders.vehicleByVin.load(String(ref.vin).toUpperCase()),
+    VIN: (v: Vehicle) => v.vin,
+    deviceID: (v: Vehicle) => v.deviceId,
+    bookings: async (v: Vehicle, args: PageArgs, ctx: Ctx) => connection(await ctx.loaders.bookingsByVin.load(pageKey(v.vin, args))),
+  },
+  Booking: {
+    __resolveReference: (ref: { bookingId: string }, ctx: Ctx) => ctx.loaders.bookingById.load(ref.bookingId),
+    bookingID: (b: Booking) => b.bookingId,
+    VIN: (b: Booking) => b.vin,
+    userID: (b: Booking) => b.userId,
+    deviceID: (b: Booking) => b.deviceId,
+    status: (b: Booking) => bookingStatus(b),
+    vehicle: (b: Booking, _: unknown, ctx: Ctx) => ctx.loaders.vehicleByVin.load(b.vin),
+  },
+  User: {
+    __resolveReference: (ref: { userId: string }) => ({ userId: ref.userId }),
+    bookings: async (u: { userId: string }, args: PageArgs, ctx: Ctx) => connection(await ctx.loaders.bookingsByUser.load(pageKey(u.userId, args))),
+  },
+};

@@ -1,0 +1,30 @@
+import type { Stack } from '../../gateway/stack.ts';
+
+/** Every row of every organisation-owned table of every in-process subgraph, as JSON (for before/after checks). */
+export async function snapshotRows(stack: Stack, orgId?: string): Promise<Record<string, string>> {
+  const snapshot: Record<string, string> = {};
+  for (const subgraph of stack.subgraphs) {
+    const em = subgraph.db.orm.em.fork();
+    for (const meta of subgraph.db.orm.getMetadata()) {
+      if (!meta.properties.orgId || meta.embeddable || meta.abstract) continue;
+      const where = orgId ? { orgId } : {};
+      const rows = await em.find(meta.class, where as never, { filters: false, orderBy: { [meta.primaryKeys[0]]: 'asc' } as never });
+      snapshot[`${subgraph.name}.${meta.className}`] = JSON.stringify(rows);
+      em.clear();
+    }
+  }
+  return snapshot;
+}
+
+/** Row counts of every organisation-owned table, by subgraph and entity. */
+export async function countRows(stack: Stack): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const subgraph of stack.subgraphs) {
+    const em = subgraph.db.orm.em.fork();
+    for (const meta of subgraph.db.orm.getMetadata()) {
+      if (!meta.properties.orgId || meta.embeddable || meta.abstract) continue;
+      counts[`${subgraph.name}.${meta.className}`] = await em.count(meta.class, {}, { filters: false });
+    }
+  }
+  return counts;
+}
