@@ -31,7 +31,12 @@ class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     try {
       return await super.process(options);
     } catch (error) {
-      if (error instanceof GraphQLError && error.extensions?.response) throw error;
+      // A subgraph refuses invalid input (a bad scalar literal or variable) with HTTP 400 and GraphQL
+      // errors: pass those errors on, with their codes, instead of a bare "400: Bad Request".
+      // (duck-typed: the gateway's CommonJS graphql is not this module's GraphQLError class)
+      const response = (error as { extensions?: { response?: { status?: number; body?: { errors?: unknown } } } } | null)?.extensions?.response;
+      if (response?.status === 400 && Array.isArray(response.body?.errors)) return { errors: response.body.errors };
+      if (response) throw error;
       throw new GraphQLError(`The ${this.serviceName} service is unavailable; retry shortly`, {
         extensions: { code: 'SERVICE_UNAVAILABLE', serviceName: this.serviceName },
       });

@@ -76,8 +76,6 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       schema,
       introspection: true,
       includeStacktraceInErrorResponses: false,
-      // 200 with errors, so the gateway passes BAD_USER_INPUT through instead of a bare HTTP 400.
-      status400ForVariableCoercionErrors: false,
       formatError: (formatted: GraphQLFormattedError, error: unknown) => formatError(formatted, error, app.log),
       plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled()],
     });

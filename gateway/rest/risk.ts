@@ -1,0 +1,89 @@
+import { badInput } from '../../subgraphs/platform/errors.ts';
+import { queryString } from './body.ts';
+import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+
+export const RISK_PREFIX = '/riskIndex/v1';
+
+const AREA = 'area { geometryType radius queryMethod areaKm2 coveredKm2 coveredFraction coverage outsideCoverage message states resolution cellsTouched }';
+const DATA_SETS = {
+  riskInfo: 'riskInfo { index meanCellIndex maxCellIndex cellsWithCrashes distribution { from to cells } riskiestCells { cell resolution riskIndex latitude longitude fatal injury propertyDamageOnly weightedCrashesPerYear exposureMvkt } severityWeights { fatal injury propertyDamageOnly } method sample }',
+  accidentSummary: 'accidentSummary { total fatal injury propertyDamageOnly fatalities byYear { year fatal injury propertyDamageOnly total } byHourOfWeek { hourOfWeek dayOfWeek hour crashes } sample }',
+  farsInfo: 'farsInfo(limit: $limit) { total fatalities returned records { ST_CASE STATE YEAR MONTH DAY HOUR MINUTE LATITUDE LONGITUD FATALS PERSONS VE_TOTAL COUNTY CITY WEATHER WEATHERNAME LGT_COND LGT_CONDNAME FUNC_SYS FUNC_SYSNAME source } sample }',
+  realtimeTraffic: 'realtimeTraffic { source asOf freshWithinMinutes hourOfWeek sensors meanSpeedKph meanVolumeVph observations { sensorId observedAt latitude longitude speedKph volumeVph } message sample }',
+  historicalTraffic: 'historicalTraffic { sensors profile { hourOfWeek dayOfWeek hour meanVolumeVph meanSpeedKph } sample }',
+} as const;
+type DataSet = keyof typeof DATA_SETS;
+
+const operationName = (name: string) => `RiskIndex${name[0].toUpperCase()}${name.slice(1)}`;
+
+function document(name: string, sets: DataSet[]) {
+  const withLimit = sets.includes('farsInfo');
+  return `query ${operationName(name)}($wkt: WKT!, $radius: Float, $queryMethod: String${withLimit ? ', $limit: Int' : ''}) { `
+    + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { ${AREA} ${sets.map((s) => DATA_SETS[s]).join(' ')} } }`;
+}
+
+function number(req: RestRequest, name: string, integer = false): number | undefined {
+  const raw = queryString(req, name);
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || (integer && !Number.isInteger(value))) throw badInput(`${name} must be ${integer ? 'a whole number' : 'a number'}; got ${JSON.stringify(raw)}`, name);
+  return value;
+}
+
+/** `geometry` (or its alias `wkt`), `radius` in degrees, `queryMethod`, and `limit` for FARS records. */
+function variables(req: RestRequest, withLimit: boolean) {
+  const wkt = queryString(req, 'geometry') ?? queryString(req, 'wkt');
+  if (wkt === undefined || wkt.trim() === '') throw badInput('query parameter geometry (WKT, longitude first) is required', 'geometry');
+  const vars: Record<string, unknown> = { wkt, radius: number(req, 'radius') ?? null, queryMethod: queryString(req, 'queryMethod') ?? null };
+  if (withLimit) vars.limit = number(req, 'limit', true) ?? 100;
+  return vars;
+}
+
+const queryDocs = (withLimit: boolean): Record<string, JsonSchema & { required?: boolean; description?: string }> => ({
+  geometry: { type: 'string', required: true, description: 'Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)', example: 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)' },
+  wkt: { type: 'string', description: 'Alias of geometry' },
+  radius: { type: 'number', minimum: 0, maximum: 5, description: 'Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).' },
+  queryMethod: { type: 'string', enum: ['ContainsBuffer'], description: 'Data inside the buffered geometry (the only method)' },
+  ...(withLimit ? { limit: { type: 'integer', minimum: 0, maximum: 1000, default: 100, description: 'Most FARS records returned' } } : {}),
+});
+
+const areaSchema = {
+  type: 'object',
+  properties: {
+    geometryType: { type: 'string' }, radius: { type: ['number', 'null'] }, queryMethod: { type: 'string' },
+    areaKm2: { type: 'number' }, coveredKm2: { type: 'number' }, coveredFraction: { type: 'number' },
+    coverage: { type: 'string', enum: ['COVERED', 'PARTIAL', 'OUTSIDE'] }, outsideCoverage: { type: 'boolean' }, message: { type: 'string' },
+    states: { type: 'array', items: { type: 'string', enum: ['CA', 'IL'] } }, resolution: { type: ['integer', 'null'] }, cellsTouched: { type: 'integer' },
+  },
+};
+const exampleArea = {
+  geometryType: 'LINESTRING', radius: 0.01, queryMethod: 'ContainsBuffer', areaKm2: 7.37, coveredKm2: 7.37, coveredFraction: 1,
+  coverage: 'COVERED', outsideCoverage: false, message: 'The search area is inside Illinois.', states: ['IL'], resolution: 9, cellsTouched: 96,
+};
+
+const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
+  { name: 'all', sets: ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'], summary: 'Every data set for a search area' },
+  { name: 'riskInfo', sets: ['riskInfo'], summary: '0-100 road risk index of the area, its distribution and riskiest H3 cells' },
+  { name: 'accidentSummary', sets: ['accidentSummary'], summary: 'Crash counts by severity (fatal, injury, PDO), year and hour of week' },
+  { name: 'farsInfo', sets: ['farsInfo'], summary: 'Fatal crash records (NHTSA FARS accident.csv layout)' },
+  { name: 'realtimeTraffic', sets: ['realtimeTraffic'], summary: 'Latest realtime traffic observations, else the current hour of the historical profile' },
+  { name: 'historicalTraffic', sets: ['historicalTraffic'], summary: 'Speed and volume by hour of week' },
+];
+
+/** The six Risk Index GET paths: public, each running `riskIndex` with only its data sets selected. */
+export const riskRoutes: RestRoute[] = ROUTES.map(({ name, sets, summary }) => {
+  const withLimit = sets.includes('farsInfo');
+  return {
+    method: 'GET', path: `${RISK_PREFIX}/${name}`, operationId: name, summary, tag: 'Risk Index', scope: null,
+    operation: document(name, sets),
+    variables: (req) => variables(req, withLimit),
+    result: (d) => d.riskIndex,
+    docs: {
+      description: 'No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). '
+        + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
+      query: queryDocs(withLimit),
+      response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, { type: 'object' }])) }, required: ['area', ...sets] },
+      responseExample: { area: exampleArea },
+    },
+  };
+});

@@ -1,0 +1,108 @@
+/**
+ * `node test/bench/risk-areas.ts [--runs=15] [--budget=150]`
+ *
+ * Risk Index latency by area size: starts its own stack (gateway/stack.ts, the risk subgraph only, on
+ * loopback, against a fresh database: PGlite in memory, or a fresh database on DATABASE_URL's server),
+ * then queries GET /riskIndex/v1/all for areas from one city block to the whole of California.
+ * Prints latency (median, p95) per area with the H3 resolution and cells touched, the ratio of the
+ * largest area's median latency to a city's, and writes JSON to test/bench/results/. Bounded: at most
+ * `runs` requests per area and `budget` seconds in all (measurement stops early when it runs out).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { geojsonToWKT } from '@terraformer/wkt';
+import { buildStack } from '../../gateway/stack.ts';
+import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
+import { subgraphDefinitions } from '../../subgraphs/index.ts';
+import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
+import { testDatabase } from '../support/database.ts';
+
+const flag = (name: string, fallback: number, max: number) => {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  const value = Number(arg ? arg.split('=')[1] : fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return Math.min(value, max);
+};
+const RUNS = Math.round(flag('runs', 15, 100));
+const BUDGET_MS = flag('budget', 150, 600) * 1000;
+
+const [california, illinois] = stateBoundaries().map((b) => geojsonToWKT(b.feature.geometry));
+const box = (w: number, s: number, e: number, n: number) => `POLYGON((${w} ${s}, ${e} ${s}, ${e} ${n}, ${w} ${n}, ${w} ${s}))`;
+
+const AREAS: { name: string; geometry: string; radius?: number }[] = [
+  { name: 'city block (Chicago Loop)', geometry: box(-87.6305, 41.8775, -87.6290, 41.8785) },
+  { name: 'route corridor 1.2 km, radius 0.002', geometry: 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814, -87.6620 41.8816)', radius: 0.002 },
+  { name: 'neighbourhood (~10 km²)', geometry: box(-87.70, 41.86, -87.66, 41.89) },
+  { name: 'city (Chicago, ~750 km²)', geometry: box(-87.95, 41.7, -87.68, 42.0) },
+  { name: 'metro (Los Angeles, ~13,000 km²)', geometry: box(-118.95, 33.7, -117.65, 34.82) },
+  { name: 'state (Illinois)', geometry: illinois },
+  { name: 'state (California)', geometry: california },
+];
+const CITY = 3;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
+
+const dataDir = await mkdtemp(join(os.tmpdir(), 'risk-bench-'));
+const database = await testDatabase();
+const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions).filter((n) => n !== 'risk').map((n) => [subgraphUrlVariable(n), 'http://127.0.0.1:9/graphql']));
+const env = { ...process.env, NODE_ENV: 'test' as const, LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined, ...database.env, ...unreachable };
+const started = Date.now();
+const stack = await buildStack(loadConfig(env), env);
+const base = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
+console.log(`Stack up in ${((Date.now() - started) / 1000).toFixed(1)} s (risk subgraph, sample data loaded) on ${database.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
+
+interface Row { area: string; status: number; areaKm2: number; coveredKm2: number; resolution: number | null; cellsTouched: number; runs: number; medianMs: number; p95Ms: number; minMs: number; crashes: number }
+const rows: Row[] = [];
+const deadline = Date.now() + BUDGET_MS;
+try {
+  // Round-robin over the areas (one warm-up round first), so a machine whose load varies over time
+  // affects every area alike.
+  const urls = AREAS.map((area) => `${base}/riskIndex/v1/all?${new URLSearchParams({ geometry: area.geometry, ...(area.radius ? { radius: String(area.radius) } : {}) })}`);
+  const times: number[][] = AREAS.map(() => []);
+  const last: (Record<string, Record<string, number>> | null)[] = AREAS.map(() => null);
+  for (let round = 0; round < RUNS + 1 && Date.now() < deadline; round++) {
+    for (const [i, url] of urls.entries()) {
+      const t0 = performance.now();
+      const res = await fetch(url);
+      const body = await res.json() as Record<string, Record<string, number>>;
+      const ms = performance.now() - t0;
+      if (res.status !== 200) throw new Error(`${AREAS[i].name}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+      if (round > 0) times[i].push(ms);
+      last[i] = body;
+    }
+  }
+  for (const [i, area] of AREAS.entries()) {
+    const body = last[i];
+    const sorted = [...times[i]].sort((a, b) => a - b);
+    if (!body || !sorted.length) { console.log(`${area.name}: skipped (time budget spent)`); continue; }
+    const a = body.area;
+    rows.push({
+      area: area.name, status: 200, areaKm2: round(a.areaKm2), coveredKm2: round(a.coveredKm2), resolution: a.resolution,
+      cellsTouched: a.cellsTouched, runs: sorted.length, medianMs: round(percentile(sorted, 50)), p95Ms: round(percentile(sorted, 95)),
+      minMs: round(sorted[0]), crashes: body.accidentSummary.total,
+    });
+  }
+} finally {
+  await stack.close();
+  await database.drop();
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+console.log('\nGET /riskIndex/v1/all (every data set), sequential requests round-robin over the areas, after one warm-up round');
+console.table(rows.map((r) => ({ area: r.area, 'km²': r.areaKm2, res: r.resolution, cells: r.cellsTouched, crashes: r.crashes, runs: r.runs, 'min ms': r.minMs, 'median ms': r.medianMs, 'p95 ms': r.p95Ms })));
+console.log(`Load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
+const city = rows.find((r) => r.area === AREAS[CITY].name);
+const largest = rows.find((r) => r.area === AREAS[AREAS.length - 1].name);
+const ratio = city && largest ? round(largest.medianMs / city.medianMs, 2) : null;
+if (ratio !== null) console.log(`Largest area (California) / city median latency: ${ratio}x (${largest!.medianMs} ms vs ${city!.medianMs} ms)`);
+
+const out = join(import.meta.dirname, 'results');
+await mkdir(out, { recursive: true });
+const file = join(out, `risk-areas-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+await writeFile(file, JSON.stringify({
+  benchmark: 'risk-areas', at: new Date().toISOString(), database: database.env.DATABASE_URL ? 'postgresql' : 'pglite', runsPerArea: RUNS,
+  machine: { cpus: os.cpus().length, loadAverage: os.loadavg(), node: process.version }, rows, largestToCityMedianRatio: ratio,
+}, null, 2));
+console.log(`Wrote ${file}`);
