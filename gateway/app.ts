@@ -10,6 +10,7 @@ import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
+import { registerRoadsideRoutes } from './auth/roadside-token-route.ts';
 import { createTokenGate } from './auth/token-gate.ts';
 import { addRequestRateLimit, graphqlLimits, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
 import { restRoutes } from './rest/index.ts';
@@ -47,7 +48,9 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
     logger: loggerOptions(config, 'gateway'),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
     bodyLimit: 1024 * 1024,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Malformed URLs and over-long path parameters are refused before routing: answer them as problems too.
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
   });
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
   await app.register(formbody);
@@ -85,6 +88,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
   await registerRateLimitPlugin(app);
   const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config) };
   registerTokenRoute(app, tokenDeps);
+  await registerRoadsideRoutes(app, tokenDeps);
   const gate = createTokenGate(clients, keys.publicKey, config.JWT_ISSUER);
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {

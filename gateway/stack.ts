@@ -1,5 +1,5 @@
 import type { Config } from '../subgraphs/platform/config.ts';
-import { openDatabase } from '../subgraphs/platform/db/orm.ts';
+import { openDatabase, type Database } from '../subgraphs/platform/db/orm.ts';
 import { buildSubgraph, type Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
@@ -10,6 +10,10 @@ import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 export interface Stack {
   gateway: Gateway;
   subgraphs: Subgraph[];
+  /** The gateway's own database (API clients). */
+  db: Database;
+  /** GraphQL URL of each subgraph, by name (in-process ones listen on loopback). */
+  subgraphUrls: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -23,21 +27,27 @@ export async function buildStack(config: Config, env: NodeJS.ProcessEnv = proces
   const subgraphs: Subgraph[] = [];
   const urls: Record<string, string> = {};
   try {
-    for (const [name, definition] of Object.entries(subgraphDefinitions)) {
+    const local = Object.entries(subgraphDefinitions).filter(([name]) => {
       const remote = env[subgraphUrlVariable(name)];
-      if (remote) { urls[name] = remote; continue; }
+      if (remote) urls[name] = remote;
+      return !remote;
+    });
+    // Built side by side: most of a subgraph's start-up is waiting on its database.
+    const built = await Promise.allSettled(local.map(async ([name, definition]) => {
       const subgraph = await buildSubgraph(definition, config);
       subgraphs.push(subgraph);
-      const address = await subgraph.app.listen({ host: '127.0.0.1', port: 0 });
-      urls[name] = `${address}/graphql`;
-    }
+      urls[name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
+    }));
+    const failure = built.find((r) => r.status === 'rejected');
+    if (failure) throw failure.reason;
     const db = await openDatabase(config, { name: 'platform', entities: [(await import('./auth/clients.ts')).Client], migrationsPath: GATEWAY_MIGRATIONS });
-    const gateway = await buildGateway({ config, db, subgraphUrls: urls });
+    const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
+    const gateway = await buildGateway({ config, db, subgraphUrls: urls, localSubgraphs });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }
     return {
-      gateway, subgraphs,
+      gateway, subgraphs, db, subgraphUrls: urls,
       async close() {
         await gateway.close();
         await db.close();

@@ -45,6 +45,7 @@ function operation(route: RestRoute) {
       400: problemResponse('Invalid input'),
       ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token'), 403: problemResponse('Token lacks the scope') } : {}),
       404: problemResponse('Unknown id'),
+      414: problemResponse('A path parameter over 1000 characters'),
       409: problemResponse('State conflict'),
       429: problemResponse('Rate limit exceeded (see Retry-After)'),
       503: problemResponse('A subgraph or the database is unavailable'),

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { problemFromErrors, sendProblem } from './problem.ts';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
+import { forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 
 export interface OperationResult {
@@ -34,6 +36,12 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
       method: route.method,
       url: route.path,
       handler: async (request, reply) => {
+        // Who may call comes before what was sent: a caller without a token (or scope) learns nothing about input rules.
+        if (route.scope) {
+          const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
+          if (!caller) return sendProblem(reply, problemFromErrors([unauthenticated().toJSON()]));
+          if (!caller.scopes.includes(route.scope)) return sendProblem(reply, problemFromErrors([forbidden(`The access token lacks the '${route.scope}' scope`).toJSON()]));
+        }
         const req: RestRequest = {
           params: request.params as Record<string, string>,
           query: (request.query ?? {}) as Record<string, unknown>,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import type { CryptoKey } from 'jose';
+import { decodeJwt, type CryptoKey } from 'jose';
 import { TENANT_FILTER } from './db/tenant.ts';
 import { bearerToken, verifyToken, type Caller } from './auth/tokens.ts';
 import type { AppError } from './errors.ts';
@@ -23,6 +23,25 @@ export interface ContextDeps<Loaders> {
   createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
 }
 
+const VERIFIED_TOKENS_KEPT = 10_000;
+/** Per subgraph (its deps): tokens whose signature, issuer and audience were verified, kept until they expire. */
+const verifiedTokens = new WeakMap<object, Map<string, { caller: Caller; expiresAt: number }>>();
+
+/** verifyToken, remembered until the token's expiry: a client sends the same token for an hour. */
+async function verifiedCaller(deps: ContextDeps<unknown>, token: string): Promise<Caller> {
+  let cache = verifiedTokens.get(deps);
+  if (!cache) verifiedTokens.set(deps, cache = new Map());
+  const hit = cache.get(token);
+  if (hit && hit.expiresAt > Date.now()) return hit.caller;
+  const caller = await verifyToken(token, deps.publicKey, deps.issuer);
+  const { exp } = decodeJwt(token);
+  if (typeof exp === 'number') {
+    if (cache.size >= VERIFIED_TOKENS_KEPT) cache.delete(cache.keys().next().value as string);
+    cache.set(token, { caller, expiresAt: exp * 1000 });
+  }
+  return caller;
+}
+
 /** Builds one request's context: verifies the token and forks the EntityManager into the caller's organisation. */
 export async function createContext<Loaders>(
   deps: ContextDeps<Loaders>, authorization: string | undefined, requestId: string, log: Logger,
@@ -31,7 +50,7 @@ export async function createContext<Loaders>(
   let authError: AppError | null = null;
   try {
     const token = bearerToken(authorization);
-    if (token) caller = await verifyToken(token, deps.publicKey, deps.issuer);
+    if (token) caller = await verifiedCaller(deps as ContextDeps<unknown>, token);
   } catch (error) {
     authError = error as AppError;
   }

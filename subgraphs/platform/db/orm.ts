@@ -5,6 +5,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { PgliteDriver } from '@mikro-orm/pglite';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import type { Config } from '../config.ts';
 import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
@@ -49,6 +50,30 @@ export const migrationOptions = (name: string, path: string) => ({
   emit: 'ts' as const,
 });
 
+/**
+ * Runs the owner's committed migrations. On PostgreSQL several owners (and several containers) may
+ * start at once and share cluster-wide objects such as extensions, so migrations take a
+ * cluster-wide advisory lock, held on a connection of its own, one owner at a time.
+ */
+async function migrate(orm: MikroORM, config: Config, name: string) {
+  const run = async () => {
+    await orm.em.getConnection().execute(`create schema if not exists "${name}"`);
+    await orm.migrator.up();
+  };
+  if (!config.DATABASE_URL) return run();
+  const lock = new pg.Client({ connectionString: config.DATABASE_URL, connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await run();
+  } finally {
+    await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.end();
+  }
+}
+
+const MIGRATION_LOCK = 4_031_977;
+
 /** One ORM per owner (subgraph or gateway), created at start, migrated, and passed in. */
 export async function openDatabase(config: Config, options: OrmOptions): Promise<Database> {
   if (!config.DATABASE_URL && !config.PGLITE_IN_MEMORY) await mkdir(join(config.dataDir, 'pglite'), { recursive: true });
@@ -68,7 +93,6 @@ export async function openDatabase(config: Config, options: OrmOptions): Promise
   });
   const names = tenantEntityNames(orm.getMetadata());
   if (names.length) orm.em.addFilter(tenantFilter(names));
-  await orm.em.getConnection().execute(`create schema if not exists "${options.name}"`);
-  await orm.migrator.up();
+  await migrate(orm, config, options.name);
   return { orm, statements, close: () => orm.close(true) };
 }

@@ -1,0 +1,144 @@
+/**
+ * GraphiQL at `GET /graphql` for a browser (Accept: text/html), from local files only: the UMD builds
+ * of graphiql, react and react-dom in node_modules, served under /ide/. JSON GraphQL requests to
+ * /graphql are untouched. The example operations are preloaded as tabs; the headers editor holds an
+ * Authorization template for a token.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { printSchema, Supergraph } from '@apollo/federation-internals';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
+import { supergraphPath } from '../../schema/subgraphs.ts';
+import { TOKEN_PATH } from '../auth/token-route.ts';
+import { ideExamples, type IdeExample } from './examples.ts';
+
+const require = createRequire(import.meta.url);
+
+/** A file inside an installed package, also where the package's `exports` hide it (react's umd/). */
+export const packageFile = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file);
+
+/** Serves a file of an installed package, read once and gzipped once when the client accepts it. */
+export function assetSender() {
+  const cache = new Map<string, { raw: Buffer; gzip?: Buffer }>();
+  return (request: FastifyRequest, reply: FastifyReply, pkg: string, file: string, type: string) => {
+    const key = `${pkg}/${file}`;
+    let entry = cache.get(key);
+    if (!entry) {
+      entry = { raw: readFileSync(packageFile(pkg, file)) };
+      cache.set(key, entry);
+    }
+    reply.type(type).header('cache-control', 'public, max-age=86400').header('vary', 'accept-encoding');
+    if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) || type.startsWith('image/')) return reply.send(entry.raw);
+    entry.gzip ??= gzipSync(entry.raw);
+    return reply.header('content-encoding', 'gzip').send(entry.gzip);
+  };
+}
+
+/** The files the page loads, by the name it asks for; each is resolved in node_modules. */
+const JS = 'text/javascript; charset=utf-8';
+const ASSETS: Record<string, { pkg: string; file: string; type: string }> = {
+  'react.production.min.js': { pkg: 'react', file: 'umd/react.production.min.js', type: JS },
+  'react-dom.production.min.js': { pkg: 'react-dom', file: 'umd/react-dom.production.min.js', type: JS },
+  'graphiql.min.js': { pkg: 'graphiql', file: 'graphiql.min.js', type: JS },
+  'graphiql.min.css': { pkg: 'graphiql', file: 'graphiql.min.css', type: 'text/css; charset=utf-8' },
+};
+
+export const IDE_ASSET_PREFIX = '/ide/';
+export const AUTHORIZATION_TEMPLATE = `Bearer <paste an access_token from POST ${TOKEN_PATH}>`;
+
+/** The API schema clients see (the supergraph without the join/link machinery). */
+export function apiSchema(supergraphSdl = readFileSync(supergraphPath, 'utf8')): GraphQLSchema {
+  // Through SDL: federation-internals is CommonJS and would hand back the other copy of graphql's classes.
+  return buildSchema(printSchema(Supergraph.build(supergraphSdl).apiSchema()));
+}
+
+/** Validation errors of one example against a schema (empty when it is valid). */
+export const exampleErrors = (schema: GraphQLSchema, example: IdeExample): string[] => {
+  try {
+    return validate(schema, parse(example.query)).map((e) => e.message);
+  } catch (error) {
+    return [(error as Error).message];
+  }
+};
+
+/** The examples the IDE serves: those valid against the schema (an area not composed yet has none). */
+export const servedExamples = (schema: GraphQLSchema) => ideExamples.filter((e) => exampleErrors(schema, e).length === 0);
+
+/** `</script>` inside inline JSON would end the script element. */
+const inlineJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+export function idePage(examples: readonly IdeExample[]): string {
+  const headers = JSON.stringify({ Authorization: AUTHORIZATION_TEMPLATE }, null, 2);
+  const tabs = examples.map((e) => ({ query: e.query, variables: JSON.stringify(e.variables ?? {}, null, 2), headers }));
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>GraphiQL · Fleet risk graph</title>
+<link rel="stylesheet" href="${IDE_ASSET_PREFIX}graphiql.min.css">
+<style>html, body, #graphiql { height: 100%; margin: 0; }</style>
+</head>
+<body>
+<div id="graphiql">Loading GraphiQL…</div>
+<script id="ide-config" type="application/json">${inlineJson({ tabs, headers })}</script>
+<script src="${IDE_ASSET_PREFIX}react.production.min.js"></script>
+<script src="${IDE_ASSET_PREFIX}react-dom.production.min.js"></script>
+<script src="${IDE_ASSET_PREFIX}graphiql.min.js"></script>
+<script>
+(function () {
+  var config = JSON.parse(document.getElementById('ide-config').textContent);
+  // The Authorization template is not sent until a token replaces its placeholder.
+  var fetchWithoutTemplate = function (input, init) {
+    var headers = Object.assign({}, (init && init.headers) || {});
+    Object.keys(headers).forEach(function (name) {
+      if (name.toLowerCase() === 'authorization' && /^\\s*(Bearer\\s*)?(<[^>]*>)?\\s*$/i.test(String(headers[name]))) delete headers[name];
+    });
+    return fetch(input, Object.assign({}, init, { headers: headers }));
+  };
+  var fetcher = GraphiQL.createFetcher({ url: window.location.pathname, fetch: fetchWithoutTemplate });
+  ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, {
+    fetcher: fetcher,
+    defaultTabs: config.tabs,
+    defaultHeaders: config.headers,
+    defaultEditorToolsVisibility: 'headers',
+    isHeadersEditorEnabled: true,
+    shouldPersistHeaders: false,
+  }));
+})();
+</script>
+</body>
+</html>
+`;
+}
+
+/** A browser asking for the page: GET, HTML accepted, no GraphQL query in the URL. */
+export function wantsIde(request: FastifyRequest): boolean {
+  if (request.method !== 'GET') return false;
+  const [path, search = ''] = request.url.split('?');
+  if (path !== '/graphql' && path !== '/graphql/') return false;
+  if (new URLSearchParams(search).has('query')) return false;
+  return /\btext\/html\b/.test(String(request.headers.accept ?? ''));
+}
+
+async function ide(app: FastifyInstance) {
+  const page = idePage(servedExamples(apiSchema()));
+  const send = assetSender();
+  // A root onRequest hook answers before the token gate and Apollo's GET handler see the request.
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!wantsIde(request)) return;
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+  });
+  app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {
+    const asset = ASSETS[request.params.file];
+    if (!asset) return reply.callNotFound();
+    return send(request, reply, asset.pkg, asset.file, asset.type);
+  });
+}
+
+/** Register on the root instance: `await app.register(idePlugin)`. */
+export const idePlugin = fp(ide, { name: 'graphiql-ide' });

@@ -1,0 +1,113 @@
+/**
+ * Prometheus metrics at `GET /metrics` (prom-client), one registry per gateway:
+ * - HTTP requests by method, route pattern (never the raw URL) and status: count and latency;
+ * - GraphQL operations by operation name and type, and transport (`graphql` for /graphql, `rest`
+ *   for the REST paths, which run their operation in-process): count, latency, errors by code;
+ * - subgraph health (probed on scrape), the gateway database pool (PostgreSQL), Node defaults.
+ */
+import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from '../../subgraphs/platform/db/orm.ts';
+import { subgraphReadyUrl } from '../supergraph.ts';
+
+export const METRICS_PATH = '/metrics';
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Operation names come from clients: past this many distinct names, new ones count as `(other)`. */
+const MAX_OPERATION_NAMES = 500;
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  readonly operations: Counter<'operation_name' | 'operation_type' | 'transport' | 'outcome'>;
+  readonly operationDuration: Histogram<'operation_name' | 'operation_type' | 'transport'>;
+  readonly operationErrors: Counter<'operation_name' | 'transport' | 'code'>;
+  readonly subgraphUp: Gauge<'subgraph'>;
+  readonly dbPool: Gauge<'state'>;
+  private readonly operationNames = new Set<string>();
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], registers });
+    this.httpDuration = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], buckets: SECONDS_BUCKETS, registers });
+    this.operations = new Counter({ name: 'gateway_graphql_operations_total', help: 'GraphQL operations by name, type, transport (graphql or rest) and outcome (success or error)', labelNames: ['operation_name', 'operation_type', 'transport', 'outcome'], registers });
+    this.operationDuration = new Histogram({ name: 'gateway_graphql_operation_duration_seconds', help: 'GraphQL operation latency by name, type and transport', labelNames: ['operation_name', 'operation_type', 'transport'], buckets: SECONDS_BUCKETS, registers });
+    this.operationErrors = new Counter({ name: 'gateway_graphql_errors_total', help: 'GraphQL errors by operation name, transport and extensions.code', labelNames: ['operation_name', 'transport', 'code'], registers });
+    this.subgraphUp = new Gauge({ name: 'gateway_subgraph_up', help: '1 when the subgraph answers its readiness probe, else 0 (probed on scrape)', labelNames: ['subgraph'], registers });
+    this.dbPool = new Gauge({ name: 'gateway_db_pool_connections', help: "Connections of the gateway database's pool by state (total, idle, waiting); PostgreSQL only", labelNames: ['state'], registers });
+  }
+
+  /** A bounded label for a client-chosen operation name. */
+  operationLabel(name: string | null | undefined): string {
+    if (!name) return '(anonymous)';
+    if (this.operationNames.has(name)) return name;
+    if (this.operationNames.size >= MAX_OPERATION_NAMES) return '(other)';
+    this.operationNames.add(name);
+    return name;
+  }
+
+  /** The Apollo Server plugin that records operations; add it to the gateway's `plugins`. */
+  apolloPlugin<T extends object>(): ApolloServerPlugin<T> {
+    const { operationLabel, operations, operationDuration, operationErrors } = this;
+    const label = operationLabel.bind(this);
+    return {
+      async requestDidStart(start: GraphQLRequestContext<T>) {
+        const began = process.hrtime.bigint();
+        const transport = start.request.http ? 'graphql' : 'rest';
+        let resolved = false;
+        return {
+          async didResolveOperation() { resolved = true; },
+          async willSendResponse(ctx) {
+            // An operation that failed to parse or validate has no trustworthy name.
+            const name = resolved ? label(ctx.operationName) : '(invalid)';
+            const type = ctx.operation?.operation ?? 'unknown';
+            const errors = ctx.errors ?? (ctx.response.body.kind === 'single' ? ctx.response.body.singleResult.errors : undefined) ?? [];
+            for (const error of errors) {
+              operationErrors.inc({ operation_name: name, transport, code: String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR') });
+            }
+            operations.inc({ operation_name: name, operation_type: type, transport, outcome: errors.length ? 'error' : 'success' });
+            operationDuration.observe({ operation_name: name, operation_type: type, transport }, Number(process.hrtime.bigint() - began) / 1e9);
+          },
+        };
+      },
+    };
+  }
+}
+
+export interface MetricsPluginOptions {
+  metrics: GatewayMetrics;
+  /** GraphQL URL of each subgraph, by name (probed for `gateway_subgraph_up`). */
+  subgraphUrls: Record<string, string>;
+  /** The gateway's own database (its pool for `gateway_db_pool_connections`). */
+  db?: Database;
+}
+
+interface PoolLike { totalCount: number; idleCount: number; waitingCount: number }
+const isPool = (value: unknown): value is PoolLike => typeof (value as PoolLike | null)?.totalCount === 'number';
+
+async function metricsRoutes(app: FastifyInstance, { metrics, subgraphUrls, db }: MetricsPluginOptions) {
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? '(unmatched)', status_code: String(reply.statusCode) };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+  app.get(METRICS_PATH, async (_request, reply) => {
+    await Promise.all(Object.entries(subgraphUrls).map(async ([name, url]) => {
+      const up = await fetch(subgraphReadyUrl(url), { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+      metrics.subgraphUp.set({ subgraph: name }, up ? 1 : 0);
+    }));
+    const pool = await db?.orm.em.getConnection().getNativeClient().catch(() => null);
+    if (isPool(pool)) {
+      metrics.dbPool.set({ state: 'total' }, pool.totalCount);
+      metrics.dbPool.set({ state: 'idle' }, pool.idleCount);
+      metrics.dbPool.set({ state: 'waiting' }, pool.waitingCount);
+    }
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+}
+
+/** Register on the root instance: `await app.register(metricsPlugin, { metrics, subgraphUrls, db })`. */
+export const metricsPlugin = fp(metricsRoutes, { name: 'gateway-metrics' });

@@ -1,0 +1,20 @@
+import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { loadReferenceData } from './data/load.ts';
+import { roadsideEntities } from './entities.ts';
+import { createLoaders, type RoadsideLoaders } from './loaders.ts';
+import { resolvers } from './resolvers.ts';
+
+export const roadside: SubgraphDefinition<RoadsideLoaders> = {
+  name: 'roadside',
+  typeDefs: new URL('./roadside.graphql', import.meta.url),
+  resolvers,
+  entities: roadsideEntities,
+  migrationsPath: new URL('./migrations', import.meta.url).pathname,
+  scope: 'roadside',
+  createLoaders,
+  /** Loads the shipped sample reference data (makes/models, providers, tow-to locations, plans); idempotent. */
+  onStart: async (db, _config, log) => {
+    const counts = await loadReferenceData(db.orm.em.fork({ clear: true, useContext: false }));
+    log.info({ counts }, 'roadside reference data loaded');
+  },
+};

@@ -1,0 +1,44 @@
+/** The part of autocannon's API the benchmark uses (the package ships no types). */
+declare module 'autocannon' {
+  import type { EventEmitter } from 'node:events';
+
+  export interface AutocannonRequest {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+  }
+
+  export interface AutocannonOptions {
+    url: string;
+    connections?: number;
+    duration?: number;
+    amount?: number;
+    pipelining?: number;
+    timeout?: number;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    requests?: AutocannonRequest[];
+  }
+
+  export interface Histogram { average: number; mean: number; stddev: number; min: number; max: number; total: number; p50: number; p90: number; p99: number }
+
+  export interface AutocannonResult {
+    duration: number;
+    requests: Histogram & { sent: number };
+    latency: Histogram;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    '2xx': number;
+  }
+
+  export interface Instance extends EventEmitter, PromiseLike<AutocannonResult> {
+    stop(): void;
+  }
+
+  function autocannon(options: AutocannonOptions): Instance;
+  export default autocannon;
+}

@@ -1,0 +1,30 @@
+/** Messages between the benchmark runner (run.ts) and its server process (server.ts). */
+
+export interface BenchClient { id: string; secret: string; org: string }
+
+export interface ServerStats {
+  /** SQL statements run so far by each subgraph (since the last reset). */
+  statements: Record<string, number>;
+  /** CPU time of the server process since the last reset, in microseconds. */
+  cpuMicros: number;
+  /** Share of the time the server's event loop was busy since the last reset (0..1). */
+  eventLoopUtilization: number;
+}
+
+export interface Targets {
+  /** Each subgraph's own GraphQL URL (called directly, no gateway). */
+  direct: Record<string, string>;
+  /** Our gateway, subgraphs over loopback HTTP (SUBGRAPH_TRANSPORT=http). */
+  gateway: string;
+  /** Our gateway, subgraphs executed in-process (SUBGRAPH_TRANSPORT=inprocess). */
+  gatewayInprocess: string;
+  /** Stock ApolloServer + ApolloGateway on the same supergraph and subgraphs. */
+  stock: string;
+}
+
+export type ServerMessage = { type: 'reset' | 'read' | 'close'; id: number };
+
+export type ServerReply =
+  | { type: 'ready'; targets: Targets; subgraphs: string[]; broken: Record<string, string>; client: BenchClient; database: string }
+  | { type: 'stats'; id: number; stats: ServerStats }
+  | { type: 'closed'; id: number };

@@ -1,0 +1,288 @@
+/**
+ * `npm run bench [-- <scenario>...] [--duration=3] [--rounds=2] [--connections=8] [--warmup=1]`
+ *
+ * Starts the servers (server.ts) in a child process on loopback, seeds data through the API, then
+ * for each scenario measures every variant with autocannon for a bounded time, the variants in turn
+ * for a few rounds (pooled), so that the machine's changing load touches them alike.
+ * Prints a table and the ratios the issue sets targets for; writes JSON to test/bench/results/.
+ * Environment: BENCH_DURATION, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_PROFILE (a folder for a
+ * CPU profile of the server per round), DATABASE_URL
+ * (a fresh database is created on that server and dropped afterwards; PGlite in memory without it).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import type { ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
+import { scenarios, seed, skipReason, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
+import { SupergraphInfo } from './schema.ts';
+
+interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[] }
+
+function parseOptions(argv: string[]): Options {
+  const flag = (name: string, fallback: number) => {
+    const arg = argv.find((a) => a.startsWith(`--${name}=`));
+    const value = Number(arg ? arg.split('=')[1] : process.env[`BENCH_${name.toUpperCase()}`] ?? fallback);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  const only = argv.filter((a) => !a.startsWith('--'));
+  const unknown = only.filter((name) => !scenarios.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
+  // Bounded: at most 30 s per measurement and 64 connections, whatever is asked.
+  return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only };
+}
+
+export interface MeasurementResult {
+  scenario: string;
+  variant: Variant;
+  status: 'measured' | 'skipped' | 'failed';
+  reason?: string;
+  requestsPerSecond?: number;
+  latencyMs?: { p50: number; p95: number; p99: number; max: number };
+  requests?: number;
+  /** Socket errors + timeouts + non-2xx + responses carrying GraphQL errors. */
+  errors?: number;
+  sqlPerRequest?: number;
+  sqlBySubgraph?: Record<string, number>;
+  /** Server-process CPU time per request, microseconds (less sensitive to a busy machine than req/s). */
+  cpuMicrosPerRequest?: number;
+  eventLoopUtilization?: number;
+}
+
+/* ---------------------------------------- server process ---------------------------------------- */
+
+class Servers {
+  private nextId = 1;
+  private readonly waiting = new Map<number, (reply: ServerReply) => void>();
+  private readonly child: ChildProcess;
+  readonly ready: Promise<Extract<ServerReply, { type: 'ready' }>>;
+
+  constructor() {
+    this.child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.ready = new Promise((resolve, reject) => {
+      this.child.once('exit', (code) => reject(new Error(`benchmark server exited (code ${code}) before it was ready`)));
+      this.child.on('message', (message: ServerReply) => {
+        if (message.type === 'ready') resolve(message);
+        else this.waiting.get(message.id)?.(message);
+      });
+    });
+  }
+
+  private ask(type: ServerMessage['type']): Promise<ServerReply> {
+    const id = this.nextId++;
+    return new Promise((resolve) => { this.waiting.set(id, resolve); this.child.send({ type, id } satisfies ServerMessage); });
+  }
+
+  async stats(type: 'reset' | 'read'): Promise<ServerStats> {
+    const reply = await this.ask(type);
+    if (reply.type !== 'stats') throw new Error('unexpected reply');
+    return reply.stats;
+  }
+
+  async close() {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    await Promise.race([this.ask('close'), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    this.child.disconnect();
+    const timer = setTimeout(() => this.child.kill(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function token(gateway: string, client: { id: string; secret: string }) {
+  const response = await fetch(`${gateway}/platform/oauth/v1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }).toString(),
+  });
+  if (!response.ok) throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/* ---------------------------------------- measuring ---------------------------------------- */
+
+const percentile = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0);
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function load(m: Measurement, headers: Record<string, string>, duration: number, connections: number, record?: (ms: number) => void) {
+  let graphqlErrors = 0;
+  const instance = autocannon({
+    url: m.url, connections, duration, timeout: 10,
+    requests: [{
+      method: m.method, headers, body: m.body,
+      // A 200 can still carry GraphQL errors: count them as errors.
+      onResponse: (status, body) => { if (status < 300 && body.includes('"errors"')) graphqlErrors += 1; },
+    }],
+  });
+  if (record) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => record(ms));
+  return Promise.resolve(instance).then((result) => ({ result, graphqlErrors }));
+}
+
+const headersFor = (m: Measurement, token: string): Record<string, string> =>
+  ({ ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${token}` } : {}) });
+
+/** One request first: a wrong answer is reported, not measured. Returns the problem, or null. */
+async function verify(m: Measurement, token: string): Promise<string | null> {
+  try {
+    const response = await fetch(m.url, { method: m.method, headers: headersFor(m, token), body: m.body });
+    const text = await response.text();
+    let body: unknown = text;
+    try { body = JSON.parse(text); } catch { /* not JSON */ }
+    return m.check(response.status, body);
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** The raw figures of one round of one measurement; rounds are pooled by `summarise`. */
+interface Sample { seconds: number; requests: number; errors: number; times: number[]; statements: Record<string, number>; cpuMicros: number; elu: number }
+
+async function sample(servers: Servers, m: Measurement, token: string, options: Options, warm: boolean): Promise<Sample> {
+  const headers = headersFor(m, token);
+  if (warm) await load(m, headers, options.warmup, options.connections);
+  const times: number[] = [];
+  await servers.stats('reset');
+  const { result, graphqlErrors } = await load(m, headers, options.duration, options.connections, (ms) => times.push(ms));
+  const stats = await servers.stats('read');
+  return {
+    seconds: result.duration, requests: result.requests.total, times, statements: stats.statements,
+    errors: result.errors + result.timeouts + result.non2xx + graphqlErrors, cpuMicros: stats.cpuMicros, elu: stats.eventLoopUtilization,
+  };
+}
+
+function summarise(scenario: Scenario, m: Measurement, samples: Sample[]): MeasurementResult {
+  const sum = (f: (s: Sample) => number) => samples.reduce((a, s) => a + f(s), 0);
+  const requests = sum((s) => s.requests);
+  const sorted = Float64Array.from(samples.flatMap((s) => s.times)).sort();
+  const bySubgraph: Record<string, number> = {};
+  for (const s of samples) for (const [name, n] of Object.entries(s.statements)) bySubgraph[name] = (bySubgraph[name] ?? 0) + n;
+  const statements = Object.values(bySubgraph).reduce((a, b) => a + b, 0);
+  const perRequest = (n: number, digits = 2) => (requests ? round(n / requests, digits) : 0);
+  return {
+    scenario: scenario.name, variant: m.variant, status: 'measured',
+    requestsPerSecond: round(requests / sum((s) => s.seconds), 0),
+    latencyMs: { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)), p99: round(percentile(sorted, 99)), max: round(sorted[sorted.length - 1] ?? 0) },
+    requests,
+    errors: sum((s) => s.errors),
+    sqlPerRequest: perRequest(statements),
+    sqlBySubgraph: Object.fromEntries(Object.entries(bySubgraph).filter(([, n]) => n > 0).map(([name, n]) => [name, perRequest(n)])),
+    cpuMicrosPerRequest: perRequest(sum((s) => s.cpuMicros), 0),
+    eventLoopUtilization: round(sum((s) => s.elu) / samples.length),
+  };
+}
+
+/**
+ * Every variant of a scenario, `rounds` times in turn (a, b, c, a, b, c, ...), so that a change in
+ * the machine's load during the run touches all variants alike; rounds are pooled.
+ */
+async function measureScenario(servers: Servers, scenario: Scenario, ctx: ScenarioContext, options: Options): Promise<MeasurementResult[]> {
+  const measurements = scenario.measurements(ctx);
+  const problems = await Promise.all(measurements.map((m) => verify(m, ctx.token)));
+  const samples: Sample[][] = measurements.map(() => []);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [i, m] of measurements.entries()) {
+      if (!problems[i]) samples[i].push(await sample(servers, m, ctx.token, options, round === 0));
+    }
+  }
+  return measurements.map((m, i) => {
+    const result: MeasurementResult = problems[i]
+      ? { scenario: scenario.name, variant: m.variant, status: 'failed', reason: problems[i]! }
+      : summarise(scenario, m, samples[i]);
+    console.log(`  ${scenario.name} / ${m.variant}: ${result.status === 'measured' ? `${result.requestsPerSecond} req/s, p99 ${result.latencyMs!.p99} ms, ${result.sqlPerRequest} sql/req, ${result.cpuMicrosPerRequest} µs cpu/req` : `${result.status}: ${result.reason}`}`);
+    return result;
+  });
+}
+
+/* ---------------------------------------- reporting ---------------------------------------- */
+
+interface RatioResult { scenario: string; label: string; value?: number; target?: number; met?: boolean; cpuRatio?: number }
+
+function ratios(scenario: Scenario, results: MeasurementResult[]): RatioResult[] {
+  const rps = (v: Variant) => results.find((r) => r.scenario === scenario.name && r.variant === v && r.status === 'measured');
+  return scenario.ratios.map((ratio) => {
+    const a = rps(ratio.numerator);
+    const b = rps(ratio.denominator);
+    if (!a?.requestsPerSecond || !b?.requestsPerSecond) return { scenario: scenario.name, label: ratio.label, target: ratio.target };
+    const value = round(a.requestsPerSecond / b.requestsPerSecond);
+    // CPU per request of the denominator over the numerator's: the same ratio, less noisy on a shared machine.
+    const cpuRatio = a.cpuMicrosPerRequest && b.cpuMicrosPerRequest ? round(b.cpuMicrosPerRequest / a.cpuMicrosPerRequest) : undefined;
+    return { scenario: scenario.name, label: ratio.label, value, target: ratio.target, met: ratio.target === undefined ? undefined : value >= ratio.target, cpuRatio };
+  });
+}
+
+function table(rows: string[][]) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r, n) => {
+    const line = r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+    return n === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+  }).join('\n');
+}
+
+function print(results: MeasurementResult[], ratioResults: RatioResult[]) {
+  const rows = [['scenario', 'variant', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'sql/req', 'cpu µs/req', 'loop busy']];
+  for (const r of results) {
+    if (r.status !== 'measured') { rows.push([r.scenario, r.variant, `${r.status}: ${r.reason}`]); continue; }
+    rows.push([r.scenario, r.variant, String(r.requestsPerSecond), String(r.latencyMs!.p50), String(r.latencyMs!.p95), String(r.latencyMs!.p99),
+      String(r.errors), String(r.sqlPerRequest), String(r.cpuMicrosPerRequest), `${Math.round(r.eventLoopUtilization! * 100)}%`]);
+  }
+  console.log(`\n${table(rows.map((r) => (r.length === 3 ? [r[0], r[1], r[2], '', '', '', '', '', '', ''] : r))).replace(/ +$/gm, '')}`);
+  if (!ratioResults.length) return;
+  const ratioRows = [['scenario', 'ratio (req/s)', 'value', 'target', 'met', 'cpu ratio']];
+  for (const r of ratioResults) {
+    ratioRows.push([r.scenario, r.label, r.value === undefined ? 'n/a' : `${r.value}x`, r.target === undefined ? '' : `>= ${r.target}x`,
+      r.met === undefined ? '' : r.met ? 'yes' : 'NO', r.cpuRatio === undefined ? '' : `${r.cpuRatio}x`]);
+  }
+  console.log(`\n${table(ratioRows)}`);
+}
+
+/* ---------------------------------------- main ---------------------------------------- */
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  const selected = scenarios.filter((s) => !options.only.length || options.only.includes(s.name));
+  const servers = new Servers();
+  const stop = () => { void servers.close().finally(() => process.exit(130)); };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const results: MeasurementResult[] = [];
+  let ratioResults: RatioResult[] = [];
+  let info: Awaited<Servers['ready']>;
+  try {
+    info = await servers.ready;
+    const bearer = await token(info.targets.gateway, info.client);
+    const base = { targets: info.targets as Targets, subgraphs: info.subgraphs, schema: new SupergraphInfo(), token: bearer };
+    console.log(`servers up (${info.database}); subgraphs: ${info.subgraphs.join(', ')}; seeding through the gateway...`);
+    for (const [name, problem] of Object.entries(info.broken)) console.log(`  subgraph ${name} left out, its schema does not build: ${problem}`);
+    const ctx: ScenarioContext = { ...base, seed: await seed(base) };
+    for (const [area, problem] of Object.entries(ctx.seed.problems)) console.log(`  seeding ${area} failed: ${problem}`);
+    console.log(`measuring ${options.rounds} x ${options.duration} s per variant, variants in turn (after ${options.warmup} s warm-up), ${options.connections} connections`);
+    for (const scenario of selected) {
+      const reason = skipReason(scenario, ctx);
+      if (reason) { results.push({ scenario: scenario.name, variant: 'gateway', status: 'skipped', reason }); console.log(`  ${scenario.name}: skipped (${reason})`); continue; }
+      results.push(...await measureScenario(servers, scenario, ctx, options));
+      ratioResults = [...ratioResults, ...ratios(scenario, results)];
+    }
+  } finally {
+    await servers.close();
+  }
+  print(results, ratioResults);
+  const report = {
+    at: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, load: os.loadavg().map((l) => round(l)) },
+    database: info.database,
+    options: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup },
+    scenarios: selected.map((s) => ({ name: s.name, title: s.title })),
+    results, ratios: ratioResults,
+  };
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  await mkdir(dir, { recursive: true });
+  const file = `${dir}bench-${report.at.replace(/[:.]/g, '-')}.json`;
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(`${dir}latest.json`, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nresults written to ${file}\nFigures are noisy on a shared machine; compare ratios within one run, and the cpu ratio column.`);
+}
+
+main().catch((error) => { console.error(error); process.exitCode = 1; });

@@ -1,0 +1,243 @@
+import { userRoutes } from '../../gateway/rest/users.ts';
+import type { Targets } from './protocol.ts';
+import { SupergraphInfo } from './schema.ts';
+
+/**
+ * Who answers a measurement: (a) `direct` the subgraph itself, (b) our gateway with subgraphs over
+ * loopback HTTP, (b') our gateway executing them in-process, (c) a stock Apollo Gateway. REST rows
+ * are measured against their GraphQL twin through the same gateway.
+ */
+export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'rest' | 'rest-inprocess';
+
+export interface Measurement {
+  variant: Variant;
+  url: string;
+  method: 'GET' | 'POST';
+  body?: string;
+  /** Send the bench client's bearer token. */
+  auth: boolean;
+  /** A reason the response is wrong (checked once before measuring), or null. */
+  check(status: number, body: unknown): string | null;
+}
+
+export interface Ratio {
+  label: string;
+  numerator: Variant;
+  denominator: Variant;
+  /** The issue's target for this ratio of requests/s, if it sets one. */
+  target?: number;
+}
+
+export interface Seed {
+  /** The user every scenario reads (with date of birth and ZIP; with bookings when booking runs). */
+  userId?: string;
+  /** Bookings created for that user. */
+  bookings: number;
+  /** What went wrong while seeding, by area. */
+  problems: Record<string, string>;
+}
+
+export interface ScenarioContext {
+  targets: Targets;
+  /** Subgraphs built by the server process. */
+  subgraphs: readonly string[];
+  schema: SupergraphInfo;
+  seed: Seed;
+  token: string;
+}
+
+export interface Scenario {
+  name: string;
+  title: string;
+  /** Subgraphs that must be present. */
+  needs: string[];
+  /** "Type.field" entries that must be in the supergraph. */
+  fields: string[];
+  /** Why the scenario cannot run on the seeded data (null when it can). */
+  blocked?(ctx: ScenarioContext): string | null;
+  measurements(ctx: ScenarioContext): Measurement[];
+  ratios: Ratio[];
+}
+
+/* ------------------------------------------------------------------------------------------- */
+
+export async function graphql(url: string, query: string, variables: Record<string, unknown>, token?: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await response.json() as { data?: Record<string, unknown> | null; errors?: { message: string }[] };
+  if (body.errors?.length) throw new Error(`${response.status}: ${body.errors.map((e) => e.message).join('; ')}`);
+  return body.data ?? {};
+}
+
+const post = (variant: Variant, url: string, query: string, variables: Record<string, unknown>, auth: boolean,
+  check: (data: Record<string, unknown>) => string | null): Measurement => ({
+  variant, url, method: 'POST', auth, body: JSON.stringify({ query, variables }),
+  check: (status, body) => {
+    const b = body as { data?: Record<string, unknown> | null; errors?: { message: string }[] } | null;
+    if (status !== 200) return `HTTP ${status}: ${JSON.stringify(body).slice(0, 200)}`;
+    if (b?.errors?.length) return `GraphQL error: ${b.errors.map((e) => e.message).join('; ').slice(0, 200)}`;
+    return b?.data ? check(b.data) : 'no data';
+  },
+});
+
+/** The same GraphQL operation through (a) the owning subgraph, (b) both transports of our gateway, (c) stock. */
+function fourWays(ctx: ScenarioContext, owner: string | null, query: string, variables: Record<string, unknown>, auth: boolean,
+  check: (data: Record<string, unknown>) => string | null): Measurement[] {
+  return [
+    ...(owner ? [post('direct', ctx.targets.direct[owner], query, variables, auth, check)] : []),
+    post('gateway', `${ctx.targets.gateway}/graphql`, query, variables, auth, check),
+    post('gateway-inprocess', `${ctx.targets.gatewayInprocess}/graphql`, query, variables, auth, check),
+    post('stock', ctx.targets.stock, query, variables, auth, check),
+  ];
+}
+
+const needUser = (ctx: ScenarioContext) => ctx.seed.userId ? null : `no seeded user (${ctx.seed.problems.scoring ?? 'scoring missing'})`;
+
+const GATEWAY_VS_STOCK: Ratio[] = [
+  { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock' },
+  { label: 'gateway (in-process) / stock', numerator: 'gateway-inprocess', denominator: 'stock' },
+];
+const GATEWAY_VS_DIRECT: Ratio[] = [
+  { label: 'gateway (http) / direct', numerator: 'gateway', denominator: 'direct' },
+  { label: 'gateway (in-process) / direct', numerator: 'gateway-inprocess', denominator: 'direct' },
+];
+
+const getUserRoute = userRoutes.find((r) => r.operationId === 'getUser');
+
+/** City of Chicago, ~750 km² (the "city" area of test/bench/risk-areas.ts; longitude first). */
+export const CHICAGO = 'POLYGON((-87.95 41.7, -87.68 41.7, -87.68 42, -87.95 42, -87.95 41.7))';
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'user',
+    title: 'single-subgraph query: user by id',
+    needs: ['scoring'], fields: ['Query.user'],
+    blocked: needUser,
+    measurements: (ctx) => fourWays(ctx, 'scoring', 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }',
+      { id: ctx.seed.userId }, true, (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found')),
+    ratios: [
+      { label: 'gateway (http) / direct', numerator: 'gateway', denominator: 'direct', target: 0.6 },
+      { label: 'gateway (in-process) / direct', numerator: 'gateway-inprocess', denominator: 'direct', target: 0.6 },
+      ...GATEWAY_VS_STOCK,
+    ],
+  },
+  {
+    name: 'cross',
+    title: 'cross-subgraph query: a user, their bookings, each booking\'s vehicle',
+    needs: ['scoring', 'booking'], fields: ['Query.user', 'User.bookings', 'Booking.vehicle'],
+    blocked: (ctx) => needUser(ctx) ?? (ctx.seed.bookings ? null : `no seeded bookings (${ctx.seed.problems.booking ?? 'booking missing'})`),
+    measurements: (ctx) => fourWays(ctx, null,
+      'query BenchUserBookings($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus bookings(first: 20) { nodes { bookingId startTimestamp status vehicle { vin deviceId } } } } }',
+      { id: ctx.seed.userId }, true, (d) => {
+        const nodes = (d.user as { bookings?: { nodes?: { vehicle?: unknown }[] } } | null)?.bookings?.nodes ?? [];
+        return nodes.length === ctx.seed.bookings && nodes.every((n) => n.vehicle) ? null : `expected ${ctx.seed.bookings} bookings with vehicles, got ${nodes.length}`;
+      }),
+    ratios: [
+      { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock', target: 1.5 },
+      { label: 'gateway (in-process) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
+    ],
+  },
+  {
+    name: 'rest',
+    title: 'REST GET /shared-mobility-insights/v2/users/:id and its GraphQL twin',
+    needs: ['scoring'], fields: ['Query.user'],
+    blocked: (ctx) => needUser(ctx) ?? (getUserRoute ? null : 'no getUser REST row'),
+    measurements: (ctx) => {
+      const path = `/shared-mobility-insights/v2/users/${encodeURIComponent(ctx.seed.userId ?? '')}`;
+      const rest = (variant: Variant, base: string): Measurement => ({
+        variant, url: `${base}${path}`, method: 'GET', auth: true,
+        check: (status, body) => (status === 200 && (body as { userId?: string }).userId === ctx.seed.userId ? null : `HTTP ${status}: ${JSON.stringify(body).slice(0, 200)}`),
+      });
+      const twin = (variant: Variant, base: string) => post(variant, `${base}/graphql`, getUserRoute!.operation, { userId: ctx.seed.userId }, true,
+        (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found'));
+      return [
+        rest('rest', ctx.targets.gateway), twin('gateway', ctx.targets.gateway),
+        rest('rest-inprocess', ctx.targets.gatewayInprocess), twin('gateway-inprocess', ctx.targets.gatewayInprocess),
+      ];
+    },
+    ratios: [
+      { label: 'REST / GraphQL twin (http)', numerator: 'rest', denominator: 'gateway', target: 0.9 },
+      { label: 'REST / GraphQL twin (in-process)', numerator: 'rest-inprocess', denominator: 'gateway-inprocess', target: 0.9 },
+    ],
+  },
+  {
+    name: 'coverage',
+    title: 'coverage score: prequalCoverageScore(userId)',
+    needs: ['scoring'], fields: ['Query.prequalCoverageScore'],
+    blocked: needUser,
+    measurements: (ctx) => {
+      const field = ctx.schema.field('Query', 'prequalCoverageScore')!;
+      const type = SupergraphInfo.namedType(field.type);
+      const query = `query BenchCoverage($id: ID!) { prequalCoverageScore(userId: $id) { ${ctx.schema.selection(type, 'scoring', 2)} } }`;
+      return fourWays(ctx, 'scoring', query, { id: ctx.seed.userId }, true, (d) => (d.prequalCoverageScore ? null : 'no score'));
+    },
+    ratios: [...GATEWAY_VS_DIRECT, ...GATEWAY_VS_STOCK],
+  },
+  {
+    name: 'risk',
+    title: 'Risk Index for a city polygon (Chicago): area and riskInfo',
+    needs: ['risk'], fields: ['Query.riskIndex', 'RiskReport.riskInfo'],
+    measurements: (ctx) => {
+      const area = ctx.schema.field('RiskReport', 'area') ? `area { ${ctx.schema.selection('RiskArea', 'risk', 1)} } ` : '';
+      const query = `query BenchRisk($wkt: WKT!) { riskIndex(wkt: $wkt) { ${area}riskInfo { ${ctx.schema.selection('RiskInfo', 'risk', 2)} } } }`;
+      return fourWays(ctx, 'risk', query, { wkt: CHICAGO }, false, (d) => (d.riskIndex ? null : 'no report'));
+    },
+    ratios: [...GATEWAY_VS_DIRECT, ...GATEWAY_VS_STOCK],
+  },
+];
+
+/* ------------------------------------------------------------------------------------------- */
+
+/** A VIN from a number: 17 characters, no I, O or Q. */
+const vin = (n: number) => `1BENCH${String(n).padStart(11, '0')}`.toUpperCase().replace(/[IOQ]/g, 'X');
+
+/**
+ * Seeds through our gateway's GraphQL API: a user with date of birth and ZIP, and (when booking
+ * runs) `bookingCount` vehicles with one ended booking each for that user. Each area's failure is
+ * recorded, not thrown, so the scenarios that do not need it still run.
+ */
+export async function seed(ctx: Omit<ScenarioContext, 'seed'>, bookingCount = 10): Promise<Seed> {
+  const result: Seed = { bookings: 0, problems: {} };
+  const url = `${ctx.targets.gateway}/graphql`;
+  const userId = `bench-user-${Date.now().toString(36)}`;
+  if (ctx.subgraphs.includes('scoring')) {
+    try {
+      await graphql(url, 'mutation($input: CreateUserInput) { createUser(input: $input) { userId } }',
+        { input: { userId, dateOfBirth: '1985-04-12', homeZip: '60601' } }, ctx.token);
+      result.userId = userId;
+    } catch (error) {
+      result.problems.scoring = (error as Error).message;
+    }
+  }
+  if (ctx.subgraphs.includes('booking') && result.userId) {
+    try {
+      const day = 86_400;
+      const start = Math.floor(Date.UTC(2026, 0, 1) / 1000);
+      for (let i = 0; i < bookingCount; i++) {
+        await graphql(url, 'mutation($vin: VIN!, $device: ID) { createVehicle(vin: $vin, deviceId: $device) { vin } }',
+          { vin: vin(i), device: `35${String(i).padStart(13, '0')}` }, ctx.token);
+        const started = await graphql(url, 'mutation($input: BookingStartInput!) { startBooking(input: $input) { bookingId } }',
+          { input: { vin: vin(i), userId, startTimestamp: start + i * day, estimatedEndTimestamp: start + i * day + 3600 } }, ctx.token);
+        const bookingId = (started.startBooking as { bookingId: string }).bookingId;
+        await graphql(url, 'mutation($id: ID!, $end: EpochSeconds!) { endBooking(bookingId: $id, actualEndTimestamp: $end) { bookingId } }',
+          { id: bookingId, end: start + i * day + 1800 }, ctx.token);
+        result.bookings += 1;
+      }
+    } catch (error) {
+      result.problems.booking = (error as Error).message;
+    }
+  }
+  return result;
+}
+
+/** Why a scenario cannot run, or null. */
+export function skipReason(scenario: Scenario, ctx: ScenarioContext): string | null {
+  const absent = scenario.needs.filter((name) => !ctx.subgraphs.includes(name));
+  if (absent.length) return `subgraph ${absent.join(', ')} not built yet`;
+  const missing = ctx.schema.missing(scenario.fields);
+  if (missing.length) return `supergraph lacks ${missing.join(', ')}`;
+  return scenario.blocked?.(ctx) ?? null;
+}

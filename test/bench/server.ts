@@ -1,0 +1,129 @@
+/**
+ * The benchmark's servers, in a process of their own so the load generator (run.ts) does not share
+ * their event loop: the embedded stack (subgraphs on loopback + our gateway over HTTP), a second
+ * gateway on the same subgraphs executing them in-process, and a stock Apollo Gateway. Talks to
+ * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
+import { subgraphDefinitions } from '../../subgraphs/index.ts';
+import { buildSchema } from '../../subgraphs/platform/subgraph.ts';
+import { buildStack } from '../../gateway/stack.ts';
+import { buildGateway } from '../../gateway/app.ts';
+import { testDatabase } from '../support/database.ts';
+import { startStockGateway } from './stock.ts';
+import type { BenchClient, ServerMessage, ServerReply, ServerStats } from './protocol.ts';
+
+export const BENCH_CLIENT: BenchClient = { id: 'bench-client', secret: 'bench-secret-0123456789abcdef', org: 'bench-org' };
+
+const dataDir = await mkdtemp(join(tmpdir(), 'frg-bench-'));
+const database = await testDatabase();
+if (database.env.DATABASE_URL) {
+  // Several subgraphs' migrations create btree_gist; with subgraphs migrating side by side on a fresh
+  // PostgreSQL database they can race on it, so it is created once first.
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  await client.query('create extension if not exists btree_gist with schema public');
+  await client.end();
+}
+const env = {
+  ...process.env,
+  NODE_ENV: 'production', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', DATA_DIR: dataDir,
+  BOOTSTRAP_CLIENT_ID: BENCH_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: BENCH_CLIENT.secret, BOOTSTRAP_ORG: BENCH_CLIENT.org,
+  // The load comes from one client: the per-client rate limit would otherwise answer 429.
+  RATE_LIMIT_PER_MINUTE: '1000000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000',
+  SUBGRAPH_TRANSPORT: 'http',
+  DATABASE_URL: undefined,
+  ...database.env,
+};
+// A subgraph whose schema does not build (work in progress) is left out, and its scenarios skipped.
+const broken: Record<string, string> = {};
+for (const [name, definition] of Object.entries(subgraphDefinitions)) {
+  try {
+    buildSchema(definition);
+  } catch (error) {
+    broken[name] = (error as Error).message.split('\n')[0];
+    Object.assign(env, { [subgraphUrlVariable(name)]: 'http://127.0.0.1:9/graphql' });
+  }
+}
+const config = loadConfig(env);
+const stack = await buildStack(config, env);
+const gatewayHttp = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
+const inprocess = await buildGateway({
+  config: { ...config, SUBGRAPH_TRANSPORT: 'inprocess' }, db: stack.db, subgraphUrls: stack.subgraphUrls, localSubgraphs: stack.subgraphs,
+});
+const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
+const stock = await startStockGateway(stack.subgraphUrls);
+
+// BENCH_PROFILE=<folder>: a V8 CPU profile of the server process per measurement, for finding hot spots.
+const profileDir = process.env.BENCH_PROFILE;
+const profiler = profileDir ? new Session() : undefined;
+if (profiler) { profiler.connect(); await profiler.post('Profiler.enable'); }
+let profiles = 0;
+
+let cpu = process.cpuUsage();
+let elu = performance.eventLoopUtilization();
+
+function stats(): ServerStats {
+  const used = process.cpuUsage(cpu);
+  return {
+    statements: Object.fromEntries(stack.subgraphs.map((s) => [s.name, s.db.statements.count])),
+    cpuMicros: used.user + used.system,
+    eventLoopUtilization: performance.eventLoopUtilization(elu).utilization,
+  };
+}
+
+let closing: Promise<void> | undefined;
+function close() {
+  closing ??= (async () => {
+    await stock.stop().catch(() => undefined);
+    await inprocess.close().catch(() => undefined);
+    await stack.close().catch(() => undefined);
+    await database.drop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  })();
+  return closing;
+}
+
+const reply = (message: ServerReply) => process.send?.(message);
+
+process.on('message', async (message: ServerMessage) => {
+  if (message.type === 'reset') {
+    await profiler?.post('Profiler.start');
+    for (const subgraph of stack.subgraphs) subgraph.db.statements.reset();
+    cpu = process.cpuUsage();
+    elu = performance.eventLoopUtilization();
+    reply({ type: 'stats', id: message.id, stats: stats() });
+  } else if (message.type === 'read') {
+    const current = stats();
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      await writeFile(join(profileDir!, `bench-${++profiles}.cpuprofile`), JSON.stringify(profile));
+    }
+    reply({ type: 'stats', id: message.id, stats: current });
+  } else if (message.type === 'close') {
+    void close().then(() => { reply({ type: 'closed', id: message.id }); process.disconnect?.(); });
+  }
+});
+// The runner went away (crash, Ctrl-C): clean up and leave.
+process.on('disconnect', () => { void close().then(() => process.exit(0)); });
+
+reply({
+  type: 'ready',
+  targets: {
+    direct: stack.subgraphUrls,
+    gateway: gatewayHttp,
+    gatewayInprocess,
+    stock: stock.url,
+  },
+  subgraphs: stack.subgraphs.map((s) => s.name),
+  broken,
+  client: BENCH_CLIENT,
+  database: config.DATABASE_URL ? 'postgresql' : 'pglite (in memory)',
+});

@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { ApolloServer } from '@apollo/server';
+import { startStandaloneServer } from '@apollo/server/standalone';
+import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { supergraphPath } from '../../schema/subgraphs.ts';
+
+interface StockContext { authorization?: string }
+
+/** The only change to a stock RemoteGraphQLDataSource: the caller's token goes to the subgraph. */
+class AuthorizationForwarding extends RemoteGraphQLDataSource<StockContext> {
+  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<StockContext>) {
+    if (context?.authorization) request.http?.headers.set('authorization', context.authorization);
+  }
+}
+
+/**
+ * A stock Apollo Server + Apollo Gateway with default settings (standalone HTTP server, default
+ * make-fetch-happen fetcher, default caches) on the same committed supergraph, its routing URLs
+ * overridden to the same subgraphs as ours. The baseline the issue compares our gateway with.
+ */
+export async function startStockGateway(urls: Record<string, string>) {
+  const gateway = new ApolloGateway({
+    supergraphSdl: readFileSync(supergraphPath, 'utf8'),
+    buildService: ({ name, url }) => new AuthorizationForwarding({ url: urls[name] ?? url }),
+  });
+  const server = new ApolloServer<StockContext>({ gateway });
+  const { url } = await startStandaloneServer(server, {
+    listen: { host: '127.0.0.1', port: 0 },
+    context: async ({ req }) => ({ authorization: req.headers.authorization }),
+  });
+  return { url: new URL('/graphql', url).toString(), stop: () => server.stop() };
+}

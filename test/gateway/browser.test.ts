@@ -1,0 +1,104 @@
+/**
+ * GraphiQL and the REST docs page in a real headless browser: Debian's chromium driven by
+ * playwright-core. No skip: without /usr/bin/chromium this test fails (.ci/run installs it).
+ * Screenshots go to artifacts/ (git-ignored).
+ */
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
+const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
+const USER_ID = 'ide-browser-1';
+
+let t: TestStack;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  t = await startTestStack({ subgraphs: ['scoring'] });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+/** Opens a page that records every URL it requests. */
+async function openPage(): Promise<{ page: Page; requested: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const requested: string[] = [];
+  page.on('request', (request) => { requested.push(request.url()); });
+  return { page, requested };
+}
+
+/** Replaces the content of the visible editor in GraphiQL's editor tools (Variables or Headers). */
+async function fillTool(page: Page, tool: 'Variables' | 'Headers', text: string) {
+  await page.locator('.graphiql-editor-tools').getByRole('button', { name: tool, exact: true }).click();
+  const editor = page.locator('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+const responseText = (page: Page) => page.locator('.graphiql-response .CodeMirror').innerText();
+
+describe('GraphiQL in headless Chromium', () => {
+  it('loads from the gateway alone, shows the schema docs, and runs a query with a pasted token', async () => {
+    const created = await t.graphql('mutation { createUser(input: { userId: "ide-browser-1", homeZip: "60601" }) { userId } }');
+    expect(created.data).toEqual({ createUser: { userId: USER_ID } });
+    const { page, requested } = await openPage();
+    const started = performance.now();
+    await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
+    await page.locator('.graphiql-container').waitFor();
+    const examples = servedExamples(apiSchema());
+    // One tab per example, titled with the operation's name.
+    const tabs = page.locator('.graphiql-tab');
+    await expect.poll(() => tabs.count()).toBe(examples.length);
+    const loadMs = performance.now() - started;
+    console.log(`GraphiQL page ready in ${Math.round(loadMs)} ms with ${examples.length} example tabs`);
+    await page.getByRole('tab', { name: 'ScoringUser' }).click();
+    await expect.poll(() => page.locator('.graphiql-query-editor').innerText()).toContain('user(userId: $userId)');
+
+    // The schema (introspection) loaded: the documentation explorer lists the root types.
+    await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
+    await expect.poll(() => page.locator('.graphiql-doc-explorer').innerText()).toMatch(/query:\s*Query/);
+
+    // With the untouched Authorization template, no token is sent: the field asks for one.
+    await fillTool(page, 'Variables', `{ "userId": "${USER_ID}" }`);
+    await page.locator('.graphiql-execute-button').click();
+    await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain('UNAUTHENTICATED');
+    expect(await responseText(page)).not.toContain('must be "Bearer');
+
+    // Paste a token into the Headers editor and run again.
+    await fillTool(page, 'Headers', JSON.stringify({ Authorization: `Bearer ${t.token}` }));
+    await page.locator('.graphiql-execute-button').click();
+    await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain(`"userId": "${USER_ID}"`);
+    const result = await responseText(page);
+    expect(result).toContain('"homeZip": "60601"');
+    expect(result).toContain('"enrollmentStatus": "PENDING"');
+    await page.screenshot({ path: `${ARTIFACTS}graphiql.png` });
+
+    // Everything came from the gateway: no CDN, nothing else.
+    expect(requested.length).toBeGreaterThan(4);
+    expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('renders the REST docs page from /openapi.json', async () => {
+    const { page, requested } = await openPage();
+    const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.values(openapi.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
+    await page.goto(`${t.url}/docs`, { waitUntil: 'load' });
+    const blocks = page.locator('.swagger-ui .opblock');
+    await expect.poll(() => blocks.count(), { timeout: 20_000 }).toBe(operations);
+    expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('REST compatibility paths');
+    await page.screenshot({ path: `${ARTIFACTS}rest-docs.png`, fullPage: false });
+    expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
+    await page.close();
+  }, 60_000);
+});

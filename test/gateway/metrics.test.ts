@@ -1,0 +1,147 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { continueTrace, parseTraceparent } from '../../gateway/observability/tracing.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+
+/** The value of the sample `name{labels}` in a Prometheus text exposition, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe('GET /metrics', () => {
+  let t: TestStack;
+  beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'] }); });
+  afterAll(async () => { await t?.close(); });
+
+  it('counts HTTP requests by route pattern and GraphQL operations by name, transport and error code', async () => {
+    expect((await t.graphql('query MetricsProbe { user(userId: "metrics-nobody") { userId } }')).data).toEqual({ user: null });
+    expect((await t.graphql('query MetricsProbe { user(userId: "metrics-nobody-2") { userId } }')).data).toEqual({ user: null });
+    const unauth = await t.graphql('query MetricsUnauth { user(userId: "x") { userId } }', {}, null);
+    expect(unauth.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+    const invalid = await t.graphql('query MetricsInvalid { user(userId: "x") { noSuchField } }');
+    expect(invalid.errors?.[0].extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect((await t.request('GET', '/shared-mobility-insights/v2/users/metrics-raw-id', { token: t.token })).status).toBe(404);
+    expect((await t.request('POST', '/shared-mobility-insights/v2/users', { token: t.token, body: { userId: 'metrics-user' } })).status).toBe(201);
+
+    const res = await t.request('GET', '/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = res.body as string;
+
+    // Per REST route: the pattern, never the raw URL.
+    expect(sample(text, 'gateway_http_requests_total', { method: 'GET', route: '/shared-mobility-insights/v2/users/:userId', status_code: '404' })).toBe(1);
+    expect(sample(text, 'gateway_http_requests_total', { method: 'POST', route: '/shared-mobility-insights/v2/users', status_code: '201' })).toBe(1);
+    expect(text).not.toContain('metrics-raw-id');
+    expect(sample(text, 'gateway_http_requests_total', { method: 'POST', route: '/graphql', status_code: '200' })).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'gateway_http_request_duration_seconds_count', { method: 'POST', route: '/shared-mobility-insights/v2/users', status_code: '201' })).toBe(1);
+    expect(sample(text, 'gateway_http_request_duration_seconds_bucket', { route: '/shared-mobility-insights/v2/users', le: '+Inf' })).toBe(1);
+
+    // Per GraphQL operation: the REST paths count as transport "rest" under their operation's name.
+    expect(sample(text, 'gateway_graphql_operations_total', { operation_name: 'MetricsProbe', operation_type: 'query', transport: 'graphql', outcome: 'success' })).toBe(2);
+    expect(sample(text, 'gateway_graphql_operation_duration_seconds_count', { operation_name: 'MetricsProbe', transport: 'graphql' })).toBe(2);
+    expect(sample(text, 'gateway_graphql_operations_total', { operation_name: 'GetUser', transport: 'rest', outcome: 'success' })).toBe(1);
+    expect(sample(text, 'gateway_graphql_operations_total', { operation_name: 'CreateUser', operation_type: 'mutation', transport: 'rest' })).toBe(1);
+    expect(sample(text, 'gateway_graphql_operations_total', { operation_name: 'MetricsUnauth', outcome: 'error' })).toBe(1);
+    expect(sample(text, 'gateway_graphql_errors_total', { operation_name: 'MetricsUnauth', transport: 'graphql', code: 'UNAUTHENTICATED' })).toBe(1);
+    // A document that does not validate has no trustworthy name.
+    expect(sample(text, 'gateway_graphql_errors_total', { operation_name: '(invalid)', code: 'GRAPHQL_VALIDATION_FAILED' })).toBe(1);
+    expect(text).not.toContain('MetricsInvalid');
+
+    // Subgraph health, probed on scrape: scoring runs, the others were left unreachable.
+    expect(sample(text, 'gateway_subgraph_up', { subgraph: 'scoring' })).toBe(1);
+    expect(sample(text, 'gateway_subgraph_up', { subgraph: 'booking' })).toBe(0);
+    // Node defaults.
+    expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sample(text, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    // The gateway database pool exists on PostgreSQL only.
+    if (t.config.DATABASE_URL) expect(sample(text, 'gateway_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1);
+    else expect(sample(text, 'gateway_db_pool_connections', { state: 'total' })).toBeUndefined();
+  });
+
+  it('labels operation names past the cap as (other) so clients cannot explode cardinality', async () => {
+    const { GatewayMetrics } = await import('../../gateway/observability/metrics.ts');
+    const metrics = new GatewayMetrics();
+    for (let i = 0; i < 500; i += 1) expect(metrics.operationLabel(`Op${i}`)).toBe(`Op${i}`);
+    expect(metrics.operationLabel('Op0')).toBe('Op0');
+    expect(metrics.operationLabel('OneTooMany')).toBe('(other)');
+    expect(metrics.operationLabel(undefined)).toBe('(anonymous)');
+  });
+});
+
+describe('W3C trace context', () => {
+  it('parses valid traceparent values only and keeps the trace id across a hop', () => {
+    const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    expect(parseTraceparent(header)).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: '01' });
+    for (const bad of ['', 'garbage', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
+      expect(parseTraceparent(bad), bad).toBeNull();
+    }
+    const next = continueTrace(header);
+    expect(next.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(next.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(next.spanId).not.toBe('00f067aa0ba902b7');
+    expect(next.flags).toBe('01');
+    const fresh = continueTrace(undefined);
+    expect(fresh.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(fresh.traceId).not.toBe('0'.repeat(32));
+  });
+
+  describe('gateway to subgraph', () => {
+    let t: TestStack;
+    let fake: Server;
+    const seen: IncomingHttpHeaders[] = [];
+
+    beforeAll(async () => {
+      // A stand-in scoring subgraph that records the headers of each fetch the gateway makes.
+      fake = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          if (req.url?.startsWith('/graphql')) seen.push(req.headers);
+          res.writeHead(req.url?.startsWith('/graphql') ? 200 : 200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(req.url?.startsWith('/graphql') ? { data: { user: null } } : { status: 'ok' }));
+        });
+      });
+      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/graphql`;
+      t = await startTestStack({ subgraphs: [], env: { SCORING_URL: url } });
+    });
+    afterAll(async () => {
+      await t?.close();
+      await new Promise((resolve) => fake?.close(resolve));
+    });
+
+    it('forwards the caller trace id to the subgraph with the gateway as parent span', async () => {
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      seen.length = 0;
+      const res = await t.request('POST', '/graphql', {
+        token: t.token, body: { query: 'query Traced { user(userId: "u1") { userId } }' },
+        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ data: { user: null } });
+      expect(seen).toHaveLength(1);
+      const forwarded = parseTraceparent(seen[0].traceparent);
+      expect(forwarded).toMatchObject({ traceId, flags: '01' });
+      expect(forwarded!.spanId).not.toBe('b7ad6b7169203331');
+      expect(seen[0].authorization).toBe(`Bearer ${t.token}`);
+    });
+
+    it('starts a trace when the caller sends none or an invalid one, on GraphQL and on the REST paths', async () => {
+      seen.length = 0;
+      expect((await t.request('GET', '/shared-mobility-insights/v2/users/u2', { token: t.token })).status).toBe(404);
+      expect((await t.request('GET', '/shared-mobility-insights/v2/users/u3', { token: t.token, headers: { traceparent: 'not-a-trace' } })).status).toBe(404);
+      expect(seen).toHaveLength(2);
+      const [a, b] = seen.map((h) => parseTraceparent(h.traceparent));
+      expect(a?.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(b?.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(a!.traceId).not.toBe(b!.traceId);
+    });
+  });
+});

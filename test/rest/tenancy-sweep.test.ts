@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, type GraphQLSchema, buildClientSchema, getIntrospectionQuery, isNonNullType, isScalarType, getNamedType } from 'graphql';
+import { restRoutes } from '../../gateway/rest/index.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+import { snapshotRows } from '../support/rows.ts';
+import { CHICAGO, dispatch, provision, session } from '../roadside/helpers.ts';
+
+/**
+ * Organisation A creates data in every area; organisation B then calls every REST route of the
+ * table (and every GraphQL query that takes an id) with A's identifiers. Nothing of A's may be
+ * returned, and A's rows must be exactly as they were.
+ */
+const MARKER_DOB = '1971-03-14';
+const MARKER_NAME = 'Zelda-Tenant-A';
+const SMI = '/shared-mobility-insights/v2';
+const REG = '/registration/v2';
+const RS = '/services/roadside/v1';
+const VIN = '2T1BURHE0JC014702';
+
+let t: TestStack;
+let b: { token: string };
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await startTestStack();
+  const a = t.token;
+  const ok = async (method: string, path: string, body?: unknown, form?: Record<string, string>) => {
+    const res = await t.request(method, path, { token: a, body, form });
+    if (res.status >= 300) throw new Error(`fixture ${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  // A: booking and scoring
+  await ok('POST', `${SMI}/users`, { userId: 'tenant-a-user', dateOfBirth: MARKER_DOB, homeZip: '60601' });
+  await ok('POST', `${SMI}/users/tenant-a-user/sourcea-mvr`, {
+    id: 'mvr_ta', object: 'motor_vehicle_report', report_type: 'full', full_name: MARKER_NAME, license_number: 'TA1', license_state: 'IL',
+    license_status: 'VALID', license_class: 'D', issued_date: '2020-01-01', first_issued_date: '2000-01-01', expiration_date: '2030-01-01',
+    restrictions: [], endorsements: [], violations: [], accidents: [], suspensions: [],
+  });
+  await ok('POST', `${SMI}/vehicles`, { VIN, deviceID: '356938035643809' });
+  const booking = await ok('POST', `${SMI}/bookings`, { VIN, userID: 'tenant-a-user', startTimestamp: 1_800_000_000 });
+  Object.assign(ids, { 'smi:userId': 'tenant-a-user', 'smi:vin': VIN, 'smi:imei': '356938035643809', 'smi:bookingId': booking.bookingID ?? booking.bookingId });
+  // A: registration
+  await ok('POST', `${REG}/users`, { userId: 'tenant-a-reg' });
+  await ok('POST', `${REG}/vehicles`, { vehicleId: 'tenant-a-veh', vin: VIN, make: 'Toyota', model: 'Camry', year: 2018 });
+  await ok('PUT', `${REG}/devices/tenant-a-dev/users/tenant-a-reg`, { effectiveDate: '2026-01-01', type: 'mobile' });
+  await ok('POST', `${REG}/consents`, { userId: 'tenant-a-reg', type: 'location-tracking', version: '1', granted: true, timestamp: '2026-01-01T00:00:00Z', source: 'app' });
+  Object.assign(ids, { 'reg:userId': 'tenant-a-reg', 'reg:vehicleId': 'tenant-a-veh', 'reg:deviceId': 'tenant-a-dev', 'reg:productName': 'Driving Behavior' });
+  // A: roadside
+  const member = await provision(t, a, { firstName: MARKER_NAME });
+  const sessionId = await session(t, a, [{ key: 'vin', value: member.vin }]);
+  const rescue = await dispatch(t, a, sessionId);
+  if (rescue.status >= 300) throw new Error(`fixture dispatch: ${rescue.status} ${JSON.stringify(rescue.body)}`);
+  const reqId = rescue.body.requestId ?? rescue.body.reqId;
+  const file = await ok('POST', `${RS}/provider/fileservice/upload`, { requestId: reqId, fileType: 'RECEIPT', fileName: 'a.txt', contentType: 'text/plain', content: Buffer.from(MARKER_NAME).toString('base64') });
+  Object.assign(ids, {
+    'rs:memberId': member.memberId, 'rs:assetIntegrationId': member.assetIntegrationId, 'rs:partnerCd': member.partnerCode,
+    'rs:reqId': reqId, 'rs:contentid': file.contentId ?? file.contentid, 'rs:sessionId': sessionId,
+  });
+  b = await t.clientFor('org-b');
+}, 300_000);
+afterAll(async () => { await t?.close(); });
+
+const area = (path: string) => (path.startsWith(SMI) ? 'smi' : path.startsWith(REG) ? 'reg' : path.startsWith(RS) ? 'rs' : 'risk');
+
+/** Replaces every id-like value in an example body with A's identifier of that name. */
+function withIdsOfA(value: unknown, prefix: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => withIdsOfA(v, prefix));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => {
+      const key = { requestId: 'reqId', userID: 'userId', VIN: 'vin', bookingID: 'bookingId', deviceID: 'imei' }[k] ?? k;
+      const own = ids[`${prefix}:${key}`] ?? ids[`rs:${key}`];
+      return [k, own !== undefined && typeof v !== 'object' ? own : withIdsOfA(v, prefix)];
+    }));
+  }
+  return value;
+}
+
+describe('another organisation against every route', () => {
+  it('gets nothing of A through any REST route and changes none of A\'s rows', async () => {
+    const before = await snapshotRows(t.stack, 'org-a');
+    expect(Object.values(before).filter((rows) => rows !== '[]').length).toBeGreaterThanOrEqual(8);
+    const report: string[] = [];
+    for (const route of restRoutes) {
+      const prefix = area(route.path);
+      const path = route.path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(ids[`${prefix}:${name}`] ?? 'x'));
+      const query = new URLSearchParams({ sessionId: ids['rs:sessionId'], reqId: ids['rs:reqId'], requestId: ids['rs:reqId'], appId: 'fleet-app' });
+      const url = route.method === 'GET' && prefix === 'rs' ? `${path}?${query}` : path;
+      const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : withIdsOfA(route.docs?.requestExample ?? {}, prefix);
+      const res = await t.request(route.method, url, { token: b.token, body });
+      const text = JSON.stringify(res.body);
+      report.push(`${res.status} ${route.method} ${route.path}`);
+      expect(res.status, `${route.method} ${route.path}`).toBeLessThan(500);
+      for (const marker of [MARKER_DOB, MARKER_NAME, Buffer.from(MARKER_NAME).toString('base64')]) {
+        expect(text.includes(marker), `${route.method} ${route.path} leaked ${marker}`).toBe(false);
+      }
+      const referencesA = /:(userId|vin|bookingId|reqId|contentid|memberId|deviceId|vehicleId)/.test(route.path);
+      if (route.method === 'GET' && referencesA) expect([400, 403, 404], `${route.method} ${route.path}`).toContain(res.status);
+    }
+    const after = await snapshotRows(t.stack, 'org-a');
+    expect(after).toEqual(before);
+    console.log(`tenancy sweep: ${restRoutes.length} REST routes called as organisation B; A's ${Object.keys(before).length} tables unchanged\n  ${report.join('\n  ')}`);
+  });
+
+  it('gets null or NOT_FOUND from every GraphQL query given A\'s ids', async () => {
+    const intro = await t.graphql(getIntrospectionQuery());
+    const schema: GraphQLSchema = buildClientSchema(intro.data);
+    const fields = Object.values(schema.getQueryType()!.getFields());
+    let called = 0;
+    for (const field of fields) {
+      const args = field.args;
+      const required = args.filter((a) => isNonNullType(a.type));
+      if (!required.length || !required.every((a) => isScalarType(getNamedType(a.type)))) continue;
+      const candidates = Object.entries(ids).filter(([k]) => required.some((a) => k.endsWith(`:${a.name}`)));
+      if (!candidates.length) continue;
+      for (const [key, value] of candidates) {
+        const arg = required.find((a) => key.endsWith(`:${a.name}`))!;
+        if (required.length > 1) continue;
+        const named = getNamedType(field.type);
+        const selection = 'getFields' in named ? `{ __typename }` : '';
+        const query = `query($v: ${arg.type.toString()}) { ${field.name}(${arg.name}: $v) ${selection} }`;
+        parse(query);
+        const res = await t.graphql(query, { v: value }, b.token);
+        called += 1;
+        const data = res.data?.[field.name];
+        const empty = data === null || data === undefined || (Array.isArray(data) && data.length === 0);
+        const denied = res.errors?.every((e) => ['NOT_FOUND', 'FORBIDDEN', 'BAD_USER_INPUT'].includes(String(e.extensions?.code)));
+        expect(empty || denied, `${field.name}(${arg.name}: ${key}) returned ${JSON.stringify(res).slice(0, 200)}`).toBe(true);
+      }
+    }
+    expect(called).toBeGreaterThanOrEqual(5);
+    console.log(`tenancy sweep: ${called} GraphQL queries with A's ids as organisation B, none returned A's data`);
+  });
+});
