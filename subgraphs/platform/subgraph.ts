@@ -16,6 +16,7 @@ import { loadSigningKeys } from './auth/keys.ts';
 import type { Caller, Scope } from './auth/tokens.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
+import { nulGuard } from './nul-guard.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -77,7 +78,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       introspection: true,
       includeStacktraceInErrorResponses: false,
       formatError: (formatted: GraphQLFormattedError, error: unknown) => formatError(formatted, error, app.log),
-      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled()],
+      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), nulGuard],
     });
     await apollo.start();
     await app.register(fastifyApollo(apollo), {

@@ -1,0 +1,34 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { Kind, visit, type DocumentNode } from 'graphql';
+import { badInput } from './errors.ts';
+
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
+  return false;
+}
+
+function documentContainsNul(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, { [Kind.STRING]: (node) => { if (node.value.includes('\u0000')) found = true; } });
+  return found;
+}
+
+/**
+ * PostgreSQL text cannot hold NUL characters; refuse them in variables and literals up front as
+ * bad input (HTTP 400), rather than letting the database fail the request later.
+ */
+export const nulGuard: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ request, document }) {
+        if (containsNul(request.variables) || documentContainsNul(document)) {
+          const error = badInput('Text must not contain NUL (\\u0000) characters');
+          Object.assign(error.extensions, { http: { status: 400 } });
+          throw error;
+        }
+      },
+    };
+  },
+};
