@@ -56,8 +56,7 @@ describe('POST /platform/oauth/v1/token', () => {
   });
 
   it('stores client secrets hashed', async () => {
-    const em = t.stack.gateway.clients['em' as never] as unknown as import('@mikro-orm/core').EntityManager;
-    const row = await em.fork().findOneOrFail(Client, { clientId: DEFAULT_CLIENT.id });
+    const row = await t.stack.db.orm.em.fork().findOneOrFail(Client, { clientId: DEFAULT_CLIENT.id });
     expect(row.secretHash).toMatch(/^scrypt\$/);
     expect(row.secretHash).not.toContain(DEFAULT_CLIENT.secret);
   });

@@ -3,7 +3,7 @@ import { parse, type GraphQLSchema, buildClientSchema, getIntrospectionQuery, is
 import { restRoutes } from '../../gateway/rest/index.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { snapshotRows } from '../support/rows.ts';
-import { CHICAGO, dispatch, provision, session } from '../roadside/helpers.ts';
+import { dispatch, provision, session } from '../roadside/helpers.ts';
 
 /**
  * Organisation A creates data in every area; organisation B then calls every REST route of the
