@@ -43,6 +43,21 @@ describe('GraphQL abuse limits', () => {
   });
 });
 
+describe('cost limit', () => {
+  beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'], env: { GRAPHQL_MAX_COST: '100' } }); });
+  afterAll(async () => { await t?.close(); });
+
+  it('rejects a document whose estimated cost is over the limit, before any subgraph is called', async () => {
+    const cheap = await t.graphql('{ user(userId: "nobody") { userId } }');
+    expect(cheap.errors).toBeUndefined();
+    const nested = `bookings(first: 100) { nodes { bookingId vin userId deviceId startTimestamp vehicle { vin deviceId bookings(first: 100) { nodes { bookingId vin userId } } } } }`;
+    const res = await t.graphql(`{ user(userId: "nobody") { userId ${nested} } }`);
+    expect(res.status).toBe(400);
+    expect(res.errors?.[0].extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(res.errors?.[0].message).toMatch(/cost/i);
+  });
+});
+
 describe('request limits', () => {
   beforeAll(async () => {
     t = await startTestStack({ subgraphs: ['scoring'], env: { RATE_LIMIT_PER_MINUTE: '40', TOKEN_RATE_LIMIT_PER_MINUTE: '6' } });

@@ -117,7 +117,7 @@ describe('organisation isolation and tokens', () => {
     expect(original.body).toMatchObject({ homeZip: '60601', enrollmentStatus: 'pending' });
   });
 
-  it('refuses a missing, malformed, expired or foreign-signed token with 401', async () => {
+  it('refuses a missing, malformed, expired, not-yet-valid, foreign-signed, other-issuer or alg:none token with 401', async () => {
     const { SignJWT, generateKeyPair } = await import('jose');
     const { importPKCS8 } = await import('jose');
     const { readFile } = await import('node:fs/promises');
@@ -128,7 +128,13 @@ describe('organisation isolation and tokens', () => {
       .setAudience(t.config.JWT_ISSUER).setIssuedAt(now - 7200).setExpirationTime(now - 3600).sign(own);
     const foreign = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer(t.config.JWT_ISSUER)
       .setAudience(t.config.JWT_ISSUER).setIssuedAt(now).setExpirationTime(now + 3600).sign((await generateKeyPair('EdDSA')).privateKey);
-    for (const token of [null, 'not-a-jwt', expired, foreign]) {
+    const notYetValid = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer(t.config.JWT_ISSUER)
+      .setAudience(t.config.JWT_ISSUER).setIssuedAt(now).setNotBefore(now + 600).setExpirationTime(now + 3600).sign(own);
+    const otherIssuer = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer('someone-else')
+      .setAudience(t.config.JWT_ISSUER).setIssuedAt(now).setExpirationTime(now + 3600).sign(own);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const algNone = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, sub: 'test-client', iss: t.config.JWT_ISSUER, aud: t.config.JWT_ISSUER, iat: now, exp: now + 3600 })}.`;
+    for (const token of [null, 'not-a-jwt', expired, foreign, notYetValid, otherIssuer, algNone]) {
       const res = await t.request('GET', `${USERS}/iso-1`, { token });
       expect(res.status, String(token).slice(0, 20)).toBe(401);
       expect(res.body.code).toBe('UNAUTHENTICATED');
