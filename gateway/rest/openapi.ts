@@ -50,6 +50,7 @@ function operation(route: RestRoute) {
       429: problemResponse('Rate limit exceeded (see Retry-After)'),
       503: problemResponse('A subgraph or the database is unavailable'),
       ...Object.fromEntries(Object.entries(route.docs?.problems ?? {}).map(([status, text]) => [status, problemResponse(text)])),
+      default: problemResponse('Any other error (e.g. 413 body too large, 415 unsupported content type)'),
     },
   };
 }
@@ -75,6 +76,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
         200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer', example: 3600 }, scope: { type: 'string' } }, required: ['access_token', 'token_type', 'expires_in', 'scope'] } } } },
         400: { description: 'invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 5.2)' },
         401: { description: 'invalid_client' },
+        429: { description: 'too_many_requests: too many attempts for this client id or address (see Retry-After)' },
       },
     },
   };

@@ -166,7 +166,8 @@ const locationSchema: JsonSchema = {
   type: 'object', required: ['latitude', 'longitude'],
   properties: {
     latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 },
-    address1: { type: 'string' }, city: { type: 'string' }, state: { type: 'string', pattern: '^[A-Za-z]{2}$' }, zip: { type: 'string' }, landmark: { type: 'string' },
+    address1: { type: ['string', 'null'] }, city: { type: ['string', 'null'] }, state: { type: ['string', 'null'], pattern: '^[A-Za-z]{2}$' },
+    zip: { type: ['string', 'null'] }, landmark: { type: ['string', 'null'] },
   },
 };
 const costSchema: JsonSchema = {

@@ -39,6 +39,8 @@ export interface MeasurementResult {
   variant: Variant;
   status: 'measured' | 'skipped' | 'failed';
   reason?: string;
+  /** What the answer was (e.g. the union member a coverage score returned). */
+  note?: string;
   requestsPerSecond?: number;
   latencyMs?: { p50: number; p95: number; p99: number; max: number };
   requests?: number;
@@ -124,16 +126,16 @@ function load(m: Measurement, headers: Record<string, string>, duration: number,
 const headersFor = (m: Measurement, token: string): Record<string, string> =>
   ({ ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${token}` } : {}) });
 
-/** One request first: a wrong answer is reported, not measured. Returns the problem, or null. */
-async function verify(m: Measurement, token: string): Promise<string | null> {
+/** One request first: a wrong answer is reported, not measured. */
+async function verify(m: Measurement, token: string): Promise<{ problem: string | null; note?: string }> {
   try {
     const response = await fetch(m.url, { method: m.method, headers: headersFor(m, token), body: m.body });
     const text = await response.text();
     let body: unknown = text;
     try { body = JSON.parse(text); } catch { /* not JSON */ }
-    return m.check(response.status, body);
+    return { problem: m.check(response.status, body), note: m.describe?.(body) };
   } catch (error) {
-    return (error as Error).message;
+    return { problem: (error as Error).message };
   }
 }
 
@@ -180,18 +182,19 @@ function summarise(scenario: Scenario, m: Measurement, samples: Sample[]): Measu
  */
 async function measureScenario(servers: Servers, scenario: Scenario, ctx: ScenarioContext, options: Options): Promise<MeasurementResult[]> {
   const measurements = scenario.measurements(ctx);
-  const problems = await Promise.all(measurements.map((m) => verify(m, ctx.token)));
+  const checks = await Promise.all(measurements.map((m) => verify(m, ctx.token)));
   const samples: Sample[][] = measurements.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, m] of measurements.entries()) {
-      if (!problems[i]) samples[i].push(await sample(servers, m, ctx.token, options, round === 0));
+      if (!checks[i].problem) samples[i].push(await sample(servers, m, ctx.token, options, round === 0));
     }
   }
   return measurements.map((m, i) => {
-    const result: MeasurementResult = problems[i]
-      ? { scenario: scenario.name, variant: m.variant, status: 'failed', reason: problems[i]! }
-      : summarise(scenario, m, samples[i]);
-    console.log(`  ${scenario.name} / ${m.variant}: ${result.status === 'measured' ? `${result.requestsPerSecond} req/s, p99 ${result.latencyMs!.p99} ms, ${result.sqlPerRequest} sql/req, ${result.cpuMicrosPerRequest} µs cpu/req` : `${result.status}: ${result.reason}`}`);
+    const { problem, note } = checks[i];
+    const result: MeasurementResult = problem
+      ? { scenario: scenario.name, variant: m.variant, status: 'failed', reason: problem }
+      : { ...summarise(scenario, m, samples[i]), ...(note ? { note } : {}) };
+    console.log(`  ${scenario.name} / ${m.variant}: ${result.status === 'measured' ? `${result.requestsPerSecond} req/s, p99 ${result.latencyMs!.p99} ms, ${result.sqlPerRequest} sql/req, ${result.cpuMicrosPerRequest} µs cpu/req` : `${result.status}: ${result.reason}`}${result.note ? ` (${result.note})` : ''}`);
     return result;
   });
 }

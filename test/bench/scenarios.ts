@@ -18,6 +18,8 @@ export interface Measurement {
   auth: boolean;
   /** A reason the response is wrong (checked once before measuring), or null. */
   check(status: number, body: unknown): string | null;
+  /** What the answer was, for the report (e.g. which member of a union). */
+  describe?(body: unknown): string;
 }
 
 export interface Ratio {
@@ -172,7 +174,9 @@ export const scenarios: Scenario[] = [
       const field = ctx.schema.field('Query', 'prequalCoverageScore')!;
       const type = SupergraphInfo.namedType(field.type);
       const query = `query BenchCoverage($id: ID!) { prequalCoverageScore(userId: $id) { ${ctx.schema.selection(type, 'scoring', 2)} } }`;
-      return fourWays(ctx, 'scoring', query, { id: ctx.seed.userId }, true, (d) => (d.prequalCoverageScore ? null : 'no score'));
+      const typename = (body: unknown) => String((body as { data?: { prequalCoverageScore?: { __typename?: string } } }).data?.prequalCoverageScore?.__typename);
+      return fourWays(ctx, 'scoring', query, { id: ctx.seed.userId }, true, (d) => (d.prequalCoverageScore ? null : 'no score'))
+        .map((m) => ({ ...m, describe: (body: unknown) => `answer: ${typename(body)}` }));
     },
     ratios: [...GATEWAY_VS_DIRECT, ...GATEWAY_VS_STOCK],
   },
@@ -190,6 +194,16 @@ export const scenarios: Scenario[] = [
 ];
 
 /* ------------------------------------------------------------------------------------------- */
+
+/** A made-up full Source A MVR (spec/mvr-formats.md), so the coverage score has all it needs. */
+const BENCH_MVR = {
+  id: 'mvr_bench', object: 'motor_vehicle_report', report_type: 'full', full_name: 'Bench Driver',
+  license_number: 'B0000001', license_state: 'IL', license_status: 'VALID', license_class: 'D',
+  issued_date: '2022-01-10', first_issued_date: '2005-06-01', expiration_date: '2030-01-10',
+  restrictions: [], endorsements: [],
+  violations: [{ type: 'Speeding', description: 'Speeding 11-15 over', acd_code: 'S93', violation_date: '2024-05-01', conviction_date: '2024-06-10', state: 'IL', points: 1 }],
+  accidents: [], suspensions: [], created_at: '2026-10-02T17:04:11Z',
+};
 
 /** A VIN from a number: 17 characters, no I, O or Q. */
 const vin = (n: number) => `1BENCH${String(n).padStart(11, '0')}`.toUpperCase().replace(/[IOQ]/g, 'X');
@@ -210,6 +224,14 @@ export async function seed(ctx: Omit<ScenarioContext, 'seed'>, bookingCount = 10
       result.userId = userId;
     } catch (error) {
       result.problems.scoring = (error as Error).message;
+    }
+  }
+  if (result.userId && ctx.schema.field('Mutation', 'createMvr')) {
+    try {
+      await graphql(url, 'mutation($id: ID!, $report: JSON) { createMvr(userId: $id, source: SOURCE_A, report: $report) { __typename } }',
+        { id: userId, report: BENCH_MVR }, ctx.token);
+    } catch (error) {
+      result.problems.mvr = (error as Error).message;
     }
   }
   if (ctx.subgraphs.includes('booking') && result.userId) {

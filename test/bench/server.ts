@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { buildSchema } from '../../subgraphs/platform/subgraph.ts';
@@ -24,14 +23,6 @@ export const BENCH_CLIENT: BenchClient = { id: 'bench-client', secret: 'bench-se
 
 const dataDir = await mkdtemp(join(tmpdir(), 'frg-bench-'));
 const database = await testDatabase();
-if (database.env.DATABASE_URL) {
-  // Several subgraphs' migrations create btree_gist; with subgraphs migrating side by side on a fresh
-  // PostgreSQL database they can race on it, so it is created once first.
-  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
-  await client.connect();
-  await client.query('create extension if not exists btree_gist with schema public');
-  await client.end();
-}
 const env = {
   ...process.env,
   NODE_ENV: 'production', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', DATA_DIR: dataDir,

@@ -119,7 +119,9 @@ describe('GET /openapi.json', () => {
     expect(contract.check('GET', url, 200, 'application/json', { userId: 'u1', userID: 'u1', enrollmentStatus: 'pending' })).toEqual([]);
     expect(contract.check('GET', url, 200, 'application/json', { userId: 'u1' })[0]).toMatch(/body does not match/);
     expect(contract.check('GET', url, 200, 'application/json', { userId: 'u1', userID: 'u1', enrollmentStatus: 'bogus' })[0]).toMatch(/allowed values/);
-    expect(contract.check('GET', url, 418, 'application/json', {})[0]).toMatch(/status not documented/);
+    // undocumented statuses fall to the `default` problem response, so a plain JSON 418 is off-contract
+    expect(contract.check('GET', url, 418, 'application/json', {})[0]).toMatch(/content type application\/json not documented/);
+    expect(contract.check('GET', url, 418, 'application/problem+json', { title: 'x' })[0]).toMatch(/body does not match/);
     expect(contract.check('GET', '/no/such/path', 200, 'application/json', {})[0]).toMatch(/not documented/);
     expect(contract.check('GET', url, 404, 'application/problem+json', { title: 'Not found' })[0]).toMatch(/body does not match/);
   });

@@ -6,6 +6,12 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { buildStack, type Stack } from '../../gateway/stack.ts';
 import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { testDatabase } from './database.ts';
+import { OpenApiContract } from '../../gateway/docs/contract.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
+import { restRoutes } from '../../gateway/rest/index.ts';
+
+/** Every REST response any test receives is checked against the OpenAPI document. */
+const contract = new OpenApiContract(buildOpenApi(restRoutes));
 
 export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
   status: number;
@@ -66,6 +72,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     const text = await response.text();
     let parsed: unknown = text;
     if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
+    if (contract.find(method, path)) violations.push(...contract.check(method, path, response.status, response.headers.get('content-type'), parsed));
     return { status: response.status, headers: response.headers, body: parsed as never };
   }
 
@@ -75,6 +82,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     return (res.body as { access_token: string }).access_token;
   }
 
+  const violations: string[] = [];
   const token = await tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
   return {
     url: address, stack, config, token,
@@ -91,6 +99,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
       await stack.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
+      if (violations.length) throw new Error(`REST responses that do not match /openapi.json:\n${[...new Set(violations)].slice(0, 20).join('\n')}`);
     },
   };
 }
