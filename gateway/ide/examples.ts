@@ -15,7 +15,7 @@ export interface IdeExample {
 export const ideExamples: readonly IdeExample[] = [
   {
     area: 'risk',
-    query: `# Risk Index (public: no token needed). The area is WKT; radius (metres) buffers it.
+    query: `# Risk Index (public: no token needed). The area is WKT, longitude first; radius (degrees, as the original service) buffers it.
 query RiskIndex($wkt: WKT!, $radius: Float) {
   riskIndex(wkt: $wkt, radius: $radius) {
     area { coverage states cellsTouched message }
@@ -24,7 +24,7 @@ query RiskIndex($wkt: WKT!, $radius: Float) {
     realtimeTraffic { sensors meanSpeedKph asOf }
   }
 }`,
-    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 500 },
+    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.005 },
   },
   {
     area: 'scoring',
