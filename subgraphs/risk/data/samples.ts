@@ -3,7 +3,7 @@ import { cellsOf } from '../geometry/cells.ts';
 import type { Crash, TrafficSensor } from '../entities.ts';
 import type { Severity } from '../entities.ts';
 import { FUNCTIONAL_SYSTEM, hourOfWeek, LIGHT_CONDITION, WEATHER } from './codes.ts';
-import { gaussian, seededRandom, weighted } from './prng.ts';
+import { gaussian, seededRandom, weighted } from '../../platform/random.ts';
 
 /**
  * The project's generated sample (NOT real data): crashes and traffic counting stations clustered

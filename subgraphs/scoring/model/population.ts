@@ -2,7 +2,7 @@ import type { LicenseStatus, MvrSummary, ViolationSummary } from '../mvr/summary
 import { classifyAcd } from '../mvr/acd.ts';
 import { addYears, fromDay, toDay, YEAR_DAYS } from './dates.ts';
 import { URBAN_ZIP3 } from './factors.ts';
-import { mulberry32, poisson, weightedPick } from './prng.ts';
+import { poisson, seededRandom, weighted } from '../../platform/random.ts';
 import type { ScoreInput } from './relativity.ts';
 
 /**
@@ -41,10 +41,10 @@ const CODES = { minorMoving: ['S93', 'S92', 'M14', 'M42'], nonMoving: ['E01', 'D
 
 /** Generates the reference population (deterministic for a given seed and size). */
 export function referencePopulation(seed: number = POPULATION.seed, size: number = POPULATION.size): ScoreInput[] {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const uniformInt = (from: number, to: number) => from + Math.floor(random() * (to - from + 1));
   const band = (bands: readonly (readonly [number, number, number])[]) => {
-    const [from, to] = weightedPick(random, bands.map((b) => [b, b[2]] as const));
+    const [from, to] = weighted(random, bands.map((b) => [b, b[2]] as const));
     return uniformInt(from, to);
   };
   const asOfDay = toDay(POPULATION.asOf);
@@ -95,7 +95,7 @@ export function referencePopulation(seed: number = POPULATION.seed, size: number
     addAccidents(r.faultUnknownAccident, null);
 
     const withdrawn = withdrawals.some((w) => w.endDate === null || w.endDate > POPULATION.asOf);
-    const status: LicenseStatus = withdrawn ? 'SUSPENDED' : weightedPick(random, POPULATION.licenseStatus);
+    const status: LicenseStatus = withdrawn ? 'SUSPENDED' : weighted(random, POPULATION.licenseStatus);
     people.push({
       dateOfBirth, homeZip, asOf: POPULATION.asOf,
       mvr: {
