@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { badInput } from '../../subgraphs/platform/errors.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
@@ -56,10 +57,7 @@ const areaSchema = {
     states: { type: 'array', items: { type: 'string', enum: ['CA', 'IL'] } }, resolution: { type: ['integer', 'null'] }, cellsTouched: { type: 'integer' },
   },
 };
-const exampleArea = {
-  geometryType: 'LINESTRING', radius: 0.01, queryMethod: 'ContainsBuffer', areaKm2: 7.37, coveredKm2: 7.37, coveredFraction: 1,
-  coverage: 'COVERED', outsideCoverage: false, message: 'The search area is inside Illinois.', states: ['IL'], resolution: 9, cellsTouched: 96,
-};
+const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-outside-coverage.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
   { name: 'all', sets: ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'], summary: 'Every data set for a search area' },
@@ -83,7 +81,8 @@ export const riskRoutes: RestRoute[] = ROUTES.map(({ name, sets, summary }) => {
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
       response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, { type: 'object' }])) }, required: ['area', ...sets] },
-      responseExample: { area: exampleArea },
+      // A real answer for an area outside coverage (lists shortened to two entries).
+      responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },
   };
 });

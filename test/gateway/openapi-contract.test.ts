@@ -13,11 +13,6 @@ type Json = Record<string, unknown>;
  * Known problems of the document, each owned by an area's REST table (gateway/rest/<area>.ts) and
  * to be fixed there, then removed here. Anything else fails the structure test.
  */
-const KNOWN_DOC_ISSUES: RegExp[] = [
-  // risk.ts: the responseExample of the Risk Index paths holds only `area`, the schema requires the report sections.
-  /^GET \/riskIndex\/v1\/\w+ 200 application\/json: the example does not match the schema/,
-];
-
 let t: TestStack;
 let doc: Json;
 let contract: OpenApiContract;
@@ -88,9 +83,7 @@ afterAll(async () => { await t?.close(); });
 describe('GET /openapi.json', () => {
   it('is a structurally valid OpenAPI 3.1 document with schemas that compile and examples that match', () => {
     const errors = contract.structureErrors();
-    const known = errors.filter((e) => KNOWN_DOC_ISSUES.some((r) => r.test(e)));
-    if (known.length) console.log(`OpenAPI document: ${known.length} known problems left to their owners:\n${known.join('\n')}`);
-    expect(errors.filter((e) => !known.includes(e))).toEqual([]);
+    expect(errors).toEqual([]);
     expect(contract.operations().length).toBeGreaterThan(5);
     for (const { method, path, operation } of contract.operations()) {
       expect(typeof operation.summary, `${method} ${path}`).toBe('string');
