@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
 import type { DocumentNode, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { formatError } from '../subgraphs/platform/format-error.ts';
+import { nulError, requestContainsNul } from '../subgraphs/platform/nul-guard.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 
 // The CommonJS graphql that @apollo/subgraph built the schema with: a bundler resolving `import 'graphql'`
@@ -184,6 +185,7 @@ export class InProcessDataSource<TContext extends ForwardedContext = ForwardedCo
     if (!('kind' in document)) {
       return { errors: document.map((error) => ({ ...error.toJSON(), extensions: { ...error.extensions, code: error.extensions?.code ?? 'GRAPHQL_VALIDATION_FAILED' } })) };
     }
+    if (requestContainsNul(request.variables, document)) return { errors: [nulError().toJSON()] };
     const contextValue = await this.subgraph.context(forwarded?.authorization, requestId, log);
     const result = await execute({
       schema: this.schema,

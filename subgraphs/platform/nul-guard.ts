@@ -15,6 +15,12 @@ function documentContainsNul(document: DocumentNode): boolean {
   return found;
 }
 
+/** True when a request carries a NUL character in its variables or string literals. */
+export const requestContainsNul = (variables: unknown, document: DocumentNode) => containsNul(variables) || documentContainsNul(document);
+
+/** The error a request with NUL characters gets. */
+export const nulError = () => badInput('Text must not contain NUL (\\u0000) characters');
+
 /**
  * PostgreSQL text cannot hold NUL characters; refuse them in variables and literals up front as
  * bad input (HTTP 400), rather than letting the database fail the request later.
@@ -23,8 +29,8 @@ export const nulGuard: ApolloServerPlugin = {
   async requestDidStart() {
     return {
       async didResolveOperation({ request, document }) {
-        if (containsNul(request.variables) || documentContainsNul(document)) {
-          const error = badInput('Text must not contain NUL (\\u0000) characters');
+        if (requestContainsNul(request.variables, document)) {
+          const error = nulError();
           Object.assign(error.extensions, { http: { status: 400 } });
           throw error;
         }

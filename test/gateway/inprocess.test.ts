@@ -103,6 +103,8 @@ describe('same results as over HTTP', () => {
     expect(dupe.errors?.[0].extensions?.code).toBe('CONFLICT');
     const dupeHttp = await run(viaHttp, 'mutation { createUser(input: { userId: "ip-user" }) { userId } }', {}, t.token);
     expect(dupe).toEqual(dupeHttp);
+    const nul = await same('mutation($i: CreateUserInput) { createUser(input: $i) { userId } }', { i: { userId: 'nul\u0000id' } }, t.token);
+    expect(nul.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
   });
 });
 
