@@ -32,6 +32,8 @@ export interface TestStack {
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResult<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** POST /graphql; `token` defaults to the default organisation's. */
   graphql<T = any>(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<{ status: number; data?: T; errors?: { message: string; extensions?: Record<string, unknown>; path?: unknown[] }[] }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** REST responses checked against /openapi.json so far, and those that broke it (close() also fails on any). */
+  contract: { checked: number; violations: string[] };
   close(): Promise<void>;
 }
 
@@ -72,7 +74,10 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     const text = await response.text();
     let parsed: unknown = text;
     if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
-    if (contract.find(method, path)) violations.push(...contract.check(method, path, response.status, response.headers.get('content-type'), parsed));
+    if (contract.find(method, path)) {
+      checked.count += 1;
+      violations.push(...contract.check(method, path, response.status, response.headers.get('content-type'), parsed));
+    }
     return { status: response.status, headers: response.headers, body: parsed as never };
   }
 
@@ -83,9 +88,11 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
   }
 
   const violations: string[] = [];
+  const checked = { count: 0 };
   const token = await tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
   return {
     url: address, stack, config, token,
+    contract: { get checked() { return checked.count; }, violations },
     async clientFor(org, scopes = ['b2b', 'roadside']) {
       const created = await stack.gateway.clients.create(org, scopes);
       return { clientId: created.clientId, clientSecret: created.clientSecret, token: await tokenFor(created.clientId, created.clientSecret) };
