@@ -1,6 +1,4 @@
-import { decodeJwt } from 'jose';
-import { bearerToken } from '../../subgraphs/platform/auth/tokens.ts';
-import { badInput, forbidden, notFound, unauthenticated } from '../../subgraphs/platform/errors.ts';
+import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
@@ -220,30 +218,6 @@ const dispatchRoutes: RestRoute[] = Object.entries(SERVICE_DOCS).map(([service, 
     response: { type: 'object', properties: { requestId: { type: 'string' }, status: { type: 'string' }, eta: { type: 'integer' }, serviceRequest: serviceRequestSchema } },
   },
 }));
-
-/**
- * Auth before input: the gateway's token gate has already verified any token sent, so a missing
- * token (401) or one without the roadside scope (403) is answered before the body is looked at,
- * as the resolvers would answer it after.
- */
-function authFirst(route: RestRoute): RestRoute {
-  return {
-    ...route,
-    variables: (req) => {
-      const header = req.headers.authorization;
-      const token = bearerToken(Array.isArray(header) ? header[0] : header);
-      if (!token) throw unauthenticated();
-      let scopes: string[];
-      try {
-        scopes = String(decodeJwt(token).scope ?? '').split(' ');
-      } catch {
-        throw unauthenticated('The access token is invalid');
-      }
-      if (!scopes.includes('roadside')) throw forbidden("The access token lacks the 'roadside' scope");
-      return route.variables(req);
-    },
-  };
-}
 
 const routes: RestRoute[] = [
   {
@@ -531,4 +505,4 @@ const routes: RestRoute[] = [
 ];
 
 /** Every roadside path but the token endpoint (registered in gateway/auth/roadside-token-route.ts). */
-export const roadsideRoutes: RestRoute[] = routes.map(authFirst);
+export const roadsideRoutes: readonly RestRoute[] = routes;
