@@ -5,6 +5,8 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY . .
+# DATA_DIR (generated keys; PGlite data when no DATABASE_URL) must be writable by the runtime user.
+RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 4000
 CMD ["node", "gateway/server.ts"]
