@@ -67,7 +67,6 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
     return sendProblem(reply, problem(status, code, error.message));
   });
 
-
   const metrics = new GatewayMetrics();
   await app.register(metricsPlugin, { metrics, subgraphUrls, db });
   await app.register(idePlugin);
