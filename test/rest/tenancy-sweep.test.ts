@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, type GraphQLSchema, buildClientSchema, getIntrospectionQuery, isNonNullType, isScalarType, getNamedType } from 'graphql';
+import {
+  buildClientSchema, getIntrospectionQuery, getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, isScalarType, parse,
+  type GraphQLInputType, type GraphQLSchema,
+} from 'graphql';
 import { restRoutes } from '../../gateway/rest/index.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { snapshotRows } from '../support/rows.ts';
@@ -18,7 +21,9 @@ const RS = '/services/roadside/v1';
 const VIN = '2T1BURHE0JC014702';
 
 let t: TestStack;
+// B sweeps REST, C sweeps GraphQL: each creates its own resources under A's ids only after its reads.
 let b: { token: string };
+let c: { token: string };
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -57,6 +62,7 @@ beforeAll(async () => {
     'rs:reqId': reqId, 'rs:contentid': file.contentId ?? file.contentid, 'rs:sessionId': sessionId,
   });
   b = await t.clientFor('org-b');
+  c = await t.clientFor('org-c');
 }, 300_000);
 afterAll(async () => { await t?.close(); });
 
@@ -75,37 +81,72 @@ function withIdsOfA(value: unknown, prefix: string): unknown {
   return value;
 }
 
+const SKIP = Symbol('skip');
+const ID_ALIASES: Record<string, string> = { requestId: 'reqId', userID: 'userId', VIN: 'vin', bookingID: 'bookingId', contentId: 'contentid' };
+const idOfA = (prefix: string, name: string): string | undefined => ids[`${prefix}:${ID_ALIASES[name] ?? name}`];
+
+/** A value for an argument or input field: A's id where the name is one, else a plain valid value of its type. */
+function synthesize(type: GraphQLInputType, name: string, prefix: string, usedA: { value: boolean }, depth: number): unknown {
+  const own = idOfA(prefix, name);
+  if (own !== undefined) { usedA.value = true; return own; }
+  const named = getNamedType(type);
+  if (isListType(isNonNullType(type) ? type.ofType : type)) return [];
+  if (isEnumType(named)) return named.getValues()[0].value;
+  if (isInputObjectType(named)) {
+    if (depth > 2) return SKIP;
+    const entries = Object.values(named.getFields())
+      .filter((f) => isNonNullType(f.type) || idOfA(prefix, f.name) !== undefined)
+      .map((f) => [f.name, synthesize(f.type, f.name, prefix, usedA, depth + 1)] as const);
+    return entries.some(([, v]) => v === SKIP) ? SKIP : Object.fromEntries(entries);
+  }
+  const scalars: Record<string, unknown> = {
+    ID: 'x', String: 'x', Int: 1, Float: 1, Boolean: true, EpochSeconds: 2_000_000_000, Date: '2026-01-01', DateTime: '2026-01-01T00:00:00Z',
+    VIN: VIN, ZipCode: '60601', JSON: {}, WKT: SKIP,
+  };
+  return named.name in scalars ? scalars[named.name] : SKIP;
+}
+
 describe('another organisation against every route', () => {
-  it('gets null or NOT_FOUND from every GraphQL query given A\'s ids', async () => {
+  it('gets nothing of A from any GraphQL query or mutation given A\'s ids, and changes none of A\'s rows', async () => {
+    const before = await snapshotRows(t.stack, 'org-a');
     const intro = await t.graphql(getIntrospectionQuery());
     const schema: GraphQLSchema = buildClientSchema(intro.data);
-    const fields = Object.values(schema.getQueryType()!.getFields());
-    let called = 0;
-    for (const field of fields) {
-      const args = field.args;
-      const required = args.filter((a) => isNonNullType(a.type));
-      if (!required.length || !required.every((a) => isScalarType(getNamedType(a.type)))) continue;
-      const candidates = Object.entries(ids).filter(([k]) => required.some((a) => k.endsWith(`:${a.name}`)));
-      if (!candidates.length) continue;
-      for (const [key, value] of candidates) {
-        const arg = required.find((a) => key.endsWith(`:${a.name}`))!;
-        if (required.length > 1) continue;
-        const named = getNamedType(field.type);
-        const selection = 'getFields' in named ? `{ __typename }` : '';
-        const query = `query($v: ${arg.type.toString()}) { ${field.name}(${arg.name}: $v) ${selection} }`;
-        parse(query);
-        const res = await t.graphql(query, { v: value }, b.token);
-        called += 1;
-        const data = res.data?.[field.name];
-        const empty = data === null || data === undefined || (Array.isArray(data) && data.length === 0);
-        const denied = res.errors?.every((e) => ['NOT_FOUND', 'FORBIDDEN', 'BAD_USER_INPUT'].includes(String(e.extensions?.code)));
-        expect(empty || denied, `${field.name}(${arg.name}: ${key}) returned ${JSON.stringify(res).slice(0, 200)}`).toBe(true);
+    const roots = [['query', schema.getQueryType()!], ['mutation', schema.getMutationType()!]] as const;
+    const counts = { query: 0, mutation: 0 };
+    for (const [kind, root] of roots) {
+      for (const field of Object.values(root.getFields())) {
+        for (const prefix of ['smi', 'reg', 'rs']) {
+          const usedA = { value: false };
+          const args = field.args.filter((arg) => isNonNullType(arg.type) || idOfA(prefix, arg.name) !== undefined);
+          const values = args.map((arg) => synthesize(arg.type, arg.name, prefix, usedA, 0));
+          if (!usedA.value || values.some((v) => v === SKIP)) continue;
+          const named = getNamedType(field.type);
+          const selection = isScalarType(named) || isEnumType(named) ? '' : '{ __typename }';
+          const signature = args.map((arg, i) => `$a${i}: ${arg.type.toString()}`).join(', ');
+          const call = args.map((arg, i) => `${arg.name}: $a${i}`).join(', ');
+          const document = `${kind}${signature ? `(${signature})` : ''} { ${field.name}${call ? `(${call})` : ''} ${selection} }`;
+          parse(document);
+          const res = await t.graphql(document, Object.fromEntries(values.map((v, i) => [`a${i}`, v])), c.token);
+          counts[kind] += 1;
+          const text = JSON.stringify(res);
+          for (const marker of [MARKER_DOB, MARKER_NAME]) expect(text.includes(marker), `${field.name} leaked ${marker}`).toBe(false);
+          expect(res.errors?.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR'), `${field.name}: ${text.slice(0, 300)}`).not.toBe(true);
+          if (kind === 'query') {
+            const data = res.data?.[field.name];
+            const empty = data === null || data === undefined || (Array.isArray(data) && data.length === 0);
+            const denied = res.errors?.every((e) => ['NOT_FOUND', 'FORBIDDEN', 'BAD_USER_INPUT'].includes(String(e.extensions?.code)));
+            expect(empty || denied, `${field.name} (${prefix}) returned ${text.slice(0, 200)}`).toBe(true);
+          }
+        }
       }
     }
-    expect(called).toBeGreaterThanOrEqual(5);
-    console.log(`tenancy sweep: ${called} GraphQL queries with A's ids as organisation B, none returned A's data`);
+    expect(counts.query).toBeGreaterThanOrEqual(10);
+    expect(counts.mutation).toBeGreaterThanOrEqual(10);
+    expect(await snapshotRows(t.stack, 'org-a')).toEqual(before);
+    console.log(`tenancy sweep: ${counts.query} GraphQL queries and ${counts.mutation} mutations with A's ids as another organisation; none returned A's data, A's rows unchanged`);
   });
-  it('gets nothing of A through any REST route and changes none of A\'s rows (runs after the GraphQL sweep)', async () => {
+
+  it('gets nothing of A through any REST route and changes none of A\'s rows', async () => {
     const before = await snapshotRows(t.stack, 'org-a');
     expect(Object.values(before).filter((rows) => rows !== '[]').length).toBeGreaterThanOrEqual(8);
     const report: string[] = [];
