@@ -1,12 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CryptoKey } from 'jose';
-import { decodeJwt } from 'jose';
-import { bearerToken, verifyToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
+import { bearerToken, cachedTokenVerifier, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { AppError, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import type { ClientStore } from './clients.ts';
 
 const CLIENT_CACHE_MS = 5_000;
-const TOKEN_CACHE_SIZE = 10_000;
 
 interface ClientState { disabled: boolean; rotatedAt: number; until: number }
 
@@ -17,7 +15,7 @@ interface ClientState { disabled: boolean; rotatedAt: number; until: number }
  */
 export function createTokenGate(clients: ClientStore, publicKey: CryptoKey, issuer: string) {
   const clientCache = new Map<string, ClientState>();
-  const tokenCache = new Map<string, { caller: Caller; exp: number; iat: number }>();
+  const verify = cachedTokenVerifier(publicKey, issuer);
 
   async function clientState(clientId: string): Promise<ClientState | null> {
     const cached = clientCache.get(clientId);
@@ -33,18 +31,11 @@ export function createTokenGate(clients: ClientStore, publicKey: CryptoKey, issu
   async function check(authorization: string | undefined): Promise<Caller | null> {
     const token = bearerToken(authorization);
     if (!token) return null;
-    let entry = tokenCache.get(token);
-    if (!entry || entry.exp * 1000 <= Date.now()) {
-      const caller = await verifyToken(token, publicKey, issuer);
-      const { exp = 0, iat = 0 } = decodeJwt(token);
-      entry = { caller, exp, iat };
-      if (tokenCache.size >= TOKEN_CACHE_SIZE) tokenCache.delete(tokenCache.keys().next().value as string);
-      tokenCache.set(token, entry);
-    }
-    const state = await clientState(entry.caller.clientId);
+    const { caller, issuedAt } = await verify(token);
+    const state = await clientState(caller.clientId);
     if (!state || state.disabled) throw unauthenticated('The client of this access token is unknown or disabled');
-    if (entry.iat < state.rotatedAt) throw unauthenticated('The access token was issued before the client secret was rotated');
-    return entry.caller;
+    if (issuedAt < state.rotatedAt) throw unauthenticated('The access token was issued before the client secret was rotated');
+    return caller;
   }
 
   return {

@@ -13,7 +13,7 @@ import { openDatabase, type Database, type Entity } from './db/orm.ts';
 import { formatError } from './format-error.ts';
 import { guardResolvers, type ResolverMap } from './guard.ts';
 import { loadSigningKeys } from './auth/keys.ts';
-import type { Caller, Scope } from './auth/tokens.ts';
+import { cachedTokenVerifier, type Caller, type Scope } from './auth/tokens.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
@@ -69,7 +69,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     await definition.onStart?.(db, config, app.log);
     const { publicKey } = await loadSigningKeys(config);
     const schema = buildSchema(definition as SubgraphDefinition);
-    const deps = { em: db.orm.em, publicKey, issuer: config.JWT_ISSUER, createLoaders: definition.createLoaders };
+    const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER), createLoaders: definition.createLoaders };
     const context = (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) =>
       createContext(deps, authorization, requestId, log) as Promise<SubgraphContext>;
 

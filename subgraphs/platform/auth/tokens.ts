@@ -1,4 +1,4 @@
-import { SignJWT, jwtVerify, errors as joseErrors, type CryptoKey } from 'jose';
+import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors, type CryptoKey } from 'jose';
 import { unauthenticated, forbidden } from '../errors.ts';
 import { JWT_ALG } from './keys.ts';
 
@@ -48,6 +48,30 @@ export async function verifyToken(token: string, publicKey: CryptoKey, issuer: s
     if (error instanceof joseErrors.JOSEError) throw unauthenticated('The access token is invalid');
     throw error;
   }
+}
+
+/** A verified token: its caller and when it was issued (epoch seconds). */
+export interface VerifiedToken { caller: Caller; issuedAt: number }
+export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
+
+const VERIFIED_TOKENS_KEPT = 10_000;
+
+/**
+ * verifyToken, remembered until the token expires (a client sends the same token for an hour).
+ * Failures are never remembered; the oldest entry goes when the cache is full.
+ */
+export function cachedTokenVerifier(publicKey: CryptoKey, issuer: string): TokenVerifier {
+  const cache = new Map<string, VerifiedToken & { expiresAt: number }>();
+  return async (token) => {
+    const hit = cache.get(token);
+    if (hit && hit.expiresAt > Date.now()) return hit;
+    const caller = await verifyToken(token, publicKey, issuer);
+    const { exp = 0, iat = 0 } = decodeJwt(token);
+    const entry = { caller, issuedAt: iat, expiresAt: exp * 1000 };
+    if (cache.size >= VERIFIED_TOKENS_KEPT) cache.delete(cache.keys().next().value as string);
+    cache.set(token, entry);
+    return entry;
+  };
 }
 
 /** The caller, or UNAUTHENTICATED/FORBIDDEN when there is none or it lacks `scope`. */
