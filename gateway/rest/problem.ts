@@ -26,11 +26,9 @@ export function problem(status: number, code: string, detail: string, extra: Rec
   return { type: `urn:problem-type:${code.toLowerCase().replaceAll('_', '-')}`, title: titles[status] ?? 'Error', status, detail, code, ...extra };
 }
 
-/** Errors from a subgraph outage carry no code of ours; the gateway's fetch failure marks them. */
+/** The error's code; a subgraph outage already arrives as SERVICE_UNAVAILABLE from the gateway's data source. */
 function codeOf(error: GraphQLFormattedError): string {
   const code = error.extensions?.code;
-  if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR') return code;
-  if (/fetch|ECONNREFUSED|socket hang up|connect/i.test(error.message) && error.extensions?.serviceName) return 'SERVICE_UNAVAILABLE';
   return typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR';
 }
 
@@ -46,7 +44,7 @@ function fieldOf(error: GraphQLFormattedError): string | undefined {
 export function problemFromErrors(errors: readonly GraphQLFormattedError[]): Problem {
   const first = errors[0];
   const code = codeOf(first);
-  const status = code === 'SERVICE_UNAVAILABLE' ? 503 : statusForCode(code);
+  const status = statusForCode(code);
   const extensions = { ...(first.extensions ?? {}) };
   delete extensions.code;
   delete extensions.serviceName;
