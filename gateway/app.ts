@@ -12,12 +12,13 @@ import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
 import { registerRoadsideRoutes } from './auth/roadside-token-route.ts';
 import { createTokenGate } from './auth/token-gate.ts';
-import { addRequestRateLimit, graphqlLimits, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
+import { addRequestRateLimit, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
+import { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { restRoutes } from './rest/index.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
-import { createGateway, subgraphReadyUrl, type GatewayContext } from './supergraph.ts';
+import { createGateway, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
 import { idePlugin } from './ide/index.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
@@ -68,16 +69,18 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
   });
 
   const metrics = new GatewayMetrics();
-  await app.register(metricsPlugin, { metrics, subgraphUrls, db });
+  const probes = subgraphProbes(subgraphUrls, localSubgraphs);
+  await app.register(metricsPlugin, { metrics, probes, db });
   await app.register(idePlugin);
   await app.register(docsPlugin);
   const limits = graphqlLimits(config);
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS }),
+    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }),
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
     validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
@@ -110,9 +113,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const checks: Record<string, boolean> = { database: await db.orm.isConnected().catch(() => false) };
-    await Promise.all(Object.entries(subgraphUrls).map(async ([name, url]) => {
-      checks[name] = await fetch(subgraphReadyUrl(url), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
-    }));
+    await Promise.all(Object.entries(probes).map(async ([name, probe]) => { checks[name] = await probe(); }));
     const ready = Object.values(checks).every(Boolean);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
   });

@@ -1,25 +1,7 @@
-import { ApolloArmor } from '@escape.tech/graphql-armor';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../subgraphs/platform/config.ts';
 import type { AttemptLimiter } from './auth/token-route.ts';
-
-/**
- * Depth, alias, cost and token limits on every GraphQL document the gateway accepts (REST rows
- * included), and no batched HTTP requests. Rejections are GRAPHQL_VALIDATION_FAILED with a message
- * naming the limit.
- */
-export function graphqlLimits(config: Config) {
-  const armor = new ApolloArmor({
-    maxDepth: { n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, exposeLimits: true },
-    maxAliases: { n: config.GRAPHQL_MAX_ALIASES, exposeLimits: true },
-    costLimit: { maxCost: config.GRAPHQL_MAX_COST, ignoreIntrospection: true, exposeLimits: true },
-    maxTokens: { n: config.GRAPHQL_MAX_TOKENS, exposeLimits: true },
-    maxDirectives: { n: 50, exposeLimits: true },
-    blockFieldSuggestion: { enabled: !config.GRAPHQL_INTROSPECTION },
-  });
-  return armor.protect();
-}
 
 /** The verified caller's client id (set by the token gate), else the address, keys the rate limit. */
 export const callerKey = (request: FastifyRequest) => {

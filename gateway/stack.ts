@@ -6,13 +6,14 @@ import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
 import { buildGateway, type Gateway } from './app.ts';
 import { parseScopes } from './auth/clients.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
+import { generateHopKey } from '../subgraphs/platform/internal-hop.ts';
 
 export interface Stack {
   gateway: Gateway;
   subgraphs: Subgraph[];
   /** The gateway's own database (API clients). */
   db: Database;
-  /** GraphQL URL of each subgraph, by name (in-process ones listen on loopback). */
+  /** GraphQL URL of each subgraph reached over HTTP, by name: remote ones, and local ones with SUBGRAPH_TRANSPORT=http. */
   subgraphUrls: Record<string, string>;
   close(): Promise<void>;
 }
@@ -20,23 +21,28 @@ export interface Stack {
 export const GATEWAY_MIGRATIONS = new URL('./migrations', import.meta.url).pathname;
 
 /**
- * The gateway and, for every subgraph without a <NAME>_URL, that subgraph in this process on an
- * ephemeral loopback port (the embedded default). Nothing listens on the gateway port yet.
+ * The gateway and, for every subgraph without a <NAME>_URL, that subgraph in this process (the
+ * embedded default), executed in-process: no subgraph port is opened. With SUBGRAPH_TRANSPORT=http
+ * (benchmarks) the local subgraphs listen on ephemeral loopback ports instead, behind the signed
+ * internal hop like remote ones. Nothing listens on the gateway port yet.
  */
-export async function buildStack(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Stack> {
+export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process.env): Promise<Stack> {
   const subgraphs: Subgraph[] = [];
   const urls: Record<string, string> = {};
+  const remote = Object.keys(subgraphDefinitions).filter((name) => env[subgraphUrlVariable(name)]);
+  if (remote.length && !given.INTERNAL_HOP_KEY) {
+    throw new Error(`INTERNAL_HOP_KEY is required: ${remote.map(subgraphUrlVariable).join(', ')} point at subgraphs that accept only requests signed with the key they share with the gateway`);
+  }
+  // Local subgraphs share this process's memory, so a key of its own does when none is configured.
+  const config: Config = { ...given, INTERNAL_HOP_KEY: given.INTERNAL_HOP_KEY ?? generateHopKey() };
   try {
-    const local = Object.entries(subgraphDefinitions).filter(([name]) => {
-      const remote = env[subgraphUrlVariable(name)];
-      if (remote) urls[name] = remote;
-      return !remote;
-    });
+    for (const name of remote) urls[name] = env[subgraphUrlVariable(name)]!;
+    const local = Object.entries(subgraphDefinitions).filter(([name]) => !remote.includes(name));
     // Built side by side: most of a subgraph's start-up is waiting on its database.
     const built = await Promise.allSettled(local.map(async ([name, definition]) => {
       const subgraph = await buildSubgraph(definition, config);
       subgraphs.push(subgraph);
-      urls[name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
+      if (config.SUBGRAPH_TRANSPORT === 'http') urls[name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
     }));
     const failure = built.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;

@@ -3,6 +3,7 @@ import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOp
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { InProcessDataSource, keepAliveFetcher } from './datasources.ts';
 import { REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
+import { signingFetcher } from '../subgraphs/platform/internal-hop.ts';
 import { supergraphPath } from '../schema/subgraphs.ts';
 import { GraphQLError } from 'graphql';
 
@@ -58,6 +59,8 @@ export interface GatewayTransport {
   local?: readonly Subgraph[];
   /** Per-fetch timeout of the HTTP transport (SUBGRAPH_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** Signs every HTTP fetch for the subgraph's internal hop check (INTERNAL_HOP_KEY). */
+  hopKey?: string;
 }
 
 /** The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. */
@@ -65,7 +68,8 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
   const supergraphSdl = readFileSync(supergraphPath, 'utf8');
   // One keep-alive pool shared by every HTTP subgraph; the query plan cache also keeps each fetch's
   // parsed document, which the in-process data source executes without parsing again.
-  const fetcher = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
+  const pool = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
+  const fetcher = transport.hopKey ? signingFetcher(pool, transport.hopKey) : pool;
   const local = new Map((transport.local ?? []).map((subgraph) => [subgraph.name, subgraph]));
   return new ApolloGateway({
     supergraphSdl,
@@ -79,3 +83,11 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
 }
 
 export const subgraphReadyUrl = (graphqlUrl: string) => graphqlUrl.replace(/\/graphql\/?$/, '/readyz');
+
+/** One readiness probe per subgraph: its database for an in-process one, its /readyz for one reached over HTTP. */
+export function subgraphProbes(urls: Record<string, string>, local: readonly Subgraph[] = [], timeoutMs = 2000): Record<string, () => Promise<boolean>> {
+  const probes: Record<string, () => Promise<boolean>> = Object.fromEntries(Object.entries(urls).map(([name, url]) =>
+    [name, () => fetch(subgraphReadyUrl(url), { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.ok, () => false)]));
+  for (const subgraph of local) probes[subgraph.name] = () => subgraph.db.orm.isConnected().catch(() => false);
+  return probes;
+}

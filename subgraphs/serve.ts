@@ -11,6 +11,10 @@ if (!definition) {
   process.exit(2);
 }
 const config = loadConfig();
+if (!config.INTERNAL_HOP_KEY) {
+  console.error(`INTERNAL_HOP_KEY is not set: a subgraph that listens accepts only requests the gateway signs with this shared key (at least 32 characters, the same value for the gateway and every subgraph; e.g. \`openssl rand -base64 32\`).`);
+  process.exit(2);
+}
 const subgraph = await buildSubgraph(definition, config);
 await subgraph.app.listen({ host: config.HOST, port: config.PORT });
 onShutdown(subgraph.app.log, () => subgraph.close());

@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
-import { subgraphReadyUrl } from '../supergraph.ts';
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -79,8 +78,8 @@ export class GatewayMetrics {
 
 export interface MetricsPluginOptions {
   metrics: GatewayMetrics;
-  /** GraphQL URL of each subgraph, by name (probed for `gateway_subgraph_up`). */
-  subgraphUrls: Record<string, string>;
+  /** Readiness probe of each subgraph, by name (for `gateway_subgraph_up`). */
+  probes: Record<string, () => Promise<boolean>>;
   /** The gateway's own database (its pool for `gateway_db_pool_connections`). */
   db?: Database;
 }
@@ -88,16 +87,15 @@ export interface MetricsPluginOptions {
 interface PoolLike { totalCount: number; idleCount: number; waitingCount: number }
 const isPool = (value: unknown): value is PoolLike => typeof (value as PoolLike | null)?.totalCount === 'number';
 
-async function metricsRoutes(app: FastifyInstance, { metrics, subgraphUrls, db }: MetricsPluginOptions) {
+async function metricsRoutes(app: FastifyInstance, { metrics, probes, db }: MetricsPluginOptions) {
   app.addHook('onResponse', async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? '(unmatched)', status_code: String(reply.statusCode) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
   app.get(METRICS_PATH, async (_request, reply) => {
-    await Promise.all(Object.entries(subgraphUrls).map(async ([name, url]) => {
-      const up = await fetch(subgraphReadyUrl(url), { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
-      metrics.subgraphUp.set({ subgraph: name }, up ? 1 : 0);
+    await Promise.all(Object.entries(probes).map(async ([name, probe]) => {
+      metrics.subgraphUp.set({ subgraph: name }, (await probe()) ? 1 : 0);
     }));
     const pool = await db?.orm.em.getConnection().getNativeClient().catch(() => null);
     if (isPool(pool)) {
@@ -109,5 +107,5 @@ async function metricsRoutes(app: FastifyInstance, { metrics, subgraphUrls, db }
   });
 }
 
-/** Register on the root instance: `await app.register(metricsPlugin, { metrics, subgraphUrls, db })`. */
+/** Register on the root instance: `await app.register(metricsPlugin, { metrics, probes, db })`. */
 export const metricsPlugin = fp(metricsRoutes, { name: 'gateway-metrics' });

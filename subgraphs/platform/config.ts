@@ -29,8 +29,11 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   SUBGRAPH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
-  /** How the gateway calls subgraphs built in its own process: over loopback HTTP, or in-process (no HTTP). */
-  SUBGRAPH_TRANSPORT: z.enum(['http', 'inprocess']).default('http'),
+  /** How the gateway calls subgraphs built in its own process: in-process (no port), or over loopback HTTP (opt-in, benchmarks). */
+  SUBGRAPH_TRANSPORT: z.enum(['http', 'inprocess']).default('inprocess'),
+  /** Shared key of the gateway -> subgraph hop (HMAC-SHA256); required wherever a subgraph listens. */
+  INTERNAL_HOP_KEY: z.string().min(32, 'INTERNAL_HOP_KEY must be at least 32 characters').optional(),
+  INTERNAL_HOP_MAX_SKEW_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
@@ -17,6 +17,8 @@ import { cachedTokenVerifier, type Caller, type Scope } from './auth/tokens.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
+import { requireInternalHop } from './internal-hop.ts';
+import { graphqlLimits } from './graphql-limits.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -59,6 +61,7 @@ export function buildSchema(definition: SubgraphDefinition): GraphQLSchema {
 
 /** One way to build every subgraph: database, schema, Apollo Server and its HTTP app (not listening). */
 export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config): Promise<Subgraph> {
+  if (!config.INTERNAL_HOP_KEY) throw new Error(`INTERNAL_HOP_KEY is required: subgraph ${definition.name} accepts requests from the gateway only, signed with that shared key`);
   const app = Fastify({
     logger: loggerOptions(config, `subgraph-${definition.name}`),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
@@ -69,6 +72,9 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     await definition.onStart?.(db, config, app.log);
     const { publicKey } = await loadSigningKeys(config);
     const schema = buildSchema(definition as SubgraphDefinition);
+    requireInternalHop(app, config.INTERNAL_HOP_KEY, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
+    // The gateway's limits again: a request that reaches this port directly gets no more.
+    const limits = graphqlLimits(config);
     const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER), createLoaders: definition.createLoaders };
     const context = (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) =>
       createContext(deps, authorization, requestId, log) as Promise<SubgraphContext>;
@@ -78,7 +84,10 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       introspection: true,
       includeStacktraceInErrorResponses: false,
       formatError: (formatted: GraphQLFormattedError, error: unknown) => formatError(formatted, error, app.log),
-      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), nulGuard],
+      allowBatchedHttpRequests: false,
+      validationRules: limits.validationRules,
+      parseOptions: limits.parseOptions,
+      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), nulGuard, ...(limits.plugins as unknown as ApolloServerPlugin<SubgraphContext>[])],
     });
     await apollo.start();
     await app.register(fastifyApollo(apollo), {

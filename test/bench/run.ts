@@ -17,6 +17,10 @@ import autocannon from 'autocannon';
 import type { ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
 import { scenarios, seed, skipReason, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
+import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
+
+// Shared with the server process (it inherits the environment): the `direct` variant signs its requests as the gateway does.
+const hopKey = process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 
 interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[] }
 
@@ -123,8 +127,10 @@ function load(m: Measurement, headers: Record<string, string>, duration: number,
   return Promise.resolve(instance).then((result) => ({ result, graphqlErrors }));
 }
 
-const headersFor = (m: Measurement, token: string): Record<string, string> =>
-  ({ ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${token}` } : {}) });
+const headersFor = (m: Measurement, token: string): Record<string, string> => ({
+  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${token}` } : {}),
+  ...(m.variant === 'direct' ? { [INTERNAL_HOP_HEADER]: signHop(hopKey, { method: m.method, target: new URL(m.url).pathname, body: m.body }) } : {}),
+});
 
 /** One request first: a wrong answer is reported, not measured. */
 async function verify(m: Measurement, token: string): Promise<{ problem: string | null; note?: string }> {

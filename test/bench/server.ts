@@ -30,6 +30,8 @@ const env = {
   // The load comes from one client: the per-client rate limit would otherwise answer 429.
   RATE_LIMIT_PER_MINUTE: '1000000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000',
   SUBGRAPH_TRANSPORT: 'http',
+  // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
+  INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
   DATABASE_URL: undefined,
   ...database.env,
 };
@@ -50,7 +52,7 @@ const inprocess = await buildGateway({
   config: { ...config, SUBGRAPH_TRANSPORT: 'inprocess' }, db: stack.db, subgraphUrls: stack.subgraphUrls, localSubgraphs: stack.subgraphs,
 });
 const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
-const stock = await startStockGateway(stack.subgraphUrls);
+const stock = await startStockGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY);
 
 // BENCH_PROFILE=<folder>: a V8 CPU profile of the server process per measurement, for finding hot spots.
 const profileDir = process.env.BENCH_PROFILE;

@@ -3,6 +3,7 @@ import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { supergraphPath } from '../../schema/subgraphs.ts';
+import { signingFetcher } from '../../subgraphs/platform/internal-hop.ts';
 
 interface StockContext { authorization?: string }
 
@@ -18,10 +19,15 @@ class AuthorizationForwarding extends RemoteGraphQLDataSource<StockContext> {
  * make-fetch-happen fetcher, default caches) on the same committed supergraph, its routing URLs
  * overridden to the same subgraphs as ours. The baseline the issue compares our gateway with.
  */
-export async function startStockGateway(urls: Record<string, string>) {
+export async function startStockGateway(urls: Record<string, string>, hopKey?: string) {
   const gateway = new ApolloGateway({
     supergraphSdl: readFileSync(supergraphPath, 'utf8'),
-    buildService: ({ name, url }) => new AuthorizationForwarding({ url: urls[name] ?? url }),
+    buildService: ({ name, url }) => {
+      const source = new AuthorizationForwarding({ url: urls[name] ?? url });
+      // Our subgraphs accept only signed requests: the default fetcher, signing each request.
+      if (hopKey) source.fetcher = signingFetcher(source.fetcher, hopKey);
+      return source;
+    },
   });
   const server = new ApolloServer<StockContext>({ gateway });
   const { url } = await startStandaloneServer(server, {

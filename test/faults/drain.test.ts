@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
 import { startChildServer } from '../support/child-server.ts';
+import { TEST_HOP_KEY } from '../support/stack.ts';
 
 /**
  * SIGTERM while requests are in flight: the server stops accepting, finishes every request it had
@@ -11,7 +12,7 @@ import { startChildServer } from '../support/child-server.ts';
 it('drains in-flight requests on SIGTERM before exiting', async () => {
   const client = { id: 'drain-client', secret: 'drain-secret-0123456789' };
   const server = await startChildServer({
-    LOG_LEVEL: 'debug', BOOTSTRAP_CLIENT_ID: client.id, BOOTSTRAP_CLIENT_SECRET: client.secret, TOKEN_RATE_LIMIT_PER_MINUTE: '100000',
+    LOG_LEVEL: 'debug', BOOTSTRAP_CLIENT_ID: client.id, BOOTSTRAP_CLIENT_SECRET: client.secret, TOKEN_RATE_LIMIT_PER_MINUTE: '100000', INTERNAL_HOP_KEY: TEST_HOP_KEY,
     // only the gateway's own work is under test: the subgraphs are not started
     ...Object.fromEntries(Object.keys(subgraphDefinitions).map((name) => [subgraphUrlVariable(name), 'http://127.0.0.1:9/graphql'])),
   });

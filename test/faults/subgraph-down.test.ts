@@ -7,13 +7,14 @@ const VIN = '1HGCM82633A004352';
 let t: TestStack;
 let replacement: Subgraph | undefined;
 
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring', 'booking'] }); });
+// Subgraphs that listen (compose, <NAME>_URL): the HTTP transport, opted into here.
+beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring', 'booking'], env: { SUBGRAPH_TRANSPORT: 'http' } }); });
 afterAll(async () => {
   await replacement?.close();
   await t?.close();
 });
 
-describe('a subgraph goes down and comes back', () => {
+describe('a listening subgraph goes down and comes back', () => {
   it('answers the other subgraphs\' fields with partial data, 503 on its REST paths, and recovers without a restart', async () => {
     await t.request('POST', '/shared-mobility-insights/v2/users', { token: t.token, body: { userId: 'partial-1' } });
     const query = `{ user(userId: "partial-1") { userId } vehicle(vin: "${VIN}") { vin } }`;

@@ -1,16 +1,14 @@
 /**
- * GraphiQL and the REST docs page in a real headless browser: Debian's chromium driven by
- * playwright-core. No skip: without /usr/bin/chromium this test fails (.ci/run installs it).
- * Screenshots go to artifacts/ (git-ignored).
+ * GraphiQL and the REST docs page in a real headless browser: the Chromium that `npm install`
+ * brings (test/support/browser.ts), driven by playwright-core. Screenshots go to artifacts/ (git-ignored).
  */
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 const USER_ID = 'ide-browser-1';
 
@@ -20,7 +18,7 @@ let browser: Browser;
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   t = await startTestStack({ subgraphs: ['scoring'] });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();

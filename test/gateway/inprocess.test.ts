@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type GatewayContext } from '../../gateway/supergraph.ts';
 import { InProcessDataSource } from '../../gateway/datasources.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 
 /**
- * SUBGRAPH_TRANSPORT=inprocess: the gateway executes subgraphs built in its process without HTTP,
+ * SUBGRAPH_TRANSPORT=inprocess (the default): the gateway executes subgraphs built in its process without HTTP,
  * through each subgraph's own request context. Same token, scope and tenancy rules, same results.
  */
 let t: TestStack;
@@ -24,10 +24,15 @@ const CROSS = `query Cross($id: ID!) { user(userId: $id) { userId homeZip enroll
 const LIST = `query List($first: Int) { bookings(first: $first) { nodes { bookingId vehicle { vin deviceId } user { userId homeZip } } } }`;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['scoring', 'booking'], env: { SUBGRAPH_TRANSPORT: 'inprocess' } });
+  t = await startTestStack({ subgraphs: ['scoring', 'booking'] });
   other = await t.clientFor('org-b', ['b2b']);
-  for (const subgraph of t.stack.subgraphs) subgraph.app.server.on('request', () => { httpHits += 1; });
-  viaHttp = new ApolloServer<GatewayContext>({ gateway: createGateway(t.stack.subgraphUrls) });
+  // The default stack opens no subgraph port: open them here for the HTTP transport to compare with.
+  const urls = { ...t.stack.subgraphUrls };
+  for (const subgraph of t.stack.subgraphs) {
+    subgraph.app.server.on('request', () => { httpHits += 1; });
+    urls[subgraph.name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
+  }
+  viaHttp = new ApolloServer<GatewayContext>({ gateway: createGateway(urls, { hopKey: TEST_HOP_KEY }) });
   inProcess = new ApolloServer<GatewayContext>({ gateway: createGateway(t.stack.subgraphUrls, { local: t.stack.subgraphs }) });
   await Promise.all([viaHttp.start(), inProcess.start()]);
 
@@ -64,8 +69,9 @@ async function same(query: string, variables: Record<string, unknown>, token: st
 }
 
 describe('configuration', () => {
-  it('SUBGRAPH_TRANSPORT is http by default and accepts only http or inprocess', () => {
-    expect(loadConfig({}).SUBGRAPH_TRANSPORT).toBe('http');
+  it('SUBGRAPH_TRANSPORT is inprocess by default and accepts only http or inprocess', () => {
+    expect(loadConfig({}).SUBGRAPH_TRANSPORT).toBe('inprocess');
+    expect(loadConfig({ SUBGRAPH_TRANSPORT: 'http' }).SUBGRAPH_TRANSPORT).toBe('http');
     expect(loadConfig({ SUBGRAPH_TRANSPORT: 'inprocess' }).SUBGRAPH_TRANSPORT).toBe('inprocess');
     expect(() => loadConfig({ SUBGRAPH_TRANSPORT: 'grpc' })).toThrow(/SUBGRAPH_TRANSPORT/);
   });

@@ -7,7 +7,8 @@ const MVR_MARKER = 'MVR-SECRET-LICENSE-X7731942';
 let server: ChildServer;
 
 beforeAll(async () => {
-  server = await startChildServer({ LOG_LEVEL: 'debug', BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret });
+  // Subgraphs over HTTP (opt-in): their own request lines are logged too, and must carry the gateway's request id.
+  server = await startChildServer({ LOG_LEVEL: 'debug', SUBGRAPH_TRANSPORT: 'http', BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret });
 }, 300_000);
 afterAll(async () => { await server?.stop(); });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
+import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { loadReferenceData } from '../../subgraphs/roadside/data/load.ts';
 import { VehicleModel } from '../../subgraphs/roadside/entities.ts';
 import { CHICAGO, roadsideToken } from './helpers.ts';
@@ -94,9 +95,10 @@ describe('a whole rescue through GraphQL', () => {
 
     // The subgraph resolves RescueRequest references (through its loader), scoped to the caller.
     const sub = t.stack.subgraphs.find((x) => x.name === 'roadside');
+    const payload = JSON.stringify({ query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on RescueRequest { reqId status } } }', variables: { r: [{ __typename: 'RescueRequest', reqId: firstReqId }, { __typename: 'RescueRequest', reqId: 'nope' }] } });
     const res = await sub!.app.inject({
-      method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      payload: { query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on RescueRequest { reqId status } } }', variables: { r: [{ __typename: 'RescueRequest', reqId: firstReqId }, { __typename: 'RescueRequest', reqId: 'nope' }] } },
+      method: 'POST', url: '/graphql', payload,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: '/graphql', body: payload }) },
     });
     expect(res.json().data._entities).toEqual([{ reqId: firstReqId, status: 'COMPLETED' }, null]);
   });

@@ -37,10 +37,14 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
+/** The internal hop key of test stacks (a subgraph left out stands at an unreachable <NAME>_URL, which needs one). */
+export const TEST_HOP_KEY = 'test-internal-hop-key-0123456789abcdef';
+
 export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-0123456789abcdef', org: 'org-a' };
 
 /**
- * Boots the real gateway and subgraphs on ephemeral loopback ports against a fresh database.
+ * Boots the real gateway (on an ephemeral loopback port) and subgraphs (in-process unless
+ * SUBGRAPH_TRANSPORT=http) against a fresh database.
  * `subgraphs` limits which subgraphs start (the others answer as unreachable), for speed.
  */
 export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string> } = {}): Promise<TestStack> {
@@ -51,7 +55,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     .map((name) => [subgraphUrlVariable(name), 'http://127.0.0.1:9/graphql']));
   const env = {
     ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined,
-    RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', INTERNAL_HOP_KEY: TEST_HOP_KEY,
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
     ...database.env, ...unreachable, ...options.env,
   };
