@@ -21,6 +21,8 @@ import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
 import { idePlugin } from './ide/index.ts';
+import { registerOverloadProtection } from './overload.ts';
+import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
 import { traceparentFor } from './observability/tracing.ts';
 
@@ -54,11 +56,16 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
     frameworkErrors: (error, _request, reply) => sendProblem(reply, problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
   });
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
+  await registerOverloadProtection(app, config);
   await app.register(formbody);
 
   // Set before any route scope is registered: scopes inherit the handlers present when they are created.
   app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)));
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
+    if (error instanceof ServiceUnavailable) {
+      reply.header('retry-after', String(error.retryAfter));
+      return sendProblem(reply, problem(503, error.code, error.message));
+    }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) {
       request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unhandled error');

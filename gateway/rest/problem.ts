@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
 import { statusForCode } from '../../subgraphs/platform/errors.ts';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../unavailable.ts';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 
@@ -57,5 +58,6 @@ export function problemFromErrors(errors: readonly GraphQLFormattedError[]): Pro
 }
 
 export function sendProblem(reply: FastifyReply, p: Problem) {
+  if (p.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   return reply.code(p.status).type(PROBLEM_TYPE).send({ ...p, instance: reply.request.url.split('?')[0], requestId: reply.request.id });
 }

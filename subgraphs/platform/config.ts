@@ -34,6 +34,12 @@ const schema = z.object({
   /** Shared key of the gateway -> subgraph hop (HMAC-SHA256); required wherever a subgraph listens. */
   INTERNAL_HOP_KEY: z.string().min(32, 'INTERNAL_HOP_KEY must be at least 32 characters').optional(),
   INTERNAL_HOP_MAX_SKEW_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  /** Load shedding (gateway): mean event-loop delay over one sample past which requests answer 503; 0 turns the check off. */
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200),
+  /** Load shedding (gateway): V8 heap in use past which requests answer 503; 0 turns the check off. */
+  OVERLOAD_MAX_HEAP_USED_MB: z.coerce.number().int().min(0).default(0),
+  OVERLOAD_SAMPLE_INTERVAL_MS: z.coerce.number().int().min(10).max(10_000).default(500),
+  OVERLOAD_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

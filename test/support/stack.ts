@@ -56,6 +56,8 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
   const env = {
     ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined,
     RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', INTERNAL_HOP_KEY: TEST_HOP_KEY,
+    // Load shedding off: test files share the machine's cores, and test/gateway/overload.test.ts turns it on.
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
     ...database.env, ...unreachable, ...options.env,
   };
