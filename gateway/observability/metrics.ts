@@ -13,8 +13,9 @@ import type { Database } from '../../subgraphs/platform/db/orm.ts';
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Operation names come from clients: past this many distinct names, new ones count as `(other)`. */
-const MAX_OPERATION_NAMES = 500;
+/** Operation names come from clients: past this many distinct names, or this long, a name counts as `(other)`. */
+export const MAX_OPERATION_NAMES = 200;
+export const MAX_OPERATION_NAME_LENGTH = 100;
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -42,6 +43,7 @@ export class GatewayMetrics {
   /** A bounded label for a client-chosen operation name. */
   operationLabel(name: string | null | undefined): string {
     if (!name) return '(anonymous)';
+    if (name.length > MAX_OPERATION_NAME_LENGTH) return '(other)';
     if (this.operationNames.has(name)) return name;
     if (this.operationNames.size >= MAX_OPERATION_NAMES) return '(other)';
     this.operationNames.add(name);

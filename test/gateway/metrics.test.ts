@@ -66,13 +66,37 @@ describe('GET /metrics', () => {
   });
 
   it('labels operation names past the cap as (other) so clients cannot explode cardinality', async () => {
-    const { GatewayMetrics } = await import('../../gateway/observability/metrics.ts');
+    const { GatewayMetrics, MAX_OPERATION_NAMES } = await import('../../gateway/observability/metrics.ts');
     const metrics = new GatewayMetrics();
-    for (let i = 0; i < 500; i += 1) expect(metrics.operationLabel(`Op${i}`)).toBe(`Op${i}`);
+    for (let i = 0; i < MAX_OPERATION_NAMES; i += 1) expect(metrics.operationLabel(`Op${i}`)).toBe(`Op${i}`);
     expect(metrics.operationLabel('Op0')).toBe('Op0');
     expect(metrics.operationLabel('OneTooMany')).toBe('(other)');
     expect(metrics.operationLabel(undefined)).toBe('(anonymous)');
+    expect(new GatewayMetrics().operationLabel(`Long${'x'.repeat(200)}`)).toBe('(other)');
   });
+
+  it('stays small and answerable after a flood of huge and distinct operation names', async () => {
+    const { MAX_OPERATION_NAMES } = await import('../../gateway/observability/metrics.ts');
+    const huge = (i: number) => `Flood${i}${'N'.repeat(100_000)}`;
+    for (let i = 0; i < 40; i += 1) {
+      const res = await t.graphql(`query ${huge(i)} { __typename }`);
+      expect(res.data).toEqual({ __typename: 'Query' });
+    }
+    // More distinct short names than the cap.
+    const distinct = MAX_OPERATION_NAMES + 20;
+    await Promise.all(Array.from({ length: 4 }, async (_, lane) => {
+      for (let i = lane; i < distinct; i += 4) expect((await t.graphql(`query Distinct${i} { __typename }`)).status).toBe(200);
+    }));
+    const res = await t.request('GET', '/metrics');
+    expect(res.status).toBe(200);
+    const text = res.body as string;
+    expect(text).not.toContain('NNNNNNNNNN');
+    expect(sample(text, 'gateway_graphql_operations_total', { operation_name: '(other)', transport: 'graphql', outcome: 'success' })).toBeGreaterThanOrEqual(40);
+    const labelled = new Set([...text.matchAll(/operation_name="([^"]*)"/g)].map((m) => m[1]));
+    expect(labelled.size).toBeLessThanOrEqual(MAX_OPERATION_NAMES + 3);
+    console.log(`metrics after a flood of 40 names of 100 KB and ${distinct} distinct names: ${(text.length / 1024).toFixed(0)} KB, ${labelled.size} operation labels`);
+    expect(text.length).toBeLessThan(1024 * 1024);
+  }, 180_000);
 });
 
 describe('W3C trace context', () => {
