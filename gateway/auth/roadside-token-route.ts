@@ -31,7 +31,7 @@ export async function registerRoadsideRoutes(app: FastifyInstance, deps: TokenDe
   app.post(ROADSIDE_TOKEN_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
     try {
       const grant = await grantClientCredentials(deps, {
-        body: request.body, authorization: request.headers.authorization, ip: request.ip, query: request.query as Record<string, unknown>,
+        body: request.body, authorization: request.headers.authorization, ip: request.ip, url: request.url, query: request.query as Record<string, unknown>,
       }, roadsideScopes);
       return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
         access_token: grant.accessToken,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CryptoKey } from 'jose';
 import { issueToken, TOKEN_LIFETIME_SECONDS, type Scope } from '../../subgraphs/platform/auth/tokens.ts';
+import { SECRET_QUERY_PARAM } from '../../subgraphs/platform/log.ts';
 import type { ClientStore } from './clients.ts';
 
 export const TOKEN_PATH = '/platform/oauth/v1/token';
@@ -37,22 +38,56 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   }
 }
 
+/** Longer values cannot belong to a client: refused before any lookup or hashing. */
+const MAX_CLIENT_ID = 128;
+const MAX_CLIENT_SECRET = 512;
+
+/** A credential is text without NUL (PostgreSQL text cannot hold it): anything else is a malformed request, not a failed login. */
+function checkText(name: string, value: string): string {
+  if (value.includes('\u0000')) throw new TokenError('invalid_request', `${name} must not contain NUL (\\u0000) characters`);
+  return value;
+}
+
 const field = (body: Record<string, unknown>, name: string): string | undefined => {
   const value = body[name];
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new TokenError('invalid_request', `${name} must be a string`);
-  return value;
+  return checkText(name, value);
 };
 
-export interface GrantRequest { body: unknown; authorization: string | undefined; ip: string; query?: Record<string, unknown> }
+/**
+ * RFC 6749 2.3.1: client credentials "MUST NOT be included in the request URI" (URLs end up in
+ * logs, proxies and histories). Refused with 400 before anything is checked.
+ */
+function refuseCredentialsInUrl(url: string | undefined) {
+  const query = url?.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  if (!query) return;
+  const names = [...new Set([...new URLSearchParams(query).keys()].filter((n) => n === 'client_id' || SECRET_QUERY_PARAM.test(n)))];
+  if (names.length) {
+    throw new TokenError('invalid_request', `${names.join(', ')} must not be sent in the query string: send client credentials in the form body or the Authorization header (HTTP Basic)`);
+  }
+}
+
+export interface GrantRequest {
+  body: unknown; authorization: string | undefined; ip: string;
+  /** The request URL: credentials in its query string are refused. */
+  url?: string;
+  /** Query parameters read like body fields (the roadside endpoint's documented `?grant_type=`). */
+  query?: Record<string, unknown>;
+}
 
 /** Client-credentials grant shared by both token endpoints; returns the caller and granted scopes. */
 export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest, defaultScopes?: (granted: Scope[]) => Scope[]) {
   if (req.body !== undefined && (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))) {
     throw new TokenError('invalid_request', 'the body must be a form or a JSON object');
   }
+  refuseCredentialsInUrl(req.url);
   const body = { ...(req.query ?? {}), ...((req.body ?? {}) as Record<string, unknown>) };
   const basic = basicCredentials(req.authorization);
+  if (basic) {
+    checkText('client_id', basic.id);
+    checkText('client_secret', basic.secret);
+  }
   const bodyId = field(body, 'client_id');
   const bodySecret = field(body, 'client_secret');
   if (basic && (bodySecret || (bodyId && bodyId !== basic.id))) {
@@ -66,7 +101,7 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
   const wait = await deps.limit?.(req.ip, clientId);
   if (wait) throw new TokenError('too_many_requests', `too many token requests; retry in ${wait} s`, 429, wait);
   if (!clientId || !clientSecret) throw new TokenError('invalid_client', 'client_id and client_secret are required', 401);
-  const client = await deps.clients.authenticate(clientId, clientSecret);
+  const client = clientId.length <= MAX_CLIENT_ID && clientSecret.length <= MAX_CLIENT_SECRET ? await deps.clients.authenticate(clientId, clientSecret) : null;
   if (!client) throw new TokenError('invalid_client', 'client authentication failed', 401);
   const allowed = client.scopes as Scope[];
   const requested = field(body, 'scope')?.split(' ').filter(Boolean);
@@ -90,7 +125,7 @@ export function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: b
 export function registerTokenRoute(app: FastifyInstance, deps: TokenDeps) {
   app.post(TOKEN_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      const grant = await grantClientCredentials(deps, { body: request.body, authorization: request.headers.authorization, ip: request.ip });
+      const grant = await grantClientCredentials(deps, { body: request.body, authorization: request.headers.authorization, ip: request.ip, url: request.url });
       return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
         access_token: grant.accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope: grant.scopes.join(' '),
       });

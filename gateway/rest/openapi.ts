@@ -74,7 +74,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
       responses: {
         200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer', example: 3600 }, scope: { type: 'string' } }, required: ['access_token', 'token_type', 'expires_in', 'scope'] } } } },
-        400: { description: 'invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 5.2)' },
+        400: { description: 'invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2)' },
         401: { description: 'invalid_client' },
         429: { description: 'too_many_requests: too many attempts for this client id or address (see Retry-After)' },
       },

@@ -10,11 +10,41 @@ export const REDACT_PATHS = [
   '*.client_secret', '*.password', '*.dateOfBirth', '*.report', 'access_token',
 ];
 
+/** Query parameters whose values are credentials: masked wherever a URL is logged. */
+export const SECRET_QUERY_PARAM = /secret|token|passw|pwd|api[-_]?key|^key$|^code$|^sig(nature)?$|assertion|credential|^auth/i;
+
+const decodedName = (name: string) => {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
+};
+
+/** The URL with the value of every credential-like query parameter replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const pairs = url.slice(q + 1).split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    return eq >= 0 && SECRET_QUERY_PARAM.test(decodedName(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=[redacted]` : pair;
+  });
+  return `${url.slice(0, q)}?${pairs.join('&')}`;
+}
+
+interface LoggedRequest { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }
+
+/** Fastify's request serializer, with credentials in the query string masked. */
+const serializeRequest = (req: LoggedRequest) => ({
+  method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+});
+
 export function loggerOptions(config: Config, name: string): LoggerOptions {
   return {
     name,
     level: config.NODE_ENV === 'test' && config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { req: serializeRequest },
     base: { service: name },
   };
 }

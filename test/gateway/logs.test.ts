@@ -4,6 +4,7 @@ import { startChildServer, type ChildServer } from '../support/child-server.ts';
 const CLIENT = { id: 'log-client', secret: 'log-secret-Zq8XvN2pL5mR7tW9' };
 const DOB = '1961-07-23';
 const MVR_MARKER = 'MVR-SECRET-LICENSE-X7731942';
+const PASSWORD = 'pw-Hq4VtY8cL2';
 let server: ChildServer;
 
 beforeAll(async () => {
@@ -38,15 +39,23 @@ it('logs carry request ids and never dates of birth, MVR contents, tokens or sec
   await post(`${smi}/users/log-user/sourcea-mvr`, '{"license_number": "' + MVR_MARKER + '", broken', token);
   await post('/platform/oauth/v1/token', `grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=wrong-${CLIENT.secret}`, undefined, 'application/x-www-form-urlencoded');
   await fetch(`${server.base}${smi}/users/log-user`, { headers: { authorization: `Bearer ${token}x` } });
+  // Credentials in query strings: refused by the token endpoints, and masked in every logged URL.
+  const inQuery = await post(`/services/roadside/v1/oauth/accesstoken?grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=${CLIENT.secret}`, 'scope=roadside', undefined, 'application/x-www-form-urlencoded');
+  expect(inQuery.status).toBe(400);
+  expect(((await inQuery.json()) as { error: string }).error).toBe('invalid_request');
+  expect((await fetch(`${server.base}${smi}/users/log-user?access_token=${token}&password=${PASSWORD}&api_key=${PASSWORD}k&keep=visible-param`)).status).toBe(401);
 
   await new Promise((r) => setTimeout(r, 300));
   const logs = server.stdout() + server.stderr();
   const lines = logs.split('\n').filter((l) => l.startsWith('{'));
   expect(lines.length).toBeGreaterThan(20);
-  for (const secret of [DOB, MVR_MARKER, CLIENT.secret, token, token.split('.')[2], 'Dana Reyes']) {
+  for (const secret of [DOB, MVR_MARKER, CLIENT.secret, token, token.split('.')[2], 'Dana Reyes', PASSWORD]) {
     expect(logs.includes(secret), `logs contain ${secret.slice(0, 12)}…`).toBe(false);
   }
   const requestLines = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.req || l.res);
+  const urls = requestLines.map((l) => (l.req as { url?: string } | undefined)?.url ?? '');
+  expect(urls).toContain(`${smi}/users/log-user?access_token=[redacted]&password=[redacted]&api_key=[redacted]&keep=visible-param`);
+  expect(urls).toContain(`/services/roadside/v1/oauth/accesstoken?grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=[redacted]`);
   expect(requestLines.length).toBeGreaterThan(10);
   for (const line of requestLines) expect(typeof line.reqId).toBe('string');
   // the gateway's request id follows the request into the subgraphs
@@ -56,3 +65,13 @@ it('logs carry request ids and never dates of birth, MVR contents, tokens or sec
   expect(subgraphIds.every((id) => gatewayIds.has(id))).toBe(true);
   console.log(`logs: ${lines.length} lines scanned, ${requestLines.length} request lines, 0 sensitive values found`);
 }, 120_000);
+
+it('redactUrl masks the values of credential-like query parameters and keeps the rest', async () => {
+  const { redactUrl } = await import('../../subgraphs/platform/log.ts');
+  expect(redactUrl('/a/b')).toBe('/a/b');
+  expect(redactUrl('/a?x=1&y=2')).toBe('/a?x=1&y=2');
+  expect(redactUrl('/t?client_secret=s&access_token=t&refresh_token=r&token=k&password=p&secret=q&code=c&api_key=a&apiKey=b&grant_type=client_credentials'))
+    .toBe('/t?client_secret=[redacted]&access_token=[redacted]&refresh_token=[redacted]&token=[redacted]&password=[redacted]&secret=[redacted]&code=[redacted]&api_key=[redacted]&apiKey=[redacted]&grant_type=client_credentials');
+  // Encoded names are recognised; a name without a value has nothing to mask.
+  expect(redactUrl('/t?client%5Fsecret=s&password&Client_Secret=S')).toBe('/t?client%5Fsecret=[redacted]&password&Client_Secret=[redacted]');
+});

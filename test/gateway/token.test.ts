@@ -55,6 +55,49 @@ describe('POST /platform/oauth/v1/token', () => {
     expect(notObject.body.error).toBe('invalid_request');
   });
 
+  it('refuses client credentials in the query string with 400 on both token endpoints, issuing nothing', async () => {
+    const roadside = '/services/roadside/v1/oauth/accesstoken';
+    const creds = `client_id=${DEFAULT_CLIENT.id}&client_secret=${DEFAULT_CLIENT.secret}`;
+    const attempts = [
+      await t.request('POST', `${TOKEN}?${creds}`, { form: { grant_type: 'client_credentials' } }),
+      await t.request('POST', `${TOKEN}?client_secret=${DEFAULT_CLIENT.secret}`, { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id } }),
+      await t.request('POST', `${roadside}?grant_type=client_credentials&${creds}`),
+      await t.request('POST', `${roadside}?grant_type=client_credentials&client_id=${DEFAULT_CLIENT.id}`, { headers: { authorization: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) } }),
+      await t.request('POST', `${roadside}?grant_type=client_credentials&access_token=abc`, { headers: { authorization: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) } }),
+    ];
+    for (const res of attempts) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+      expect(res.body.error_description).toMatch(/must not be sent in the query string/);
+      expect(res.body.access_token).toBeUndefined();
+    }
+    // The documented roadside call (grant_type in the query, the client in HTTP Basic) still works.
+    const documented = await t.request('POST', `${roadside}?grant_type=client_credentials`, { headers: { authorization: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) } });
+    expect(documented.status).toBe(200);
+  });
+
+  it('answers NUL characters and over-long credentials with 4xx, never 500', async () => {
+    const roadside = '/services/roadside/v1/oauth/accesstoken?grant_type=client_credentials';
+    const nul = [
+      await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: 'a\u0000b', client_secret: 'x' } }),
+      await t.request('POST', TOKEN, { body: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: 's\u0000' } }),
+      await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials' }, headers: { authorization: basic('a\u0000b', 'x') } }),
+      await t.request('POST', roadside, { headers: { authorization: basic('a\u0000b', 'x') } }),
+      await t.request('POST', roadside, { headers: { authorization: `Basic ${Buffer.from('a\u0000b:x').toString('base64')}` } }),
+      await t.request('POST', roadside, { form: { client_id: 'a\u0000b', client_secret: 'x' } }),
+    ];
+    for (const res of nul) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+      expect(res.body.error_description).toMatch(/NUL/);
+    }
+    for (const length of [129, 256, 10_000]) {
+      const res = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: 'c'.repeat(length), client_secret: 's'.repeat(length) } });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_client');
+    }
+  });
+
   it('stores client secrets hashed', async () => {
     const row = await t.stack.db.orm.em.fork().findOneOrFail(Client, { clientId: DEFAULT_CLIENT.id });
     expect(row.secretHash).toMatch(/^scrypt\$/);

@@ -25,7 +25,9 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-child-'));
   const port = await freePort();
   const child = spawn(process.execPath, ['gateway/server.ts'], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '', ...env },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '',
+      // Load shedding off (test files share the machine's cores); a test that wants it passes OVERLOAD_*.
+      OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
