@@ -57,5 +57,6 @@ export function problemFromErrors(errors: readonly GraphQLFormattedError[]): Pro
 }
 
 export function sendProblem(reply: FastifyReply, p: Problem) {
+  if (typeof p.retryAfter === 'number') reply.header('retry-after', String(p.retryAfter));
   return reply.code(p.status).type(PROBLEM_TYPE).send({ ...p, instance: reply.request.url.split('?')[0], requestId: reply.request.id });
 }

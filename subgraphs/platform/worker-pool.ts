@@ -1,0 +1,84 @@
+import { Piscina } from 'piscina';
+import { AppError } from './errors.ts';
+
+export interface WorkerPoolOptions {
+  name: string;
+  /** The task module (its default export is the task function); a .ts file runs under Node's type stripping. */
+  filename: URL;
+  threads: number;
+  /** A running task is ended (its worker replaced) after this long. */
+  taskTimeoutMs: number;
+  /** Tasks waiting for a thread; beyond it, or after waiting `taskTimeoutMs`, the answer is 503. */
+  maxQueue: number;
+  /** Heap of one worker; a task over it ends that worker, not the process. */
+  maxHeapMb: number;
+  /** The error for a task ended by its time or memory limit. */
+  overLimit: (limit: 'timeMs' | 'heapMb', max: number) => Error;
+}
+
+/** The answer when every thread is taken and the queue is full: retry shortly. */
+const busy = (name: string, retryAfter: number) =>
+  new AppError('SERVICE_UNAVAILABLE', `the ${name} workers are busy; retry in a few seconds`, { retryAfter });
+
+/**
+ * CPU-heavy work off the event loop: a fixed set of worker threads (piscina), each task bounded in
+ * time and memory. A task starts only when a thread is free, so its time limit measures its own
+ * work, not the queue; the queue is bounded in length and in waiting time.
+ */
+export class WorkerPool<Task, Result> {
+  readonly #pool: Piscina<Task, Result>;
+  readonly #options: WorkerPoolOptions;
+  #running = 0;
+  readonly #waiting = new Set<{ start: () => void }>();
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+    this.#pool = new Piscina<Task, Result>({
+      name: 'default', filename: options.filename.href,
+      minThreads: options.threads, maxThreads: options.threads, idleTimeout: Infinity,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
+    });
+  }
+
+  get threads() { return this.#options.threads; }
+
+  async run(task: Task): Promise<Result> {
+    await this.#slot();
+    const signal = AbortSignal.timeout(this.#options.taskTimeoutMs);
+    try {
+      return await this.#pool.run(task, { signal });
+    } catch (error) {
+      if (signal.aborted) throw this.#options.overLimit('timeMs', this.#options.taskTimeoutMs);
+      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') throw this.#options.overLimit('heapMb', this.#options.maxHeapMb);
+      throw error;
+    } finally {
+      this.#release();
+    }
+  }
+
+  #slot(): Promise<void> {
+    if (this.#running < this.#options.threads) {
+      this.#running += 1;
+      return Promise.resolve();
+    }
+    const retryAfter = Math.max(1, Math.ceil(this.#options.taskTimeoutMs / 1000));
+    if (this.#waiting.size >= this.#options.maxQueue) return Promise.reject(busy(this.#options.name, retryAfter));
+    return new Promise((resolve, reject) => {
+      const entry = { start: () => { clearTimeout(timer); resolve(); } };
+      const timer = setTimeout(() => { this.#waiting.delete(entry); reject(busy(this.#options.name, retryAfter)); }, this.#options.taskTimeoutMs);
+      this.#waiting.add(entry);
+    });
+  }
+
+  /** Hands the thread to the oldest waiting task, or frees it. */
+  #release() {
+    const next = this.#waiting.values().next();
+    if (next.done) { this.#running -= 1; return; }
+    this.#waiting.delete(next.value);
+    next.value.start();
+  }
+
+  async close() {
+    await this.#pool.destroy();
+  }
+}
