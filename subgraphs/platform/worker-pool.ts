@@ -8,8 +8,9 @@ export interface WorkerPoolOptions {
   threads: number;
   /** A running task is ended (its worker replaced) after this long. */
   taskTimeoutMs: number;
-  /** Tasks waiting for a thread; beyond it, or after waiting `taskTimeoutMs`, the answer is 503. */
+  /** Tasks waiting for a thread; beyond it, or after waiting `maxWaitMs` (default `taskTimeoutMs`), the answer is 503. */
   maxQueue: number;
+  maxWaitMs?: number;
   /** Heap of one worker; a task over it ends that worker, not the process. */
   maxHeapMb: number;
   /** The error for a task ended by its time or memory limit. */
@@ -65,7 +66,7 @@ export class WorkerPool<Task, Result> {
     if (this.#waiting.size >= this.#options.maxQueue) return Promise.reject(busy(this.#options.name, retryAfter));
     return new Promise((resolve, reject) => {
       const entry = { start: () => { clearTimeout(timer); resolve(); } };
-      const timer = setTimeout(() => { this.#waiting.delete(entry); reject(busy(this.#options.name, retryAfter)); }, this.#options.taskTimeoutMs);
+      const timer = setTimeout(() => { this.#waiting.delete(entry); reject(busy(this.#options.name, retryAfter)); }, this.#options.maxWaitMs ?? this.#options.taskTimeoutMs);
       this.#waiting.add(entry);
     });
   }
