@@ -1,12 +1,17 @@
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from './errors.ts';
+import type { Envelope } from './worker-task.ts';
 
 export interface WorkerPoolOptions {
   name: string;
-  /** The task module (its default export is the task function); a .ts file runs under Node's type stripping. */
+  /**
+   * The task module: its default export is `workerTask(fn)` (worker-task.ts). A .ts file runs under
+   * Node's type stripping.
+   */
   filename: URL;
   threads: number;
-  /** A running task is ended (its worker replaced) after this long. */
+  /** A running task is ended (its worker replaced) after this long, counted from its start in the worker. */
   taskTimeoutMs: number;
   /** Tasks waiting for a thread; beyond it, or after waiting `maxWaitMs` (default `taskTimeoutMs`), the answer is 503. */
   maxQueue: number;
@@ -16,6 +21,9 @@ export interface WorkerPoolOptions {
   /** The error for a task ended by its time or memory limit. */
   overLimit: (limit: 'timeMs' | 'heapMb', max: number) => Error;
 }
+
+/** A worker that does not take its task within this long (start-up included) is answered 503. */
+const START_TIMEOUT_MS = 30_000;
 
 /** The answer when every thread is taken and the queue is full: retry shortly. */
 const busy = (name: string, retryAfter: number) =>
@@ -27,14 +35,14 @@ const busy = (name: string, retryAfter: number) =>
  * work, not the queue; the queue is bounded in length and in waiting time.
  */
 export class WorkerPool<Task, Result> {
-  readonly #pool: Piscina<Task, Result>;
+  readonly #pool: Piscina<Envelope<Task>, Result>;
   readonly #options: WorkerPoolOptions;
   #running = 0;
   readonly #waiting = new Set<{ start: () => void }>();
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
-    this.#pool = new Piscina<Task, Result>({
+    this.#pool = new Piscina<Envelope<Task>, Result>({
       name: 'default', filename: options.filename.href,
       minThreads: options.threads, maxThreads: options.threads, idleTimeout: Infinity,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
@@ -45,14 +53,26 @@ export class WorkerPool<Task, Result> {
 
   async run(task: Task): Promise<Result> {
     await this.#slot();
-    const signal = AbortSignal.timeout(this.#options.taskTimeoutMs);
+    const { timeMs, maxHeapMb } = { timeMs: this.#options.taskTimeoutMs, maxHeapMb: this.#options.maxHeapMb };
+    const controller = new AbortController();
+    let overTime = false;
+    // Until the worker takes the task only the start-up bound runs; from then on, the task's own limit.
+    let timer = setTimeout(() => controller.abort(), START_TIMEOUT_MS);
+    const { port1: started, port2 } = new MessageChannel();
+    started.once('message', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { overTime = true; controller.abort(); }, timeMs);
+    });
     try {
-      return await this.#pool.run(task, { signal });
+      return await this.#pool.run({ task, started: port2 }, { signal: controller.signal, transferList: [port2] });
     } catch (error) {
-      if (signal.aborted) throw this.#options.overLimit('timeMs', this.#options.taskTimeoutMs);
-      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') throw this.#options.overLimit('heapMb', this.#options.maxHeapMb);
+      if (overTime) throw this.#options.overLimit('timeMs', timeMs);
+      if (controller.signal.aborted) throw busy(this.#options.name, 5);
+      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') throw this.#options.overLimit('heapMb', maxHeapMb);
       throw error;
     } finally {
+      clearTimeout(timer);
+      started.close();
       this.#release();
     }
   }

@@ -1,4 +1,5 @@
 import { AppError, type ErrorCode } from '../../platform/errors.ts';
+import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
 import type { GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
@@ -26,7 +27,7 @@ export type AreaTaskResult =
   | { ok: false; code: ErrorCode; message: string; extensions: Record<string, unknown> };
 
 /** Runs in a worker thread: parse and validate the WKT, check the budget, buffer, clip to coverage, pick the H3 cells. */
-export default function resolveAreaTask(task: AreaTask): AreaTaskResult {
+function resolveAreaTask(task: AreaTask): AreaTaskResult {
   try {
     const search = searchArea(task.wkt, task.radius, task.budget);
     const coverage = clipToCoverage(search.area);
@@ -38,3 +39,5 @@ export default function resolveAreaTask(task: AreaTask): AreaTaskResult {
     return { ok: false, code: error.code, message: error.message, extensions };
   }
 }
+
+export default workerTask(resolveAreaTask);
