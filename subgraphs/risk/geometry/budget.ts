@@ -76,14 +76,12 @@ const intersection = (a: Box, b: Box): Box => [Math.max(a[0], b[0]), Math.max(a[
  * Vertices the buffer works through: every segment's buffered outline, times the overlap depth
  * (the summed areas of the buffered segments over the area of the box they lie in). The buffer
  * nodes every outline against each one it overlaps, so a line that doubles back on itself within
- * the radius (the zig-zag of a few hundred positions) costs far more than a long route. The line
- * is first simplified at the tolerance the buffer itself simplifies with (a hundredth of the radius).
+ * the radius (the zig-zag of a few hundred positions) costs far more than a long route.
  */
-function bufferedVertices(geometry: Geometry, radius: number): number {
-  const simplified = simplify(geometry, { tolerance: radius / 100, highQuality: false, mutate: false }) as Geometry;
+function outlineWork(geometry: Geometry, radius: number): number {
   let segments = 0;
   let capsules = 0;
-  for (const path of paths(simplified)) {
+  for (const path of paths(geometry)) {
     const count = Math.max(1, path.length - 1);
     segments += count;
     for (let i = 0; i < count; i++) {
@@ -91,28 +89,39 @@ function bufferedVertices(geometry: Geometry, radius: number): number {
       capsules += 2 * radius * Math.hypot(b[0] - a[0], b[1] - a[1]) + Math.PI * radius ** 2;
     }
   }
-  const [w, s, e, n] = envelope(simplified, radius);
+  const [w, s, e, n] = envelope(geometry, radius);
   const depth = Math.max(1, capsules / Math.max((e - w) * (n - s), Number.EPSILON));
   return Math.ceil(segments * VERTICES_PER_SEGMENT * depth);
 }
 
+/**
+ * The outline work of the geometry as the buffer sees it: simplified first at the tolerance the
+ * buffer itself simplifies with (a hundredth of the radius), so a dense ring is not over-counted.
+ * Simplifying costs more than counting, so it is skipped when the plain count is `enough`.
+ */
+function bufferedVertices(geometry: Geometry, radius: number, enough: number): number {
+  const plain = outlineWork(geometry, radius);
+  if (plain <= enough) return plain;
+  return Math.min(plain, outlineWork(simplify(geometry, { tolerance: radius / 100, highQuality: false, mutate: false }) as Geometry, radius));
+}
+
 export interface CostEstimate { vertices: number; areaKm2: number; cells: number; bufferedVertices: number }
 
-/** Cheap upper estimates of what the search area will cost, from its positions alone. */
-export function estimateCost(geometry: Geometry, radius: number | null): CostEstimate {
+/** Cheap estimates of what the search area will cost, from its positions alone (exact enough to decide `budget`). */
+export function estimateCost(geometry: Geometry, radius: number | null, budget?: GeometryBudget): CostEstimate {
   const box = envelope(geometry, radius ?? 0);
   const coveredKm2 = stateBoundaries().reduce((sum, b) => sum + boxKm2(intersection(box, b.bbox)), 0);
   return {
     vertices: vertexCount(geometry),
     areaKm2: Math.round(boxKm2(box)),
     cells: Math.ceil(coveredKm2 / getHexagonAreaAvg(COARSEST, 'km2')),
-    bufferedVertices: radius === null ? 0 : bufferedVertices(geometry, radius),
+    bufferedVertices: radius === null ? 0 : bufferedVertices(geometry, radius, budget?.bufferedVertices ?? 0),
   };
 }
 
 /** Refuses (422 GEOMETRY_TOO_COMPLEX, naming the limit) a search area over budget; `radius` null = not buffered. */
 export function checkBudget(geometry: Geometry, radius: number | null, budget: GeometryBudget = DEFAULT_BUDGET): CostEstimate {
-  const cost = estimateCost(geometry, radius);
+  const cost = estimateCost(geometry, radius, budget);
   for (const limit of ['vertices', 'areaKm2', 'cells', 'bufferedVertices'] as const) {
     if (cost[limit] > budget[limit]) throw tooComplex(limit, budget[limit], cost[limit]);
   }
