@@ -38,13 +38,16 @@ export class WorkerPool<Task, Result> {
   readonly #pool: Piscina<Envelope<Task>, Result>;
   readonly #options: WorkerPoolOptions;
   #running = 0;
-  readonly #waiting = new Set<{ start: () => void }>();
+  #closed = false;
+  readonly #waiting = new Set<{ start: () => void; refuse: () => void }>();
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
     this.#pool = new Piscina<Envelope<Task>, Result>({
       name: 'default', filename: options.filename.href,
       minThreads: options.threads, maxThreads: options.threads, idleTimeout: Infinity,
+      // The workers yield the CPU to the event loop that answers requests (Linux: a per-thread nice value).
+      niceIncrement: 10,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
     });
   }
@@ -52,8 +55,9 @@ export class WorkerPool<Task, Result> {
   get threads() { return this.#options.threads; }
 
   async run(task: Task): Promise<Result> {
+    if (this.#closed) throw busy(this.#options.name, 5);
     await this.#slot();
-    const { timeMs, maxHeapMb } = { timeMs: this.#options.taskTimeoutMs, maxHeapMb: this.#options.maxHeapMb };
+    const timeMs = this.#options.taskTimeoutMs;
     const controller = new AbortController();
     let overTime = false;
     // Until the worker takes the task only the start-up bound runs; from then on, the task's own limit.
@@ -67,8 +71,9 @@ export class WorkerPool<Task, Result> {
       return await this.#pool.run({ task, started: port2 }, { signal: controller.signal, transferList: [port2] });
     } catch (error) {
       if (overTime) throw this.#options.overLimit('timeMs', timeMs);
-      if (controller.signal.aborted) throw busy(this.#options.name, 5);
-      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') throw this.#options.overLimit('heapMb', maxHeapMb);
+      // Not started within the start-up bound, or the pool closing under the task.
+      if (controller.signal.aborted || this.#closed) throw busy(this.#options.name, 5);
+      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') throw this.#options.overLimit('heapMb', this.#options.maxHeapMb);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -85,7 +90,8 @@ export class WorkerPool<Task, Result> {
     const retryAfter = Math.max(1, Math.ceil(this.#options.taskTimeoutMs / 1000));
     if (this.#waiting.size >= this.#options.maxQueue) return Promise.reject(busy(this.#options.name, retryAfter));
     return new Promise((resolve, reject) => {
-      const entry = { start: () => { clearTimeout(timer); resolve(); } };
+      const refuse = () => { clearTimeout(timer); reject(busy(this.#options.name, retryAfter)); };
+      const entry = { start: () => { clearTimeout(timer); resolve(); }, refuse };
       const timer = setTimeout(() => { this.#waiting.delete(entry); reject(busy(this.#options.name, retryAfter)); }, this.#options.maxWaitMs ?? this.#options.taskTimeoutMs);
       this.#waiting.add(entry);
     });
@@ -100,6 +106,9 @@ export class WorkerPool<Task, Result> {
   }
 
   async close() {
+    this.#closed = true;
+    for (const entry of this.#waiting) entry.refuse();
+    this.#waiting.clear();
     await this.#pool.destroy();
   }
 }

@@ -60,4 +60,19 @@ describe('worker pool', () => {
       await impatient.close();
     }
   });
+
+  it('closing refuses the running and the waiting tasks with 503, and any later one', async () => {
+    const closing = new WorkerPool<Task, number>({
+      name: 'test', filename: new URL('./fixtures/spin-task.ts', import.meta.url),
+      threads: 1, taskTimeoutMs: 60_000, maxQueue: 4, maxHeapMb: 64, overLimit,
+    });
+    expect(await closing.run({ value: 1 })).toBe(2);
+    const running = failure(closing.run({ spinMs: 60_000, value: 1 }));
+    const waiting = failure(closing.run({ value: 2 }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await closing.close();
+    expect((await running).code).toBe('SERVICE_UNAVAILABLE');
+    expect((await waiting).code).toBe('SERVICE_UNAVAILABLE');
+    expect((await failure(closing.run({ value: 3 }))).code).toBe('SERVICE_UNAVAILABLE');
+  });
 });
