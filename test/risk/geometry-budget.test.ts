@@ -44,7 +44,8 @@ describe('geometry budget (checked before buffering)', () => {
 
   it('bufferedVertices: the issue reproductions (zig-zags that double back within the radius)', () => {
     expectLimit(() => searchArea(zigzag(600), 5), 'bufferedVertices', 200_000);
-    expectLimit(() => searchArea(zigzag(5000), 5), 'bufferedVertices', 200_000);
+    // Several times: simplifying it overflowed the stack once the code was optimised (a 500 before).
+    for (let i = 0; i < 4; i++) expectLimit(() => searchArea(zigzag(5000), 5), 'bufferedVertices', 200_000);
     expectLimit(() => searchArea(zigzag(600), 0.01, { ...DEFAULT_BUDGET, bufferedVertices: 1000 }), 'bufferedVertices', 1000);
   });
 

@@ -94,6 +94,13 @@ function outlineWork(geometry: Geometry, radius: number): number {
   return Math.ceil(segments * VERTICES_PER_SEGMENT * depth);
 }
 
+/** Distance of `b` from the line through `a` and `c`, degrees. */
+function offLine(a: Position, b: Position, c: Position): number {
+  const [dx, dy] = [c[0] - a[0], c[1] - a[1]];
+  const chord = Math.hypot(dx, dy);
+  return chord === 0 ? Math.hypot(b[0] - a[0], b[1] - a[1]) : Math.abs(dx * (b[1] - a[1]) - dy * (b[0] - a[0])) / chord;
+}
+
 /**
  * The outline work of the geometry as the buffer sees it: simplified first at the tolerance the
  * buffer itself simplifies with (a hundredth of the radius), so a dense ring is not over-counted.
@@ -102,7 +109,24 @@ function outlineWork(geometry: Geometry, radius: number): number {
 function bufferedVertices(geometry: Geometry, radius: number, enough: number): number {
   const plain = outlineWork(geometry, radius);
   if (plain <= enough) return plain;
-  return Math.min(plain, outlineWork(simplify(geometry, { tolerance: radius / 100, highQuality: false, mutate: false }) as Geometry, radius));
+  // Simplifying only helps where vertices barely leave the line through their neighbours (a dense
+  // ring, a GPS trace); a zig-zag keeps every vertex, and would only cost the time (and stack) to find it out.
+  const tolerance = radius / 100;
+  let flat = 0;
+  let inner = 0;
+  for (const p of paths(geometry)) {
+    for (let i = 1; i + 1 < p.length; i++, inner++) if (offLine(p[i - 1], p[i], p[i + 1]) < tolerance) flat += 1;
+  }
+  if (flat < inner / 10) return plain;
+  let simplified: Geometry;
+  try {
+    simplified = simplify(geometry, { tolerance, highQuality: false, mutate: false }) as Geometry;
+  } catch (error) {
+    // turf's Douglas-Peucker recurses once per kept vertex: a zig-zag of thousands overflows the stack. Nothing simplifies there.
+    if (error instanceof RangeError) return plain;
+    throw error;
+  }
+  return Math.min(plain, outlineWork(simplified, radius));
 }
 
 export interface CostEstimate { vertices: number; areaKm2: number; cells: number; bufferedVertices: number }
