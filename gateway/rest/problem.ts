@@ -58,6 +58,7 @@ export function problemFromErrors(errors: readonly GraphQLFormattedError[]): Pro
 }
 
 export function sendProblem(reply: FastifyReply, p: Problem) {
-  if (p.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  if (typeof p.retryAfter === 'number') reply.header('retry-after', String(p.retryAfter));
+  else if (p.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   return reply.code(p.status).type(PROBLEM_TYPE).send({ ...p, instance: reply.request.url.split('?')[0], requestId: reply.request.id });
 }

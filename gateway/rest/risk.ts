@@ -80,6 +80,7 @@ export const riskRoutes: RestRoute[] = ROUTES.map(({ name, sets, summary }) => {
       description: 'No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). '
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
+      problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, timeMs, heapMb) with `max` and `got`' },
       response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, { type: 'object' }])) }, required: ['area', ...sets] },
       // A real answer for an area outside coverage (lists shortened to two entries).
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },

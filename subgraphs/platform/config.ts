@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -40,6 +41,15 @@ const schema = z.object({
   OVERLOAD_MAX_HEAP_USED_MB: z.coerce.number().int().min(0).default(0),
   OVERLOAD_SAMPLE_INTERVAL_MS: z.coerce.number().int().min(10).max(10_000).default(500),
   OVERLOAD_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
+  /** Risk Index geometry work (parse, buffer, clip, cells) runs in this many worker threads, each task bounded. */
+  RISK_WORKERS: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism() - 1))),
+  RISK_TASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  RISK_QUEUE_MAX: z.coerce.number().int().min(0).default(32),
+  RISK_WORKER_HEAP_MB: z.coerce.number().int().min(64).default(512),
+  RISK_MAX_VERTICES: z.coerce.number().int().min(2).default(5_000),
+  RISK_MAX_AREA_KM2: z.coerce.number().min(1).default(5_000_000),
+  RISK_MAX_CELLS: z.coerce.number().int().min(1).default(10_000),
+  RISK_MAX_BUFFERED_VERTICES: z.coerce.number().int().min(100).default(200_000),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

@@ -32,6 +32,8 @@ export interface SubgraphDefinition<Loaders = unknown> {
   createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
   /** Runs once after migrations (reference data, samples). */
   onStart?: (db: Database, config: Config, log: FastifyBaseLogger) => Promise<void>;
+  /** Runs once when the subgraph closes, before its database (what onStart started: worker pools). */
+  onClose?: (db: Database) => Promise<void>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the registry holds subgraphs whose loaders differ
@@ -104,10 +106,12 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       async close() {
         await app.close();
         await apollo.stop().catch(() => undefined);
+        await definition.onClose?.(db);
         await db.close();
       },
     };
   } catch (error) {
+    await definition.onClose?.(db).catch(() => undefined);
     await db.close();
     throw error;
   }

@@ -2,6 +2,7 @@ import { wktToGeoJSON } from '@terraformer/wkt';
 import { buffer, kinks, polygon as turfPolygon } from '@turf/turf';
 import type { Feature, Geometry, MultiPolygon, Polygon, Position } from 'geojson';
 import { badInput } from '../../platform/errors.ts';
+import { BUFFER_STEPS, checkBudget, DEFAULT_BUDGET, tooComplex, vertexCount, type GeometryBudget } from './budget.ts';
 
 /** Largest accepted buffer radius, in degrees (about 550 km of latitude). */
 export const MAX_RADIUS_DEGREES = 5;
@@ -10,9 +11,6 @@ export const MAX_RADIUS_DEGREES = 5;
  * itself. A polygon without a radius is used as it is.
  */
 export const DEFAULT_LINEAR_RADIUS = 0.0005;
-
-/** Most positions a geometry may have: the self-intersection check grows with the square of it. */
-export const MAX_POSITIONS = 5000;
 
 const SUPPORTED = ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'];
 
@@ -46,8 +44,11 @@ function checkPolygon(rings: Position[][], field: string) {
   if (kinks(turfPolygon(rings)).features.length > 0) throw badInput('the polygon intersects itself', field);
 }
 
-/** Parses WKT (keywords in any case) into GeoJSON, or a 400 saying what is wrong. */
-export function parseWkt(wkt: string, field = 'geometry'): Geometry {
+/**
+ * Parses WKT (keywords in any case) into GeoJSON, or a 400 saying what is wrong. More than
+ * `maxVertices` positions is a 422 before any validation (the self-intersection check grows with their square).
+ */
+export function parseWkt(wkt: string, field = 'geometry', maxVertices = DEFAULT_BUDGET.vertices): Geometry {
   const text = wkt.trim();
   if (!text) throw badInput('the WKT geometry is empty', field);
   let geometry: Geometry;
@@ -63,8 +64,8 @@ export function parseWkt(wkt: string, field = 'geometry'): Geometry {
   }
   const coords = (geometry as { coordinates: unknown[] }).coordinates;
   if (!Array.isArray(coords) || coords.length === 0) throw badInput('the geometry is empty', field);
-  const positions = geometry.type === 'Point' ? 1 : coords.flat(geometry.type === 'MultiPolygon' ? 2 : geometry.type === 'Polygon' || geometry.type === 'MultiLineString' ? 1 : 0).length;
-  if (positions > MAX_POSITIONS) throw badInput(`the geometry has ${positions} positions; at most ${MAX_POSITIONS} are accepted (simplify it)`, field);
+  const positions = vertexCount(geometry);
+  if (positions > maxVertices) throw tooComplex('vertices', maxVertices, positions);
   switch (geometry.type) {
     case 'Point': checkPosition(geometry.coordinates, field); break;
     case 'MultiPoint': geometry.coordinates.forEach((p) => checkPosition(p, field)); break;
@@ -97,16 +98,21 @@ export function checkRadius(radius: number | null | undefined): number | null {
   return radius === 0 ? null : radius;
 }
 
-/** The search area: WKT parsed and validated, buffered by the radius (points and lines always are). */
-export function searchArea(wkt: string, radius?: number | null): SearchArea {
-  const geometry = parseWkt(wkt);
+/**
+ * The search area: WKT parsed and validated, checked against the budget, then buffered by the
+ * radius (points and lines always are).
+ */
+export function searchArea(wkt: string, radius?: number | null, budget: GeometryBudget = DEFAULT_BUDGET): SearchArea {
+  const geometry = parseWkt(wkt, 'geometry', budget.vertices);
   const r = checkRadius(radius);
   const areal = geometry.type === 'Polygon' || geometry.type === 'MultiPolygon';
   if (areal && r === null) {
+    checkBudget(geometry, null, budget);
     return { geometry, area: { type: 'Feature', properties: {}, geometry: geometry as Polygon | MultiPolygon }, radius: null };
   }
   const applied = r ?? DEFAULT_LINEAR_RADIUS;
-  const buffered = buffer(geometry, applied, { units: 'degrees', steps: 8 });
+  checkBudget(geometry, applied, budget);
+  const buffered = buffer(geometry, applied, { units: 'degrees', steps: BUFFER_STEPS });
   if (!buffered || buffered.type !== 'Feature' || !buffered.geometry) throw badInput('the geometry could not be buffered', 'radius');
   return { geometry, area: buffered as Feature<Polygon | MultiPolygon>, radius: applied };
 }

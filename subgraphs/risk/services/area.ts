@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
 import { Crash, TrafficSensor, type CrashCell, type Resolution, type TrafficCell } from '../entities.ts';
-import { selectCells, MAX_CELLS } from '../geometry/cells.ts';
-import { clipToCoverage, type Coverage } from '../geometry/coverage.ts';
-import { searchArea, type SearchArea } from '../geometry/wkt.ts';
+import { MAX_CELLS } from '../geometry/cells.ts';
+import type { Coverage } from '../geometry/coverage.ts';
+import { areaPoolFor } from '../geometry/pool.ts';
+import type { SearchArea } from '../geometry/wkt.ts';
 
 export const QUERY_METHODS = ['ContainsBuffer'] as const;
 
@@ -47,18 +48,15 @@ async function cellRows<T>(em: EntityManager, table: string, columns: string[], 
   return rows.map((row) => Object.fromEntries(columns.map((c) => [camel(c), row[c]])) as T);
 }
 
-/** Parses and validates the search area and picks its cells: every 400 is raised here, before any data set. */
-export function resolveArea(em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, maxCells = MAX_CELLS): AreaQuery {
+/**
+ * Parses and validates the search area and picks its cells, in the geometry workers: every 400 and
+ * 422 is raised here, before any data set.
+ */
+export async function resolveArea(em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, maxCells = MAX_CELLS): Promise<AreaQuery> {
   const method = queryMethod == null || queryMethod.trim() === '' ? 'ContainsBuffer'
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
-  const search = searchArea(wkt, radius);
-  const coverage = clipToCoverage(search.area);
-  const selection = coverage.parts.length
-    ? selectCells(coverage.parts.map((p) => p.area), coverage.coveredKm2, maxCells)
-    : null;
-  const cells = selection?.cells ?? [];
-  const resolution = selection?.resolution ?? null;
+  const { search, coverage, resolution, cells } = await areaPoolFor(em).resolve(wkt, radius, maxCells);
   const sampleCrashes = memo(async () => (await em.findOne(Crash, { source: 'sample' }, { fields: ['id'] as never, disableIdentityMap: true })) !== null);
   const sampleTraffic = memo(async () => (await em.findOne(TrafficSensor, { source: 'sample' }, { fields: ['sensorId'] as never, disableIdentityMap: true })) !== null);
   return {
