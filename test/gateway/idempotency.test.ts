@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
 import { RETENTION_MS } from '../../gateway/idempotency/store.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
 import { countRows } from '../support/rows.ts';
 import { DEFAULT_CLIENT, startTestStack, type HttpResult, type TestStack } from '../support/stack.ts';
 import { sourceAFull } from '../scoring/mvr-fixtures.ts';
@@ -296,6 +297,29 @@ describe('GraphQL mutations', () => {
     const bad = await t.request('POST', '/graphql', { token: t.token, body: { query: createUser, variables: {} }, headers: { 'idempotency-key': '' } });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents the header, the replay marker and the 409 and 422 answers on every POST and PATCH path, and on no other', () => {
+    const doc = buildOpenApi(restRoutes) as unknown as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
+    let documented = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const header = operation.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
+        if (!['post', 'patch'].includes(method) || path.startsWith('/platform/oauth')) {
+          expect(header, `${method} ${path}`).toBeFalsy();
+          continue;
+        }
+        expect(header, `${method} ${path}`).toBe(true);
+        expect(operation.responses['409'].description, `${method} ${path}`).toMatch(/Idempotency-Key is still running/);
+        expect(operation.responses['422'].description, `${method} ${path}`).toMatch(/IDEMPOTENCY_KEY_REUSED/);
+        const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1];
+        expect(success.headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
+        documented += 1;
+      }
+    }
+    expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length);
   });
 });
 
