@@ -19,6 +19,8 @@ export interface IdempotencyOptions {
 /** Response headers kept with a stored response and given back on replay. */
 const KEPT_HEADERS = ['content-type', 'location'];
 const METHODS = new Set(['POST', 'PATCH']);
+/** Answers larger than this are not kept (the key is released): bounded storage per key. */
+export const MAX_STORED_BODY_BYTES = 1024 * 1024;
 
 interface IdempotentRequest extends FastifyRequest {
   caller?: Caller | null;
@@ -76,8 +78,8 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     request.idempotencyRecord = undefined;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
     try {
-      // A server error, or a streamed body that cannot be kept: the key is released and a retry runs again.
-      if (!body || reply.statusCode >= 500 || (request.routeOptions.url === graphqlPath && graphqlServerError(body))) {
+      // A server error, or a body that cannot be kept (streamed, or over the bound): the key is released and a retry runs again.
+      if (!body || body.length > MAX_STORED_BODY_BYTES || reply.statusCode >= 500 || (request.routeOptions.url === graphqlPath && graphqlServerError(body))) {
         await store.release(id);
       } else {
         const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
-import { RETENTION_MS } from '../../gateway/idempotency/store.ts';
+import { ABANDONED_AFTER_MS, RETENTION_MS } from '../../gateway/idempotency/store.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
 import { buildOpenApi } from '../../gateway/rest/openapi.ts';
 import { countRows } from '../support/rows.ts';
@@ -208,6 +208,30 @@ describe('what a key refuses', () => {
     for (const answer of replayed) expect(answer.body).toEqual(executed[0].body);
     for (const answer of conflicts) expect(answer.body.code).toBe('CONFLICT');
     console.log(`idempotency burst: ${burst} concurrent identical POST ${SMI}/users with one key -> 1 executed, ${conflicts.length} x 409 (still running), ${replayed.length} replayed; 1 user created; ${ms.toFixed(0)} ms`);
+  });
+
+  it('the store: a key whose request never finished is taken over once abandoned; only the claim\'s owner completes it', async () => {
+    const store = t.stack.gateway.idempotency;
+    const owner = { clientId: 'store-client', organisation: 'store-org' };
+    const key = newKey();
+    const start = new Date();
+    const first = await store.claim(owner, key, 'f1', start);
+    expect(first.kind).toBe('claimed');
+    expect((await store.claim(owner, key, 'f1', new Date(start.getTime() + ABANDONED_AFTER_MS - 1000))).kind).toBe('in_progress');
+    expect((await store.claim(owner, key, 'f2', new Date(start.getTime() + 1000))).kind).toBe('mismatch');
+    const later = new Date(start.getTime() + ABANDONED_AFTER_MS + 1000);
+    const takeover = await store.claim(owner, key, 'f1', later);
+    expect(takeover).toEqual(first);
+    // Taken over once: a second latecomer waits for the new runner.
+    expect((await store.claim(owner, key, 'f1', later)).kind).toBe('in_progress');
+    await store.complete((takeover as { id: string }).id, { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') });
+    const replay = await store.claim(owner, key, 'f1', later);
+    expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') } });
+    // Released keys run again.
+    const other = newKey();
+    const claim = await store.claim(owner, other, 'f1');
+    await store.release((claim as { id: string }).id);
+    expect((await store.claim(owner, other, 'f2')).kind).toBe('claimed');
   });
 
   it('validates the key: 1 to 255 printable characters, bare or quoted', async () => {
