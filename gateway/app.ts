@@ -20,6 +20,8 @@ import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
+import { idempotencyPlugin } from './idempotency/plugin.ts';
+import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
 import { idePlugin } from './ide/index.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
@@ -40,8 +42,12 @@ export interface Gateway {
   app: FastifyInstance;
   clients: ClientStore;
   tokenGate: ReturnType<typeof createTokenGate>;
+  idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
+
+/** How often expired Idempotency-Keys are deleted. */
+const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 
 const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id, traceparent: traceparentFor(request) });
 
@@ -99,6 +105,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
   registerTokenRoute(app, tokenDeps);
   await registerRoadsideRoutes(app, tokenDeps);
   const gate = createTokenGate(clients, keys.publicKey, config.JWT_ISSUER);
+  const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
@@ -111,6 +118,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
       ? reply.code(401).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
+    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS });
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
     registerRestRoutes(api, restRoutes, execute);
   });
@@ -126,7 +134,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
   });
 
   return {
-    app, clients, tokenGate: gate,
+    app, clients, tokenGate: gate, idempotency,
     async close() {
       await app.close();
     },

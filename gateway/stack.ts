@@ -4,7 +4,8 @@ import { buildSubgraph, type Subgraph } from '../subgraphs/platform/subgraph.ts'
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
 import { buildGateway, type Gateway } from './app.ts';
-import { parseScopes } from './auth/clients.ts';
+import { Client, parseScopes } from './auth/clients.ts';
+import { IdempotencyRecord } from './idempotency/entity.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { generateHopKey } from '../subgraphs/platform/internal-hop.ts';
 
@@ -19,6 +20,8 @@ export interface Stack {
 }
 
 export const GATEWAY_MIGRATIONS = new URL('./migrations', import.meta.url).pathname;
+/** The gateway's own tables: API clients and stored idempotent responses. */
+export const GATEWAY_ENTITIES = [Client, IdempotencyRecord];
 
 /**
  * The gateway and, for every subgraph without a <NAME>_URL, that subgraph in this process (the
@@ -46,7 +49,7 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     }));
     const failure = built.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
-    const db = await openDatabase(config, { name: 'platform', entities: [(await import('./auth/clients.ts')).Client], migrationsPath: GATEWAY_MIGRATIONS });
+    const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
     const gateway = await buildGateway({ config, db, subgraphUrls: urls, localSubgraphs });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {

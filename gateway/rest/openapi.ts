@@ -1,5 +1,6 @@
 import type { RestRoute } from './types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
+import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
 
 const problemSchema = {
   type: 'object',
@@ -24,13 +25,15 @@ function operation(route: RestRoute) {
   const query = Object.entries(route.docs?.query ?? {}).map(([name, { required, description, ...schema }]) => ({ name, in: 'query', required: !!required, description, schema }));
   const status = String(route.status ?? 200);
   const contentTypes = route.docs?.contentTypes ?? ['application/json'];
+  const idempotent = takesIdempotencyKey(route);
+  const problems = idempotent ? { ...route.docs?.problems, ...idempotencyProblems({ 409: 'State conflict', ...route.docs?.problems }) } : route.docs?.problems ?? {};
   return {
     operationId: route.operationId,
     summary: route.summary,
     description: route.docs?.description,
     tags: [route.tag],
     security: route.scope ? [{ bearer: [route.scope] }] : [],
-    parameters: [...params, ...query],
+    parameters: [...params, ...query, ...(idempotent ? [idempotencyKeyParameter] : [])],
     ...(route.docs?.requestBody ? {
       requestBody: {
         required: true,
@@ -38,8 +41,9 @@ function operation(route: RestRoute) {
       },
     } : {}),
     responses: {
-      [status]: status === '204' ? { description: 'No content' } : {
+      [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
+        ...(idempotent ? { headers: replayedHeader } : {}),
         content: { 'application/json': { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
       },
       400: problemResponse('Invalid input'),
@@ -49,7 +53,7 @@ function operation(route: RestRoute) {
       409: problemResponse('State conflict'),
       429: problemResponse('Rate limit exceeded (see Retry-After)'),
       503: problemResponse('A subgraph or the database is unavailable'),
-      ...Object.fromEntries(Object.entries(route.docs?.problems ?? {}).map(([status, text]) => [status, problemResponse(text)])),
+      ...Object.fromEntries(Object.entries(problems).map(([status, text]) => [status, problemResponse(text)])),
       default: problemResponse('Any other error (e.g. 413 body too large, 415 unsupported content type)'),
     },
   };

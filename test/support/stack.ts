@@ -34,6 +34,8 @@ export interface TestStack {
   graphql<T = any>(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<{ status: number; data?: T; errors?: { message: string; extensions?: Record<string, unknown>; path?: unknown[] }[] }>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** REST responses checked against /openapi.json so far, and those that broke it (close() also fails on any). */
   contract: { checked: number; violations: string[] };
+  /** Stops the whole stack and starts it again on the same data (PGlite on disk needs `persistent`); `url` changes. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,9 +47,10 @@ export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-01234567
 /**
  * Boots the real gateway (on an ephemeral loopback port) and subgraphs (in-process unless
  * SUBGRAPH_TRANSPORT=http) against a fresh database.
- * `subgraphs` limits which subgraphs start (the others answer as unreachable), for speed.
+ * `subgraphs` limits which subgraphs start (the others answer as unreachable), for speed;
+ * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart().
  */
-export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean } = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-test-'));
   const database = await testDatabase();
   const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions)
@@ -59,11 +62,11 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     // Load shedding off: test files share the machine's cores, and test/gateway/overload.test.ts turns it on.
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
-    ...database.env, ...unreachable, ...options.env,
+    ...database.env, ...(options.persistent ? { PGLITE_IN_MEMORY: 'false' } : {}), ...unreachable, ...options.env,
   };
   const config = loadConfig(env);
-  const stack = await buildStack(config, env);
-  const address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  let stack = await buildStack(config, env);
+  let address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 
   async function request(method: string, path: string, opts: RequestOptions = {}) {
     const headers: Record<string, string> = { ...opts.headers };
@@ -97,7 +100,9 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
   const checked = { count: 0 };
   const token = await tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
   return {
-    url: address, stack, config, token,
+    get url() { return address; },
+    get stack() { return stack; },
+    config, token,
     contract: { get checked() { return checked.count; }, violations },
     async clientFor(org, scopes = ['b2b', 'roadside']) {
       const created = await stack.gateway.clients.create(org, scopes);
@@ -107,6 +112,11 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     async graphql(query, variables, tok) {
       const res = await request('POST', '/graphql', { body: { query, variables }, token: tok === undefined ? token : tok });
       return { status: res.status, ...(res.body as object) };
+    },
+    async restart() {
+      await stack.close();
+      stack = await buildStack(config, env);
+      address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
     },
     async close() {
       await stack.close();

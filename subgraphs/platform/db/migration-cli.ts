@@ -1,17 +1,16 @@
 /**
- * Writes the next migration for a subgraph (or `platform`, the gateway's clients table) from the
+ * Writes the next migration for a subgraph (or `platform`, the gateway's own tables) from the
  * difference between its entities and its committed migrations, applied to a fresh in-memory database.
  * Usage: npm run migration:create -- <name> [--initial]
  */
 import { loadConfig } from '../config.ts';
 import { openDatabase, type OrmOptions } from './orm.ts';
 import { subgraphDefinitions } from '../../index.ts';
-import { Client } from '../../../gateway/auth/clients.ts';
-import { GATEWAY_MIGRATIONS } from '../../../gateway/stack.ts';
+import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS } from '../../../gateway/stack.ts';
 
 const name = process.argv[2];
 const owners: Record<string, OrmOptions> = {
-  platform: { name: 'platform', entities: [Client], migrationsPath: GATEWAY_MIGRATIONS },
+  platform: { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS },
   ...Object.fromEntries(Object.values(subgraphDefinitions).map((d) => [d.name, { name: d.name, entities: d.entities, migrationsPath: d.migrationsPath }])),
 };
 const owner = name ? owners[name] : undefined;

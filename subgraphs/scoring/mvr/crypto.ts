@@ -54,13 +54,14 @@ function decodeKey(base64: string): Buffer {
 /**
  * The key: MVR_ENCRYPTION_KEY (base64, 32 bytes) when set, otherwise 32 random bytes generated once
  * and kept in DATA_DIR/keys/mvr-encryption.key (mode 0600), so the embedded default survives restarts.
+ * Other personal data kept at rest (the gateway's stored idempotent responses) uses a key derived from it.
  */
-export async function loadReportVault(config: Config): Promise<ReportVault> {
-  if (config.MVR_ENCRYPTION_KEY) return new ReportVault(decodeKey(config.MVR_ENCRYPTION_KEY));
+export async function loadMvrKey(config: Config): Promise<Buffer> {
+  if (config.MVR_ENCRYPTION_KEY) return decodeKey(config.MVR_ENCRYPTION_KEY);
   const dir = join(config.dataDir, 'keys');
   const path = join(dir, 'mvr-encryption.key');
   try {
-    return new ReportVault(decodeKey(await readFile(path, 'utf8')));
+    return decodeKey(await readFile(path, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
@@ -69,12 +70,14 @@ export async function loadReportVault(config: Config): Promise<ReportVault> {
     // 'wx' fails if another process wrote the key first; then read theirs.
     const key = randomBytes(32);
     await writeFile(path, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-    return new ReportVault(key);
+    return key;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadReportVault(config);
+    return loadMvrKey(config);
   }
 }
+
+export const loadReportVault = async (config: Config): Promise<ReportVault> => new ReportVault(await loadMvrKey(config));
 
 /**
  * The vault of each database: registered when the subgraph starts (index.ts onStart) and found

@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ParseOptions } from 'graphql';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
+import { statusForCode } from '../../subgraphs/platform/errors.ts';
+import { problem, sendProblem } from '../rest/problem.ts';
+import { hasMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from './request.ts';
+import type { IdempotencyStore } from './store.ts';
+
+export interface IdempotencyOptions {
+  store: IdempotencyStore;
+  /** The GraphQL endpoint: there only documents holding a mutation take part. */
+  graphqlPath: string;
+  parseOptions: ParseOptions;
+  /** How often expired keys are deleted (0: never, e.g. in tests that call purgeExpired themselves). */
+  purgeEveryMs: number;
+}
+
+/** Response headers kept with a stored response and given back on replay. */
+const KEPT_HEADERS = ['content-type', 'location'];
+const METHODS = new Set(['POST', 'PATCH']);
+/** Answers larger than this are not kept (the key is released): bounded storage per key. */
+export const MAX_STORED_BODY_BYTES = 1024 * 1024;
+
+interface IdempotentRequest extends FastifyRequest {
+  caller?: Caller | null;
+  idempotencyRecord?: string;
+}
+
+/** A server-side failure in a GraphQL answer (an error whose code maps to a 5xx, or no code at all). */
+function graphqlServerError(payload: Buffer): boolean {
+  try {
+    const errors = (JSON.parse(payload.toString('utf8')) as { errors?: { extensions?: { code?: unknown } }[] }).errors;
+    return !!errors?.some((e) => statusForCode(e.extensions?.code) >= 500);
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `Idempotency-Key` (IETF HTTPAPI draft) on every POST and PATCH route of the scope it is
+ * registered in (after the token gate, which names the caller), and on GraphQL mutations:
+ * the first request with a key runs and its response is stored for the client and organisation;
+ * a repeat gets that response again with `Idempotent-Replayed: true`, a repeat while it runs 409,
+ * the key with another request 422. Server errors are not stored: the key is free again.
+ */
+export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, purgeEveryMs }: IdempotencyOptions) => {
+  function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
+    if (request.routeOptions.url === graphqlPath) return reply.code(status).send({ errors: [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }] });
+    return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
+  }
+
+  app.addHook('preHandler', async (request: IdempotentRequest, reply) => {
+    const header = request.headers[IDEMPOTENCY_HEADER];
+    // Without a caller the route answers 401 itself: an anonymous request learns nothing about keys.
+    if (header === undefined || !METHODS.has(request.method) || !request.caller) return;
+    if (request.routeOptions.url === graphqlPath && !hasMutation(request.body, parseOptions)) return;
+    const key = parseIdempotencyKey(header);
+    if (key === null) return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string), sent once');
+    const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, request.body));
+    switch (claim.kind) {
+      case 'claimed':
+        request.idempotencyRecord = claim.id;
+        return;
+      case 'replay':
+        return reply.code(claim.response.status).headers({ ...claim.response.headers, [REPLAYED_HEADER]: 'true' }).send(claim.response.body);
+      case 'in_progress':
+        reply.header('retry-after', '1');
+        return refuse(request, reply, 409, 'CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later');
+      case 'mismatch':
+        return refuse(request, reply, 422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request (method, path or body); use a new key');
+    }
+  });
+
+  app.addHook('onSend', async (request: IdempotentRequest, reply, payload) => {
+    const id = request.idempotencyRecord;
+    if (!id) return payload;
+    request.idempotencyRecord = undefined;
+    const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
+    try {
+      // A server error, or a body that cannot be kept (streamed, or over the bound): the key is released and a retry runs again.
+      if (!body || body.length > MAX_STORED_BODY_BYTES || reply.statusCode >= 500 || (request.routeOptions.url === graphqlPath && graphqlServerError(body))) {
+        await store.release(id);
+      } else {
+        const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => {
+          const value = reply.getHeader(name);
+          return value === undefined ? [] : [[name, String(value)]];
+        }));
+        await store.complete(id, { status: reply.statusCode, headers, body });
+      }
+    } catch (error) {
+      // The request itself succeeded or failed already; its answer goes out. The key stays
+      // "in progress" and is taken over once abandoned.
+      request.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'could not store the idempotent response');
+    }
+    return payload;
+  });
+
+  if (purgeEveryMs > 0) {
+    let running: Promise<unknown> = Promise.resolve();
+    const purge = () => {
+      running = store.purgeExpired().catch((error: Error) => app.log.warn({ err: { type: error.name, message: error.message } }, 'could not delete expired idempotency keys'));
+    };
+    const timer = setInterval(purge, purgeEveryMs).unref();
+    purge();
+    // The database closes after the gateway: let a clean-up under way finish first.
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      await running;
+    });
+  }
+}, { name: 'idempotency' });

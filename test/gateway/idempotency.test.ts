@@ -1,0 +1,385 @@
+/**
+ * Idempotency-Key on every POST and PATCH path and on GraphQL mutations: a retry gets the first
+ * answer and creates nothing more, a different request under the same key is 422, a duplicate
+ * while the first still runs is 409, and stored answers survive a restart. Runs on PGlite and,
+ * with DATABASE_URL, on PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
+import { ABANDONED_AFTER_MS, RETENTION_MS } from '../../gateway/idempotency/store.ts';
+import { restRoutes } from '../../gateway/rest/index.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
+import { countRows } from '../support/rows.ts';
+import { DEFAULT_CLIENT, startTestStack, type HttpResult, type TestStack } from '../support/stack.ts';
+import { sourceAFull } from '../scoring/mvr-fixtures.ts';
+import { CHICAGO, dispatch, provision, RS, session } from '../roadside/helpers.ts';
+
+const SMI = '/shared-mobility-insights/v2';
+const REG = '/registration/v2';
+const VIN = '1HGCM82633A004352';
+
+let t: TestStack;
+let keyCounter = 0;
+const newKey = () => `idem-${Date.now().toString(36)}-${++keyCounter}`;
+
+/** One request with an Idempotency-Key (as the quoted string of the draft, unless `bare`). */
+function send(method: string, path: string, key: string | null, options: { body?: unknown; form?: Record<string, string>; token?: string } = {}) {
+  return t.request(method, path, { token: options.token ?? t.token, body: options.body, form: options.form, headers: key === null ? {} : { 'idempotency-key': `"${key}"` } });
+}
+
+/** Answers must match as the client sees them: status, body and the headers that matter. */
+function expectSameAnswer(replay: HttpResult, first: HttpResult) {
+  expect(replay.status).toBe(first.status);
+  expect(replay.body).toEqual(first.body);
+  for (const name of ['content-type', 'location']) expect(replay.headers.get(name)).toBe(first.headers.get(name));
+  expect(first.headers.get('idempotent-replayed')).toBeNull();
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+}
+
+async function idempotencyRows(stack = t.stack) {
+  return stack.db.orm.em.fork().find(IdempotencyRecord, {}, { disableIdentityMap: true });
+}
+
+function expectProblem(res: HttpResult, status: number, code: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, code });
+}
+
+beforeAll(async () => { t = await startTestStack(); }, 300_000);
+afterAll(async () => { await t?.close(); });
+
+describe('retried creates make one record and get the same answer', () => {
+  it('POST bookings without a bookingID', async () => {
+    expect((await t.request('POST', `${SMI}/vehicles`, { token: t.token, body: { VIN, deviceID: '356938035640001' } })).status).toBe(201);
+    const key = newKey();
+    const body = { VIN, userID: 'idem-driver', startTimestamp: 1_900_000_000 };
+    const first = await send('POST', `${SMI}/bookings`, key, { body });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const before = await countRows(t.stack);
+    // Key order and spacing of the body do not matter: canonical JSON.
+    const retries = [await send('POST', `${SMI}/bookings`, key, { body: { startTimestamp: 1_900_000_000, userID: 'idem-driver', VIN } }), await send('POST', `${SMI}/bookings`, key, { body })];
+    for (const retry of retries) expectSameAnswer(retry, first);
+    expect(await countRows(t.stack)).toEqual(before);
+    // Without a key the same request is a new one (here refused: the vehicle is booked).
+    expect((await send('POST', `${SMI}/bookings`, null, { body })).status).toBe(409);
+  });
+
+  it('POST rescue dispatch, session and provisioning', async () => {
+    const member = await provision(t, t.token);
+    const sessionId = await session(t, t.token, [{ key: 'vin', value: member.vin }]);
+    const key = newKey();
+    const body = { sessionId, disablementLocation: CHICAGO, vehicle: { color: 'Blue' }, batteryService: 'jump' };
+    const first = await send('POST', `${RS}/rescue/battery`, key, { body });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const before = await countRows(t.stack);
+    expectSameAnswer(await send('POST', `${RS}/rescue/battery`, key, { body }), first);
+    expect(await countRows(t.stack)).toEqual(before);
+    // Without a key a second dispatch on the session is a second request (or refused), never the same answer.
+    const unkeyed = await dispatch(t, t.token, sessionId);
+    expect(unkeyed.headers.get('idempotent-replayed')).toBeNull();
+
+    const sessionKey = newKey();
+    const sessionBody = { appId: 'idem-app', benefits: [{ key: 'vin', value: member.vin }], otherInfo: [{ key: 'ppuflag', value: 'N' }] };
+    const firstSession = await send('POST', `${RS}/rescue/session`, sessionKey, { body: sessionBody });
+    expect(firstSession.status).toBe(201);
+    const sessions = (await countRows(t.stack))['roadside.RescueSession'];
+    expectSameAnswer(await send('POST', `${RS}/rescue/session`, sessionKey, { body: sessionBody }), firstSession);
+    expect((await countRows(t.stack))['roadside.RescueSession']).toBe(sessions);
+
+    // A form post: the body is the parsed form.
+    const formKey = newKey();
+    const form = { partnerCode: 'ACME', memberId: `M-idem-${keyCounter}`, assetIntegrationId: 'A-idem', productType: 'PLUS', firstName: 'Dana', lastName: 'Reyes', state: 'IL', zip: '60606', make: 'honda', year: '2021', vin: '1HGCM82633A777777', effectiveEndDate: '2030-12-31' };
+    const firstForm = await send('POST', `${RS}/ars_provisioning_v1/formpost`, formKey, { form });
+    expect(firstForm.status, JSON.stringify(firstForm.body)).toBe(201);
+    const rowsBefore = await countRows(t.stack);
+    expectSameAnswer(await send('POST', `${RS}/ars_provisioning_v1/formpost`, formKey, { form }), firstForm);
+    expect(await countRows(t.stack)).toEqual(rowsBefore);
+  });
+
+  it('POST users/{id}/sourcea-mvr (a raw body) stores one report', async () => {
+    expect((await t.request('POST', `${SMI}/users`, { token: t.token, body: { userId: 'idem-mvr', dateOfBirth: '1988-02-11', homeZip: '60601' } })).status).toBe(201);
+    const key = newKey();
+    const report = JSON.stringify(sourceAFull());
+    const first = await send('POST', `${SMI}/users/idem-mvr/sourcea-mvr`, key, { body: report });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const records = (await countRows(t.stack))['scoring.MvrRecord'];
+    expectSameAnswer(await send('POST', `${SMI}/users/idem-mvr/sourcea-mvr`, key, { body: report }), first);
+    expect((await countRows(t.stack))['scoring.MvrRecord']).toBe(records);
+    // The raw text is the request: the same report with other spacing is another request.
+    expectProblem(await send('POST', `${SMI}/users/idem-mvr/sourcea-mvr`, key, { body: JSON.stringify(sourceAFull(), null, 2) }), 422, 'IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('POST registration users and vehicles and SMI users with generated ids', async () => {
+    for (const [path, body] of [[`${REG}/users`, {}], [`${REG}/vehicles`, { vin: VIN, make: 'Honda', model: 'Accord', year: 2021 }], [`${SMI}/users`, { homeZip: '60601' }]] as const) {
+      const key = newKey();
+      const first = await send('POST', path, key, { body });
+      expect(first.status, `${path}: ${JSON.stringify(first.body)}`).toBe(201);
+      const before = await countRows(t.stack);
+      const retry = await send('POST', path, key, { body });
+      expectSameAnswer(retry, first);
+      expect(await countRows(t.stack), path).toEqual(before);
+    }
+  });
+
+  it('every POST and PATCH path of the REST table replays its first answer and changes nothing more', async () => {
+    const member = await provision(t, t.token);
+    const sessionId = await session(t, t.token, [{ key: 'vin', value: member.vin }]);
+    const rescue = await dispatch(t, t.token, sessionId, 'tow', { towDestination: CHICAGO });
+    const reqId = rescue.body.requestId ?? rescue.body.reqId;
+    const params: Record<string, string> = { userId: 'idem-sweep', vin: '1HGCM82633A004999', imei: '356938035643800', reqId, productName: 'Driving Behavior' };
+    expect((await t.request('POST', `${SMI}/users`, { token: t.token, body: { userId: 'idem-sweep', homeZip: '60601' } })).status).toBe(201);
+    expect((await t.request('POST', `${REG}/users`, { token: t.token, body: { userId: 'idem-sweep' } })).status).toBe(201);
+    const fill = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(fill);
+      if (value && typeof value === 'object') {
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'sessionId' ? sessionId : k === 'requestId' ? reqId : ['userId', 'userID'].includes(k) ? 'idem-sweep' : fill(v)]));
+      }
+      return value;
+    };
+    const routes = restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH');
+    const answered: string[] = [];
+    for (const route of routes) {
+      const path = route.path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(params[name]));
+      const example = fill(route.docs?.requestExample ?? {});
+      const body = route.rawBody ? JSON.stringify(example) : example;
+      const key = newKey();
+      const first = await send(route.method, path, key, { body });
+      expect(first.status, `${route.method} ${route.path}: ${JSON.stringify(first.body)}`).toBeLessThan(500);
+      const before = await countRows(t.stack);
+      expectSameAnswer(await send(route.method, path, key, { body }), first);
+      expect(await countRows(t.stack), `${route.method} ${route.path}`).toEqual(before);
+      answered.push(`${first.status} ${route.method} ${route.path}`);
+    }
+    expect(answered.length).toBe(routes.length);
+    expect(answered.length).toBeGreaterThanOrEqual(25);
+    // Most examples succeed against the fixtures; the rest are replayed refusals, which is as it should be.
+    expect(answered.filter((line) => line.startsWith('2')).length).toBeGreaterThanOrEqual(15);
+    console.log(`idempotency sweep: ${answered.length} POST/PATCH routes replayed their first answer\n  ${answered.join('\n  ')}`);
+  });
+});
+
+describe('what a key refuses', () => {
+  it('the same key with another body, path or method is 422, and the key keeps its first answer', async () => {
+    const key = newKey();
+    const first = await send('POST', `${REG}/users`, key, { body: { userId: 'idem-422' } });
+    expect(first.status).toBe(201);
+    const other = await send('POST', `${REG}/users`, key, { body: { userId: 'idem-422-b' } });
+    expectProblem(other, 422, 'IDEMPOTENCY_KEY_REUSED');
+    expect(other.body.field).toBe('Idempotency-Key');
+    expectProblem(await send('POST', `${SMI}/users`, key, { body: { userId: 'idem-422' } }), 422, 'IDEMPOTENCY_KEY_REUSED');
+    expect((await countRows(t.stack))['registration.RegisteredUser']).toBeGreaterThan(0);
+    expect((await t.request('GET', `${REG}/users/idem-422-b`, { token: t.token })).status).toBe(404);
+    expectSameAnswer(await send('POST', `${REG}/users`, key, { body: { userId: 'idem-422' } }), first);
+  });
+
+  it('a duplicate while the first request is still running is 409 with Retry-After; once it completes, the answer is replayed', async () => {
+    const key = newKey();
+    const body = { userId: 'idem-409' };
+    const { requestFingerprint } = await import('../../gateway/idempotency/request.ts');
+    // The first request is "running": its key is claimed, as the gateway does before executing it.
+    const claim = await t.stack.gateway.idempotency.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, key, requestFingerprint('POST', `${REG}/users`, body));
+    expect(claim.kind).toBe('claimed');
+    const duplicate = await send('POST', `${REG}/users`, key, { body });
+    expectProblem(duplicate, 409, 'CONFLICT');
+    expect(duplicate.headers.get('retry-after')).toBe('1');
+    expect((await t.request('GET', `${REG}/users/idem-409`, { token: t.token })).status).toBe(404);
+    await t.stack.gateway.idempotency.complete((claim as { id: string }).id, { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from('{"userId":"idem-409"}') });
+    const replay = await send('POST', `${REG}/users`, key, { body });
+    expect(replay.status).toBe(201);
+    expect(replay.body).toEqual({ userId: 'idem-409' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('a burst of identical requests under one key runs once: one record, the rest 409 or the same answer', async () => {
+    const key = newKey();
+    const body = { homeZip: '60601' };
+    const before = (await countRows(t.stack))['scoring.User'];
+    const burst = 40;
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: burst }, () => send('POST', `${SMI}/users`, key, { body })));
+    const ms = performance.now() - started;
+    expect((await countRows(t.stack))['scoring.User']).toBe(before + 1);
+    const executed = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === null);
+    const replayed = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === 'true');
+    const conflicts = answers.filter((a) => a.status === 409);
+    expect(executed).toHaveLength(1);
+    expect(replayed.length + conflicts.length).toBe(burst - 1);
+    for (const answer of replayed) expect(answer.body).toEqual(executed[0].body);
+    for (const answer of conflicts) expect(answer.body.code).toBe('CONFLICT');
+    console.log(`idempotency burst: ${burst} concurrent identical POST ${SMI}/users with one key -> 1 executed, ${conflicts.length} x 409 (still running), ${replayed.length} replayed; 1 user created; ${ms.toFixed(0)} ms`);
+  });
+
+  it('the store: a key whose request never finished is taken over once abandoned; only the claim\'s owner completes it', async () => {
+    const store = t.stack.gateway.idempotency;
+    const owner = { clientId: 'store-client', organisation: 'store-org' };
+    const key = newKey();
+    const start = new Date();
+    const first = await store.claim(owner, key, 'f1', start);
+    expect(first.kind).toBe('claimed');
+    expect((await store.claim(owner, key, 'f1', new Date(start.getTime() + ABANDONED_AFTER_MS - 1000))).kind).toBe('in_progress');
+    expect((await store.claim(owner, key, 'f2', new Date(start.getTime() + 1000))).kind).toBe('mismatch');
+    const later = new Date(start.getTime() + ABANDONED_AFTER_MS + 1000);
+    const takeover = await store.claim(owner, key, 'f1', later);
+    expect(takeover).toEqual(first);
+    // Taken over once: a second latecomer waits for the new runner.
+    expect((await store.claim(owner, key, 'f1', later)).kind).toBe('in_progress');
+    await store.complete((takeover as { id: string }).id, { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') });
+    const replay = await store.claim(owner, key, 'f1', later);
+    expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') } });
+    // Released keys run again.
+    const other = newKey();
+    const claim = await store.claim(owner, other, 'f1');
+    await store.release((claim as { id: string }).id);
+    expect((await store.claim(owner, other, 'f2')).kind).toBe('claimed');
+  });
+
+  it('validates the key: 1 to 255 printable characters, bare or quoted', async () => {
+    const body = { userId: 'idem-syntax' };
+    for (const bad of ['"', '""', `${'k'.repeat(256)}`, '"unterminated', 'caf\u00e9']) {
+      const res = await t.request('POST', `${REG}/users`, { token: t.token, body, headers: { 'idempotency-key': bad } });
+      expectProblem(res, 400, 'BAD_USER_INPUT');
+      expect(res.body.field).toBe('Idempotency-Key');
+    }
+    expect((await t.request('GET', `${REG}/users/idem-syntax`, { token: t.token })).status).toBe(404);
+    // A bare key and the same key quoted are one key.
+    const bare = newKey();
+    const first = await t.request('POST', `${REG}/users`, { token: t.token, body, headers: { 'idempotency-key': bare } });
+    expect(first.status).toBe(201);
+    expectSameAnswer(await send('POST', `${REG}/users`, bare, { body }), first);
+    const longest = await t.request('POST', `${REG}/users`, { token: t.token, body: {}, headers: { 'idempotency-key': 'k'.repeat(255) } });
+    expect(longest.status).toBe(201);
+  });
+
+  it('keys belong to a client and organisation: another organisation\'s same key and body is its own request', async () => {
+    const key = newKey();
+    const body = { homeZip: '60601' };
+    const mine = await send('POST', `${SMI}/users`, key, { body });
+    const other = await t.clientFor('org-idem-b');
+    const theirs = await send('POST', `${SMI}/users`, key, { body, token: other.token });
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(theirs.body.userId).not.toBe(mine.body.userId);
+    // Another client of the same organisation has its own keys too.
+    const sibling = await t.clientFor(DEFAULT_CLIENT.org);
+    const again = await send('POST', `${SMI}/users`, key, { body, token: sibling.token });
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.userId).not.toBe(mine.body.userId);
+  });
+
+  it('keeps response bodies encrypted at rest, and deletes expired keys (after which the key is new)', async () => {
+    const key = newKey();
+    const body = { dateOfBirth: '1979-05-17', homeZip: '60601' };
+    const first = await send('POST', `${SMI}/users`, key, { body });
+    expect(first.status).toBe(201);
+    expect(JSON.stringify(first.body)).toContain('1979-05-17');
+    const row = (await idempotencyRows()).find((r) => r.key === key)!;
+    expect(row).toMatchObject({ state: 'done', status: 201, clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org });
+    const stored = Buffer.from(row.bodyCiphertext!);
+    for (const plain of [first.body.userId, '1979-05-17', Buffer.from(JSON.stringify(first.body)).toString('base64').slice(0, 12)]) expect(stored.includes(plain)).toBe(false);
+    expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBe(RETENTION_MS);
+
+    const purged = await t.stack.gateway.idempotency.purgeExpired(new Date(Date.now() + RETENTION_MS + 60_000));
+    expect(purged).toBeGreaterThanOrEqual(1);
+    expect((await idempotencyRows()).find((r) => r.key === key)).toBeUndefined();
+    const after = await send('POST', `${SMI}/users`, key, { body });
+    expect(after.status).toBe(201);
+    expect(after.headers.get('idempotent-replayed')).toBeNull();
+    expect(after.body.userId).not.toBe(first.body.userId);
+  });
+
+  it('requests without a key, GET requests and GraphQL queries are untouched', async () => {
+    const rows = (await idempotencyRows()).length;
+    const get = await t.request('GET', `${REG}/users/idem-422`, { token: t.token, headers: { 'idempotency-key': newKey() } });
+    expect(get.status).toBe(200);
+    const query = await t.request('POST', '/graphql', { token: t.token, body: { query: '{ __typename }' }, headers: { 'idempotency-key': newKey() } });
+    expect(query.status).toBe(200);
+    expect((await idempotencyRows()).length).toBe(rows);
+  });
+});
+
+describe('GraphQL mutations', () => {
+  const createUser = 'mutation Create($zip: ZipCode) { createUser(input: { homeZip: $zip }) { userId homeZip } }';
+
+  it('replays a mutation under the same key (one user), refuses another document under it, and stores no server error', async () => {
+    const key = newKey();
+    const gql = (query: string, variables: Record<string, unknown>, k = key) => t.request('POST', '/graphql', { token: t.token, body: { query, variables }, headers: { 'idempotency-key': k } });
+    const first = await gql(createUser, { zip: '60601' });
+    expect(first.status).toBe(200);
+    expect(first.body.data.createUser.userId).toBeTruthy();
+    const before = (await countRows(t.stack))['scoring.User'];
+    const replay = await gql(createUser, { zip: '60601' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect((await countRows(t.stack))['scoring.User']).toBe(before);
+
+    const mismatch = await gql(createUser, { zip: '60602' });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.body.errors[0].extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+
+    const bad = await t.request('POST', '/graphql', { token: t.token, body: { query: createUser, variables: {} }, headers: { 'idempotency-key': '' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents the header, the replay marker and the 409 and 422 answers on every POST and PATCH path, and on no other', () => {
+    const doc = buildOpenApi(restRoutes) as unknown as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
+    let documented = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const header = operation.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
+        if (!['post', 'patch'].includes(method) || path.startsWith('/platform/oauth')) {
+          expect(header, `${method} ${path}`).toBeFalsy();
+          continue;
+        }
+        expect(header, `${method} ${path}`).toBe(true);
+        expect(operation.responses['409'].description, `${method} ${path}`).toMatch(/Idempotency-Key is still running/);
+        expect(operation.responses['422'].description, `${method} ${path}`).toMatch(/IDEMPOTENCY_KEY_REUSED/);
+        const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1];
+        expect(success.headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
+        documented += 1;
+      }
+    }
+    expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length);
+  });
+});
+
+describe('after a restart, and when a subgraph is down', () => {
+  let p: TestStack;
+  beforeAll(async () => { p = await startTestStack({ subgraphs: ['scoring', 'registration'], persistent: true }); }, 300_000);
+  afterAll(async () => { await p?.close(); });
+
+  it('replays REST and GraphQL answers stored before the restart', async () => {
+    const key = newKey();
+    const gqlKey = newKey();
+    const rest = () => p.request('POST', `${SMI}/users`, { token: p.token, body: { homeZip: '60601' }, headers: { 'idempotency-key': key } });
+    const gql = () => p.request('POST', '/graphql', { token: p.token, body: { query: 'mutation { registerUser(input: {}) { userId } }' }, headers: { 'idempotency-key': gqlKey } });
+    const first = await rest();
+    const firstGql = await gql();
+    expect(first.status).toBe(201);
+    expect(firstGql.status, JSON.stringify(firstGql.body)).toBe(200);
+    await p.restart();
+    const before = await countRows(p.stack);
+    const replay = await rest();
+    const replayGql = await gql();
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect(replayGql.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayGql.body).toEqual(firstGql.body);
+    expect(await countRows(p.stack)).toEqual(before);
+  });
+
+  it('does not keep a 5xx answer: the key is free for the retry', async () => {
+    const key = newKey();
+    const body = { appId: 'idem-app', benefits: [{ key: 'vin', value: VIN }] };
+    const down = await p.request('POST', `${RS}/rescue/session`, { token: p.token, body, headers: { 'idempotency-key': key } });
+    expectProblem(down, 503, 'SERVICE_UNAVAILABLE');
+    expect((await idempotencyRows(p.stack)).find((r) => r.key === key)).toBeUndefined();
+    const again = await p.request('POST', `${RS}/rescue/session`, { token: p.token, body, headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(503);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+  });
+});
