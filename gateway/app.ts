@@ -7,6 +7,8 @@ import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
+import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
+import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
@@ -28,6 +30,8 @@ export interface GatewayOptions {
   config: Config;
   /** The gateway's own database (API clients). */
   db: Database;
+  /** Client revocation, shared with the in-process subgraphs. */
+  revocation: RevocationCheck;
   /** GraphQL URL of each subgraph, by name. */
   subgraphUrls: Record<string, string>;
   /** Subgraphs built in this process that the gateway executes without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
@@ -44,7 +48,7 @@ export interface Gateway {
 const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id, traceparent: traceparentFor(request) });
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
-export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
@@ -91,7 +95,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
   const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config) };
   registerTokenRoute(app, tokenDeps);
   await registerRoadsideRoutes(app, tokenDeps);
-  const gate = createTokenGate(clients, keys.publicKey, config.JWT_ISSUER);
+  const gate = createTokenGate(cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation), revocation);
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });

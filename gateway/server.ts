@@ -3,9 +3,10 @@ import { loadConfig } from '../subgraphs/platform/config.ts';
 import { onShutdown } from '../subgraphs/platform/shutdown.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { buildStack } from './stack.ts';
+import { refuseCleanly } from '../subgraphs/platform/start-refused.ts';
 
 const config = loadConfig();
-const stack = await buildStack(config);
+const stack = await refuseCleanly(() => buildStack(config));
 const { app, clients } = stack.gateway;
 if (!config.BOOTSTRAP_CLIENT_ID && (await clients.count()) === 0) {
   const dev = await clients.create(config.BOOTSTRAP_ORG, [...SCOPES]);

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../../platform/config.ts';
+import { readOrCreateFile } from '../../platform/fs/atomic-file.ts';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
@@ -53,27 +53,13 @@ function decodeKey(base64: string): Buffer {
 
 /**
  * The key: MVR_ENCRYPTION_KEY (base64, 32 bytes) when set, otherwise 32 random bytes generated once
- * and kept in DATA_DIR/keys/mvr-encryption.key (mode 0600), so the embedded default survives restarts.
+ * into DATA_DIR/keys/mvr-encryption.key (mode 0600, created atomically), so the embedded default
+ * survives restarts.
  */
 export async function loadReportVault(config: Config): Promise<ReportVault> {
   if (config.MVR_ENCRYPTION_KEY) return new ReportVault(decodeKey(config.MVR_ENCRYPTION_KEY));
-  const dir = join(config.dataDir, 'keys');
-  const path = join(dir, 'mvr-encryption.key');
-  try {
-    return new ReportVault(decodeKey(await readFile(path, 'utf8')));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  try {
-    // 'wx' fails if another process wrote the key first; then read theirs.
-    const key = randomBytes(32);
-    await writeFile(path, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-    return new ReportVault(key);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadReportVault(config);
-  }
+  const text = await readOrCreateFile(join(config.dataDir, 'keys', 'mvr-encryption.key'), () => `${randomBytes(32).toString('base64')}\n`);
+  return new ReportVault(decodeKey(text));
 }
 
 /**
