@@ -22,6 +22,7 @@ import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
+import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
 import { traceparentFor } from './observability/tracing.ts';
@@ -110,6 +111,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     addRequestRateLimit(api, app, config);
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
     registerRestRoutes(api, restRoutes, execute);
+    registerAdminClientRoutes(api, clients, revocation);
   });
 
   const openapi = buildOpenApi(restRoutes);

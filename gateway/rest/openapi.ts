@@ -1,5 +1,6 @@
 import type { RestRoute } from './types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
+import { adminClientPaths } from '../admin/clients-routes.ts';
 
 const problemSchema = {
   type: 'object',
@@ -80,6 +81,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
     },
   };
+  Object.assign(paths, adminClientPaths);
   return {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: 'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).' },
