@@ -92,7 +92,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
 
   const clients = new ClientStore(db.orm.em);
   const keys = await loadSigningKeys(config);
-  await registerRateLimitPlugin(app);
+  await registerRateLimitPlugin(app, config);
   const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config) };
   registerTokenRoute(app, tokenDeps);
   await registerRoadsideRoutes(app, tokenDeps);

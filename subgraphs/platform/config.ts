@@ -28,6 +28,11 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  /** Shared counters of the request and token-attempt limits; without it each process counts alone. */
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),
+  /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
+  WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   SUBGRAPH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How the gateway calls subgraphs built in its own process: in-process (no port), or over loopback HTTP (opt-in, benchmarks). */
   SUBGRAPH_TRANSPORT: z.enum(['http', 'inprocess']).default('inprocess'),
