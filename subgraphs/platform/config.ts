@@ -21,6 +21,8 @@ const schema = z.object({
   BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
   BOOTSTRAP_ORG: z.string().trim().min(1).default('default'),
   MVR_ENCRYPTION_KEY: optionalString,
+  /** Older MVR keys still read during a rotation (comma-separated base64). */
+  MVR_ENCRYPTION_OLD_KEYS: optionalString,
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(30),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).default(20_000),
