@@ -7,6 +7,8 @@ import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
+import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
+import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
@@ -22,6 +24,7 @@ import { createGateway, subgraphProbes, type GatewayContext } from './supergraph
 import { docsPlugin } from './docs/index.ts';
 import { idempotencyPlugin } from './idempotency/plugin.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
+import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
@@ -32,6 +35,8 @@ export interface GatewayOptions {
   config: Config;
   /** The gateway's own database (API clients). */
   db: Database;
+  /** Client revocation, shared with the in-process subgraphs. */
+  revocation: RevocationCheck;
   /** GraphQL URL of each subgraph, by name. */
   subgraphUrls: Record<string, string>;
   /** Subgraphs built in this process that the gateway executes without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
@@ -52,7 +57,7 @@ const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id, traceparent: traceparentFor(request) });
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
-export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
@@ -100,11 +105,11 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
 
   const clients = new ClientStore(db.orm.em);
   const keys = await loadSigningKeys(config);
-  await registerRateLimitPlugin(app);
+  await registerRateLimitPlugin(app, config);
   const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config) };
   registerTokenRoute(app, tokenDeps);
   await registerRoadsideRoutes(app, tokenDeps);
-  const gate = createTokenGate(clients, keys.publicKey, config.JWT_ISSUER);
+  const gate = createTokenGate(cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation), revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
@@ -121,6 +126,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS });
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
     registerRestRoutes(api, restRoutes, execute);
+    registerAdminClientRoutes(api, clients, revocation);
   });
 
   const openapi = buildOpenApi(restRoutes);

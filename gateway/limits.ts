@@ -1,23 +1,35 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
 import type { Config } from '../subgraphs/platform/config.ts';
 import type { AttemptLimiter } from './auth/token-route.ts';
 
 /** The verified caller's client id (set by the token gate), else the address, keys the rate limit. */
-export const callerKey = (request: FastifyRequest) => {
+const callerKey = (request: FastifyRequest) => {
   const caller = (request as FastifyRequest & { caller?: { clientId: string } | null }).caller;
   return caller ? `client:${caller.clientId}` : `ip:${request.ip}`;
 };
 
-/** Registers the rate-limit plugin on the gateway; limits are attached where they apply. */
-export const registerRateLimitPlugin = (app: FastifyInstance) => app.register(rateLimit, { global: false });
+/**
+ * Registers the rate-limit plugin on the gateway; limits are attached where they apply. With
+ * REDIS_URL the counters live in Redis, so every gateway process counts against one limit;
+ * without it each process counts on its own.
+ */
+export async function registerRateLimitPlugin(app: FastifyInstance, config: Config) {
+  if (!config.REDIS_URL) return app.register(rateLimit, { global: false });
+  // Bounded waits: a Redis outage fails requests in seconds instead of queueing them.
+  const redis = new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1, commandTimeout: 2_000 });
+  redis.on('error', (error: Error) => app.log.warn({ err: { type: error.name, message: error.message } }, 'redis'));
+  app.addHook('onClose', async () => { await redis.quit().catch(() => redis.disconnect()); });
+  return app.register(rateLimit, { global: false, redis, nameSpace: `${config.REDIS_KEY_PREFIX}limit:` });
+}
 
 /** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
 export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance, config: Config) {
   scope.addHook('preHandler', app.rateLimit({
     max: config.RATE_LIMIT_PER_MINUTE,
     timeWindow: 60_000,
-    keyGenerator: callerKey,
+    keyGenerator: (request) => `request:${callerKey(request)}`,
     errorResponseBuilder: (_request, context) => ({
       statusCode: 429,
       code: 'RATE_LIMITED',
@@ -38,7 +50,7 @@ export function tokenAttemptLimiter(app: FastifyInstance, config: Config): Attem
   // The limiter reads only the key and the route's rate-limit group from the request it is given.
   const attempt = (key: string) => ({ key, routeOptions: { config: {} } }) as unknown as Attempt;
   return async (ip, clientId) => {
-    const results = await Promise.all([byAddress(attempt(`ip:${ip}`)), ...(clientId ? [byClient(attempt(`client:${clientId}`))] : [])]);
+    const results = await Promise.all([byAddress(attempt(`token:ip:${ip}`)), ...(clientId ? [byClient(attempt(`token:client:${clientId}`))] : [])]);
     const waits = results.flatMap((r) => ('isExceeded' in r && r.isExceeded ? [r.ttlInSeconds] : []));
     return waits.length ? Math.max(1, ...waits) : null;
   };

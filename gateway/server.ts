@@ -1,17 +1,25 @@
-/** Starts the gateway and (embedded default) every subgraph not given a <NAME>_URL. */
-import { loadConfig } from '../subgraphs/platform/config.ts';
+/** Starts the gateway and (embedded default) every subgraph not given a <NAME>_URL; with WORKERS>1, that many processes. */
+import cluster from 'node:cluster';
+import { loadConfig, type Config } from '../subgraphs/platform/config.ts';
 import { onShutdown } from '../subgraphs/platform/shutdown.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { buildStack } from './stack.ts';
+import { refuseCleanly } from '../subgraphs/platform/start-refused.ts';
+import { runCluster } from './cluster.ts';
+
+async function serve(config: Config) {
+  const stack = await refuseCleanly(() => buildStack(config));
+  const { app, clients } = stack.gateway;
+  if (!config.BOOTSTRAP_CLIENT_ID && (await clients.count()) === 0) {
+    const dev = await clients.create(config.BOOTSTRAP_ORG, [...SCOPES]);
+    // Printed once, on the first start of an empty database: the only copy of the secret.
+    process.stdout.write(`\nDevelopment client created (organisation '${dev.organisation}'; the secret is shown only now; it may request scope=admin to manage clients):\n` +
+      `  client_id:     ${dev.clientId}\n  client_secret: ${dev.clientSecret}\n\n`);
+  }
+  await app.listen({ host: config.HOST, port: config.PORT });
+  onShutdown(app.log, () => stack.close());
+}
 
 const config = loadConfig();
-const stack = await buildStack(config);
-const { app, clients } = stack.gateway;
-if (!config.BOOTSTRAP_CLIENT_ID && (await clients.count()) === 0) {
-  const dev = await clients.create(config.BOOTSTRAP_ORG, [...SCOPES]);
-  // Printed once, on the first start of an empty database: the only copy of the secret.
-  process.stdout.write(`\nDevelopment client created (organisation '${dev.organisation}'; the secret is shown only now):\n` +
-    `  client_id:     ${dev.clientId}\n  client_secret: ${dev.clientSecret}\n\n`);
-}
-await app.listen({ host: config.HOST, port: config.PORT });
-onShutdown(app.log, () => stack.close());
+if (config.WORKERS > 1 && cluster.isPrimary) runCluster(config);
+else await serve(config);

@@ -8,12 +8,15 @@ import { Client, parseScopes } from './auth/clients.ts';
 import { IdempotencyRecord } from './idempotency/entity.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { generateHopKey } from '../subgraphs/platform/internal-hop.ts';
+import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 
 export interface Stack {
   gateway: Gateway;
   subgraphs: Subgraph[];
   /** The gateway's own database (API clients). */
   db: Database;
+  /** The revocation check the gateway and its in-process subgraphs share. */
+  revocation: RevocationCheck;
   /** GraphQL URL of each subgraph reached over HTTP, by name: remote ones, and local ones with SUBGRAPH_TRANSPORT=http. */
   subgraphUrls: Record<string, string>;
   close(): Promise<void>;
@@ -38,25 +41,27 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
   }
   // Local subgraphs share this process's memory, so a key of its own does when none is configured.
   const config: Config = { ...given, INTERNAL_HOP_KEY: given.INTERNAL_HOP_KEY ?? generateHopKey() };
+  // First: it takes the embedded data folder's lock, and the subgraphs check revocation against its clients.
+  const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });
+  const revocation = revocationCheck(clientStatusFromDatabase(db.orm.em));
   try {
     for (const name of remote) urls[name] = env[subgraphUrlVariable(name)]!;
     const local = Object.entries(subgraphDefinitions).filter(([name]) => !remote.includes(name));
     // Built side by side: most of a subgraph's start-up is waiting on its database.
     const built = await Promise.allSettled(local.map(async ([name, definition]) => {
-      const subgraph = await buildSubgraph(definition, config);
+      const subgraph = await buildSubgraph(definition, config, { revocation });
       subgraphs.push(subgraph);
       if (config.SUBGRAPH_TRANSPORT === 'http') urls[name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
     }));
     const failure = built.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
-    const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
-    const gateway = await buildGateway({ config, db, subgraphUrls: urls, localSubgraphs });
+    const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }
     return {
-      gateway, subgraphs, db, subgraphUrls: urls,
+      gateway, subgraphs, db, revocation, subgraphUrls: urls,
       async close() {
         await gateway.close();
         await db.close();
@@ -65,6 +70,7 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     };
   } catch (error) {
     await Promise.all(subgraphs.map((s) => s.close()));
+    await db.close();
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { loadConfig } from './platform/config.ts';
 import { buildSubgraph } from './platform/subgraph.ts';
 import { onShutdown } from './platform/shutdown.ts';
 import { subgraphDefinitions } from './index.ts';
+import { refuseCleanly } from './platform/start-refused.ts';
 
 const name = process.argv[2] ?? process.env.SUBGRAPH;
 const definition = name ? subgraphDefinitions[name] : undefined;
@@ -15,6 +16,10 @@ if (!config.INTERNAL_HOP_KEY) {
   console.error(`INTERNAL_HOP_KEY is not set: a subgraph that listens accepts only requests the gateway signs with this shared key (at least 32 characters, the same value for the gateway and every subgraph; e.g. \`openssl rand -base64 32\`).`);
   process.exit(2);
 }
-const subgraph = await buildSubgraph(definition, config);
+if (!config.DATABASE_URL) {
+  console.error('DATABASE_URL is not set: a subgraph runs on its own only on PostgreSQL, where it checks token revocation against the gateway\'s clients. On the embedded default, `npm start` runs every subgraph inside the gateway.');
+  process.exit(2);
+}
+const subgraph = await refuseCleanly(() => buildSubgraph(definition, config));
 await subgraph.app.listen({ host: config.HOST, port: config.PORT });
 onShutdown(subgraph.app.log, () => subgraph.close());

@@ -1,54 +1,122 @@
 /**
- * Manages API clients in the gateway's database (the same DATABASE_URL / DATA_DIR as the server).
- *   npm run clients -- create --org <org> --scopes b2b,roadside   prints {clientId, clientSecret, ...} as JSON
+ * Manages API clients.
+ *   npm run clients -- create --org <org> [--scopes b2b,roadside]   prints {clientId, clientSecret, ...} as JSON
  *   npm run clients -- list
- *   npm run clients -- rotate <clientId>                           prints the new secret as JSON
+ *   npm run clients -- rotate <clientId>                              prints the new secret as JSON
  *   npm run clients -- disable <clientId> | enable <clientId>
+ * When a gateway answers at --url (default http://127.0.0.1:$PORT), the change goes through its admin
+ * API, authenticated as an operator client (--client-id/--client-secret, default ADMIN_CLIENT_ID /
+ * ADMIN_CLIENT_SECRET, else BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET); every gateway process
+ * sees it at once. Only when none answers does it open the database (DATABASE_URL / DATA_DIR) directly.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { openDatabase } from '../../subgraphs/platform/db/orm.ts';
+import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { GATEWAY_MIGRATIONS } from '../stack.ts';
+import { ADMIN_CLIENTS_PATH } from '../admin/clients-routes.ts';
+import { TOKEN_PATH } from './token-route.ts';
 import { Client, ClientStore, parseScopes } from './clients.ts';
 
-const usage = 'Usage: npm run clients -- create --org <org> --scopes b2b,roadside | list | rotate <clientId> | disable <clientId> | enable <clientId>';
+const usage = 'Usage: npm run clients -- create --org <org> [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
+  '  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { org: { type: 'string' }, scopes: { type: 'string', default: 'b2b,roadside' } },
+  options: {
+    org: { type: 'string' }, scopes: { type: 'string', default: 'b2b,roadside' },
+    url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
+  },
 });
 const [command, clientId] = positionals;
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const db = await openDatabase(config, { name: 'platform', entities: [Client], migrationsPath: GATEWAY_MIGRATIONS });
-const store = new ClientStore(db.orm.em);
+const url = (values.url ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+interface Operations {
+  create(org: string, scopes: string[]): Promise<unknown>;
+  list(): Promise<unknown>;
+  rotate(id: string): Promise<unknown>;
+  setDisabled(id: string, disabled: boolean): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const answers = (base: string) => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+
+/** The running gateway's admin API, with an operator token. */
+async function throughServer(): Promise<Operations> {
+  const id = values['client-id'] ?? process.env.ADMIN_CLIENT_ID ?? config.BOOTSTRAP_CLIENT_ID;
+  const secret = values['client-secret'] ?? process.env.ADMIN_CLIENT_SECRET ?? config.BOOTSTRAP_CLIENT_SECRET;
+  if (!id || !secret) {
+    throw new Error(`A gateway answers at ${url}: changes go through its admin API, which needs an operator client (scope admin: the bootstrap client, or the development client printed on first start). ` +
+      'Pass --client-id and --client-secret (or set ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET).');
+  }
+  const tokenResponse = await fetch(`${url}${TOKEN_PATH}`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret, scope: 'admin' }) });
+  const token = await tokenResponse.json() as { access_token?: string; error_description?: string };
+  if (!token.access_token) throw new Error(`The gateway at ${url} refused the operator client '${id}': ${token.error_description ?? tokenResponse.status}`);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${ADMIN_CLIENTS_PATH}${path}`, {
+      method, headers: { authorization: `Bearer ${token.access_token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    const result = await response.json() as Record<string, unknown>;
+    if (!response.ok) throw new Error(`${response.status} ${String(result.detail ?? JSON.stringify(result))}`);
+    return result;
+  };
+  return {
+    create: (org, scopes) => call('POST', '', { organisation: org, scopes }),
+    list: async () => (await call('GET', '')).clients,
+    rotate: (id) => call('POST', `/${encodeURIComponent(id)}/rotate`),
+    setDisabled: (id, disabled) => call('POST', `/${encodeURIComponent(id)}/${disabled ? 'disable' : 'enable'}`),
+    close: async () => undefined,
+  };
+}
+
+/** The database, when no gateway answers. On the embedded default a running server holds the data folder, and this is refused. */
+async function direct(): Promise<Operations> {
+  const db = await openDatabase(config, { name: 'platform', entities: [Client], migrationsPath: GATEWAY_MIGRATIONS }).catch((error: unknown) => {
+    if (error instanceof StartRefused) throw new StartRefused(`no gateway answered at ${url}, and ${error.message} If that process is a gateway listening elsewhere, pass its address with --url.`);
+    throw error;
+  });
+  const store = new ClientStore(db.orm.em);
+  return {
+    create: (org, scopes) => store.create(org, parseScopes(scopes)),
+    list: () => store.list(),
+    rotate: (id) => store.rotate(id),
+    setDisabled: async (id, disabled) => { await store.setDisabled(id, disabled); return { clientId: id, disabled }; },
+    close: () => db.close(),
+  };
+}
+
+if (!['create', 'list', 'rotate', 'disable', 'enable'].includes(command ?? '')) {
+  console.error(usage);
+  process.exit(2);
+}
+const operations = await refuseCleanly(async () => ((await answers(url)) ? throughServer() : direct())).catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
 let exitCode = 0;
 try {
   switch (command) {
     case 'create':
       if (!values.org) throw new Error('--org is required');
-      print(await store.create(values.org, parseScopes(values.scopes)));
+      print(await operations.create(values.org, parseScopes(values.scopes)));
       break;
     case 'list':
-      print(await store.list());
+      print(await operations.list());
       break;
     case 'rotate':
       if (!clientId) throw new Error('rotate needs a clientId');
-      print(await store.rotate(clientId));
-      break;
-    case 'disable': case 'enable':
-      if (!clientId) throw new Error(`${command} needs a clientId`);
-      await store.setDisabled(clientId, command === 'disable');
-      print({ clientId, disabled: command === 'disable' });
+      print(await operations.rotate(clientId));
       break;
     default:
-      console.error(usage);
-      exitCode = 2;
+      if (!clientId) throw new Error(`${command} needs a clientId`);
+      print(await operations.setDisabled(clientId, command === 'disable'));
   }
 } catch (error) {
   console.error((error as Error).message);
   exitCode = 1;
 } finally {
-  await db.close();
+  await operations.close();
 }
 process.exit(exitCode);

@@ -16,6 +16,8 @@ export const ClientSchema = defineEntity({
     disabled: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     secretRotatedAt: p.datetime().onCreate(() => new Date()),
+    /** Incremented by a rotation and a disable; tokens carry the generation they were issued under. */
+    secretGeneration: p.integer().default(0),
   },
 });
 export class Client extends ClientSchema.class {}
@@ -54,6 +56,7 @@ export class ClientStore {
     if (!(await verifySecret(clientSecret, existing.secretHash))) {
       existing.secretHash = await hashSecret(clientSecret);
       existing.secretRotatedAt = new Date();
+      existing.secretGeneration += 1;
     }
     Object.assign(existing, { organisation, scopes, disabled: false });
     await em.flush();
@@ -82,6 +85,7 @@ export class ClientStore {
     const clientSecret = generateSecret();
     client.secretHash = await hashSecret(clientSecret);
     client.secretRotatedAt = new Date();
+    client.secretGeneration += 1;
     await em.flush();
     return { clientId, clientSecret, organisation: client.organisation, scopes: client.scopes as Scope[] };
   }
@@ -90,6 +94,8 @@ export class ClientStore {
     const em = this.em.fork();
     const client = await em.findOne(Client, { clientId });
     if (!client) throw notFound('Client', clientId);
+    // A disable revokes every token issued so far, also once the client is enabled again.
+    if (disabled && !client.disabled) client.secretGeneration += 1;
     client.disabled = disabled;
     await em.flush();
   }

@@ -108,8 +108,10 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
   if (requested?.some((s) => !allowed.includes(s as Scope))) {
     throw new TokenError('invalid_scope', `this client may request only: ${allowed.join(' ')}`);
   }
-  const scopes = (requested as Scope[] | undefined) ?? defaultScopes?.(allowed) ?? allowed;
-  const accessToken = await issueToken({ clientId, orgId: client.organisation, scopes }, deps.privateKey, deps.issuer);
+  // The operator scope is granted only when asked for: an ordinary token never carries it.
+  const scopes = (requested as Scope[] | undefined) ?? defaultScopes?.(allowed) ?? allowed.filter((s) => s !== 'admin');
+  if (!scopes.length) throw new TokenError('invalid_scope', 'this client may request only: admin');
+  const accessToken = await issueToken({ clientId, orgId: client.organisation, scopes }, client.secretGeneration, deps.privateKey, deps.issuer);
   return { accessToken, scopes, clientId };
 }
 

@@ -1,6 +1,7 @@
 import type { RestRoute } from './types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
+import { adminClientPaths } from '../admin/clients-routes.ts';
 
 const problemSchema = {
   type: 'object',
@@ -84,6 +85,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
     },
   };
+  Object.assign(paths, adminClientPaths);
   return {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: 'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).' },

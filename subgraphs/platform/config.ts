@@ -22,6 +22,8 @@ const schema = z.object({
   BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
   BOOTSTRAP_ORG: z.string().trim().min(1).default('default'),
   MVR_ENCRYPTION_KEY: optionalString,
+  /** Older MVR keys still read during a rotation (comma-separated base64). */
+  MVR_ENCRYPTION_OLD_KEYS: optionalString,
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(30),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).default(20_000),
@@ -29,6 +31,11 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  /** Shared counters of the request and token-attempt limits; without it each process counts alone. */
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),
+  /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
+  WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   SUBGRAPH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How the gateway calls subgraphs built in its own process: in-process (no port), or over loopback HTTP (opt-in, benchmarks). */
   SUBGRAPH_TRANSPORT: z.enum(['http', 'inprocess']).default('inprocess'),

@@ -14,6 +14,7 @@ import { formatError } from './format-error.ts';
 import { guardResolvers, type ResolverMap } from './guard.ts';
 import { loadSigningKeys } from './auth/keys.ts';
 import { cachedTokenVerifier, type Caller, type Scope } from './auth/tokens.ts';
+import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from './auth/revocation.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
@@ -61,8 +62,18 @@ export function buildSchema(definition: SubgraphDefinition): GraphQLSchema {
   return buildSubgraphSchema({ typeDefs, resolvers });
 }
 
+export interface SubgraphOptions {
+  /**
+   * The gateway's revocation check, for a subgraph built in the gateway's process. Without it the
+   * subgraph reads client status from the gateway's `platform.clients` table in its own PostgreSQL
+   * database (a subgraph of its own, docker compose), with the same cache bound.
+   */
+  revocation?: RevocationCheck;
+}
+
 /** One way to build every subgraph: database, schema, Apollo Server and its HTTP app (not listening). */
-export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config): Promise<Subgraph> {
+export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config, options: SubgraphOptions = {}): Promise<Subgraph> {
+  if (!options.revocation && !config.DATABASE_URL) throw new Error(`subgraph ${definition.name} runs on its own only on PostgreSQL (DATABASE_URL): it checks token revocation against the gateway's clients there`);
   if (!config.INTERNAL_HOP_KEY) throw new Error(`INTERNAL_HOP_KEY is required: subgraph ${definition.name} accepts requests from the gateway only, signed with that shared key`);
   const app = Fastify({
     logger: loggerOptions(config, `subgraph-${definition.name}`),
@@ -77,7 +88,8 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     requireInternalHop(app, config.INTERNAL_HOP_KEY, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
     // The gateway's limits again: a request that reaches this port directly gets no more.
     const limits = graphqlLimits(config);
-    const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER), createLoaders: definition.createLoaders };
+    const revocation = options.revocation ?? revocationCheck(clientStatusFromDatabase(db.orm.em));
+    const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER, revocation), createLoaders: definition.createLoaders };
     const context = (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) =>
       createContext(deps, authorization, requestId, log) as Promise<SubgraphContext>;
 

@@ -49,7 +49,7 @@ const config = loadConfig(env);
 const stack = await buildStack(config, env);
 const gatewayHttp = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 const inprocess = await buildGateway({
-  config: { ...config, SUBGRAPH_TRANSPORT: 'inprocess' }, db: stack.db, subgraphUrls: stack.subgraphUrls, localSubgraphs: stack.subgraphs,
+  config: { ...config, SUBGRAPH_TRANSPORT: 'inprocess' }, db: stack.db, revocation: stack.revocation, subgraphUrls: stack.subgraphUrls, localSubgraphs: stack.subgraphs,
 });
 const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
 const stock = await startStockGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY);

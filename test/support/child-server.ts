@@ -20,9 +20,12 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-/** Runs `node gateway/server.ts` as `npm start` would, on a free port and a temporary DATA_DIR. */
-export async function startChildServer(env: Record<string, string>): Promise<ChildServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'frg-child-'));
+/**
+ * Runs `node gateway/server.ts` as `npm start` would, on a free port and a temporary DATA_DIR
+ * (removed by stop()); or on `options.dataDir`, which the caller owns and removes.
+ */
+export async function startChildServer(env: Record<string, string>, options: { dataDir?: string } = {}): Promise<ChildServer> {
+  const dataDir = options.dataDir ?? await mkdtemp(join(tmpdir(), 'frg-child-'));
   const port = await freePort();
   const child = spawn(process.execPath, ['gateway/server.ts'], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '',
@@ -43,6 +46,7 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
   }
   if (!started) {
     child.kill('SIGKILL');
+    if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     throw new Error(`server did not start:\n${err.slice(-3000)}`);
   }
   return {
@@ -51,7 +55,23 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
       if (child.exitCode === null) child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
       child.kill('SIGKILL');
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface Finished { code: number | null; stdout: string; stderr: string; ms: number }
+
+/** Runs a node script of the project to its end (bounded), with `env` over the test's environment. */
+export function runNode(args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<Finished> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr, ms: performance.now() - started }); });
+  });
 }

@@ -1,7 +1,8 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createPublicKey } from 'node:crypto';
 import { join } from 'node:path';
-import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
+import { exportPKCS8, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
 import type { Config } from '../config.ts';
+import { readOrCreateFile } from '../fs/atomic-file.ts';
 
 export const JWT_ALG = 'EdDSA';
 
@@ -11,8 +12,9 @@ export interface SigningKeys {
 }
 
 /**
- * The token keys: from JWT_PRIVATE_KEY / JWT_PUBLIC_KEY (PEM) when set, otherwise an Ed25519 pair
- * generated once and kept under DATA_DIR/keys so tokens survive restarts of the embedded default.
+ * The token keys: from JWT_PRIVATE_KEY / JWT_PUBLIC_KEY (PEM) when set, otherwise an Ed25519
+ * private key generated once into DATA_DIR/keys/jwt-private.pem (created atomically, so processes
+ * starting together on one keys folder all read the same whole key); the public key is derived from it.
  */
 export async function loadSigningKeys(config: Config): Promise<SigningKeys> {
   if (config.JWT_PRIVATE_KEY && config.JWT_PUBLIC_KEY) {
@@ -21,24 +23,8 @@ export async function loadSigningKeys(config: Config): Promise<SigningKeys> {
       publicKey: await importSPKI(config.JWT_PUBLIC_KEY, JWT_ALG),
     };
   }
-  const dir = join(config.dataDir, 'keys');
-  const privatePath = join(dir, 'jwt-private.pem');
-  const publicPath = join(dir, 'jwt-public.pem');
-  try {
-    const [priv, pub] = await Promise.all([readFile(privatePath, 'utf8'), readFile(publicPath, 'utf8')]);
-    return { privateKey: await importPKCS8(priv, JWT_ALG), publicKey: await importSPKI(pub, JWT_ALG) };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  const pair = await generateKeyPair(JWT_ALG, { extractable: true });
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  // 'wx' fails if another process wrote the pair first; then read theirs.
-  try {
-    await writeFile(privatePath, await exportPKCS8(pair.privateKey), { flag: 'wx', mode: 0o600 });
-    await writeFile(publicPath, await exportSPKI(pair.publicKey), { flag: 'wx', mode: 0o644 });
-    return pair;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadSigningKeys(config);
-  }
+  const privatePem = await readOrCreateFile(join(config.dataDir, 'keys', 'jwt-private.pem'), async () =>
+    exportPKCS8((await generateKeyPair(JWT_ALG, { extractable: true })).privateKey));
+  const publicPem = createPublicKey(privatePem).export({ type: 'spki', format: 'pem' }).toString();
+  return { privateKey: await importPKCS8(privatePem, JWT_ALG), publicKey: await importSPKI(publicPem, JWT_ALG) };
 }

@@ -1,9 +1,11 @@
 import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors, type CryptoKey } from 'jose';
 import { unauthenticated, forbidden } from '../errors.ts';
 import { JWT_ALG } from './keys.ts';
+import type { RevocationCheck } from './revocation.ts';
 
 export const TOKEN_LIFETIME_SECONDS = 3600;
-export const SCOPES = ['b2b', 'roadside'] as const;
+/** `admin` (operating API clients) is granted only to a token that asks for it, never by default. */
+export const SCOPES = ['b2b', 'roadside', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Who is calling: the client, its organisation (tenant) and the scopes its token grants. */
@@ -13,8 +15,9 @@ export interface Caller {
   scopes: Scope[];
 }
 
-export async function issueToken(caller: Caller, privateKey: CryptoKey, issuer: string, now = Math.floor(Date.now() / 1000)) {
-  return new SignJWT({ org: caller.orgId, scope: caller.scopes.join(' ') })
+/** `generation` is the client's secret generation when the token is issued (claim `gen`), see revocation.ts. */
+export async function issueToken(caller: Caller, generation: number, privateKey: CryptoKey, issuer: string, now = Math.floor(Date.now() / 1000)) {
+  return new SignJWT({ org: caller.orgId, scope: caller.scopes.join(' '), gen: generation })
     .setProtectedHeader({ alg: JWT_ALG, typ: 'JWT' })
     .setSubject(caller.clientId)
     .setIssuer(issuer)
@@ -50,26 +53,32 @@ export async function verifyToken(token: string, publicKey: CryptoKey, issuer: s
   }
 }
 
-/** A verified token: its caller and when it was issued (epoch seconds). */
-export interface VerifiedToken { caller: Caller; issuedAt: number }
+/** A verified token: its caller and its client's secret generation when it was issued (null in tokens without one). */
+export interface VerifiedToken { caller: Caller; generation: number | null }
 export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
 
 const VERIFIED_TOKENS_KEPT = 10_000;
 
 /**
- * verifyToken, remembered until the token expires (a client sends the same token for an hour).
+ * verifyToken, remembered until the token expires (a client sends the same token for an hour),
+ * then on every call the revocation check (the client's status, cached for a bounded time).
  * Failures are never remembered; the oldest entry goes when the cache is full.
  */
-export function cachedTokenVerifier(publicKey: CryptoKey, issuer: string): TokenVerifier {
+export function cachedTokenVerifier(publicKey: CryptoKey, issuer: string, revocation: RevocationCheck): TokenVerifier {
   const cache = new Map<string, VerifiedToken & { expiresAt: number }>();
-  return async (token) => {
+  const verified = async (token: string) => {
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return hit;
     const caller = await verifyToken(token, publicKey, issuer);
-    const { exp = 0, iat = 0 } = decodeJwt(token);
-    const entry = { caller, issuedAt: iat, expiresAt: exp * 1000 };
+    const { exp = 0, gen } = decodeJwt(token);
+    const entry = { caller, generation: Number.isSafeInteger(gen) ? gen as number : null, expiresAt: exp * 1000 };
     if (cache.size >= VERIFIED_TOKENS_KEPT) cache.delete(cache.keys().next().value as string);
     cache.set(token, entry);
+    return entry;
+  };
+  return async (token) => {
+    const entry = await verified(token);
+    await revocation.check(entry);
     return entry;
   };
 }

@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { Config } from '../config.ts';
 import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 
 export type Entity = EntityClass<AnyEntity> | EntitySchema;
 
@@ -76,7 +77,19 @@ const MIGRATION_LOCK = 4_031_977;
 
 /** One ORM per owner (subgraph or gateway), created at start, migrated, and passed in. */
 export async function openDatabase(config: Config, options: OrmOptions): Promise<Database> {
-  if (!config.DATABASE_URL && !config.PGLITE_IN_MEMORY) await mkdir(join(config.dataDir, 'pglite'), { recursive: true });
+  const embedded = !config.DATABASE_URL && !config.PGLITE_IN_MEMORY;
+  // One process owns an embedded data folder: a second one is refused before it writes anything.
+  const release = embedded ? await lockDataDir(config.dataDir) : async () => undefined;
+  try {
+    if (embedded) await mkdir(join(config.dataDir, 'pglite'), { recursive: true });
+    return await initDatabase(config, options, release);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+async function initDatabase(config: Config, options: OrmOptions, release: () => Promise<void>): Promise<Database> {
   const statements = statementCounter();
   const orm = await MikroORM.init({
     ...driverOptions(config, options.name),
@@ -93,6 +106,11 @@ export async function openDatabase(config: Config, options: OrmOptions): Promise
   });
   const names = tenantEntityNames(orm.getMetadata());
   if (names.length) orm.em.addFilter(tenantFilter(names));
-  await migrate(orm, config, options.name);
-  return { orm, statements, close: () => orm.close(true) };
+  try {
+    await migrate(orm, config, options.name);
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+  return { orm, statements, close: async () => { try { await orm.close(true); } finally { await release(); } } };
 }

@@ -1,7 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Config } from '../../platform/config.ts';
+import { readOrCreateFile } from '../../platform/fs/atomic-file.ts';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
@@ -25,6 +25,11 @@ export class ReportVault {
     this.keyId = createHash('sha256').update(key).digest('hex').slice(0, 16);
   }
 
+  /** A value derived from the key that proves, when stored, which key a database's records use (never the key itself). */
+  checkValue(): string {
+    return createHmac('sha256', this.key).update('fleet-risk-graph MVR key check').digest('hex');
+  }
+
   encrypt(plaintext: string, recordId: string): Buffer {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, this.key, iv);
@@ -45,50 +50,67 @@ export class ReportVault {
   }
 }
 
-function decodeKey(base64: string): Buffer {
+function decodeKey(base64: string, variable = 'MVR_ENCRYPTION_KEY'): Buffer {
   const key = Buffer.from(base64.trim(), 'base64');
-  if (key.length !== 32) throw new Error('MVR_ENCRYPTION_KEY must be the base64 of exactly 32 bytes');
+  if (key.length !== 32) throw new Error(`${variable} must be the base64 of exactly 32 bytes`);
   return key;
 }
 
 /**
+ * The keys a process can read MVRs with, by key id. The database says which one new records are
+ * written with (mvr/keyring-db.ts); `preferred` is the one a new database starts with and the one
+ * `npm run mvr -- rotate-key` makes current.
+ */
+export class MvrKeyring {
+  readonly preferred: ReportVault;
+  private readonly vaults = new Map<string, ReportVault>();
+
+  constructor(preferred: ReportVault, older: ReportVault[] = []) {
+    this.preferred = preferred;
+    for (const vault of [preferred, ...older]) this.vaults.set(vault.keyId, vault);
+  }
+
+  get keyIds(): string[] { return [...this.vaults.keys()]; }
+
+  has(keyId: string): boolean { return this.vaults.has(keyId); }
+
+  vault(keyId: string): ReportVault {
+    const vault = this.vaults.get(keyId);
+    if (!vault) throw new Error(`this process does not hold MVR key ${keyId}`);
+    return vault;
+  }
+}
+
+/** The preferred key (MVR_ENCRYPTION_KEY, or the generated key file) and the older ones still read (MVR_ENCRYPTION_OLD_KEYS, comma-separated). */
+export async function loadMvrKeyring(config: Config): Promise<MvrKeyring> {
+  const older = (config.MVR_ENCRYPTION_OLD_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean)
+    .map((k) => new ReportVault(decodeKey(k, 'each of MVR_ENCRYPTION_OLD_KEYS')));
+  return new MvrKeyring(await loadReportVault(config), older);
+}
+
+/**
  * The key: MVR_ENCRYPTION_KEY (base64, 32 bytes) when set, otherwise 32 random bytes generated once
- * and kept in DATA_DIR/keys/mvr-encryption.key (mode 0600), so the embedded default survives restarts.
- * Other personal data kept at rest (the gateway's stored idempotent responses) uses a key derived from it.
+ * into DATA_DIR/keys/mvr-encryption.key (mode 0600, created atomically), so the embedded default
+ * survives restarts. Other personal data kept at rest (the gateway's stored idempotent responses)
+ * uses a key derived from it.
  */
 export async function loadMvrKey(config: Config): Promise<Buffer> {
   if (config.MVR_ENCRYPTION_KEY) return decodeKey(config.MVR_ENCRYPTION_KEY);
-  const dir = join(config.dataDir, 'keys');
-  const path = join(dir, 'mvr-encryption.key');
-  try {
-    return decodeKey(await readFile(path, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  try {
-    // 'wx' fails if another process wrote the key first; then read theirs.
-    const key = randomBytes(32);
-    await writeFile(path, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-    return key;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadMvrKey(config);
-  }
+  return decodeKey(await readOrCreateFile(join(config.dataDir, 'keys', 'mvr-encryption.key'), () => `${randomBytes(32).toString('base64')}\n`));
 }
 
 export const loadReportVault = async (config: Config): Promise<ReportVault> => new ReportVault(await loadMvrKey(config));
 
 /**
- * The vault of each database: registered when the subgraph starts (index.ts onStart) and found
+ * The keyring of each database: registered when the subgraph starts (index.ts onStart) and found
  * again from any EntityManager forked from it, so no key lives in a module-level singleton.
  */
-const vaults = new WeakMap<object, ReportVault>();
+const keyrings = new WeakMap<object, MvrKeyring>();
 
-export const registerVault = (em: { config: object }, vault: ReportVault) => { vaults.set(em.config, vault); };
+export const registerKeyring = (em: { config: object }, keyring: MvrKeyring) => { keyrings.set(em.config, keyring); };
 
-export function vaultFor(em: { config: object }): ReportVault {
-  const vault = vaults.get(em.config);
-  if (!vault) throw new Error('the MVR encryption key was not loaded for this database');
-  return vault;
+export function keyringFor(em: { config: object }): MvrKeyring {
+  const keyring = keyrings.get(em.config);
+  if (!keyring) throw new Error('the MVR encryption keys were not loaded for this database');
+  return keyring;
 }

@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
 import { MvrRecord } from '../entities.ts';
 import { UserService } from '../service.ts';
-import { vaultFor } from './crypto.ts';
+import { keyringFor } from './crypto.ts';
+import { currentVault } from './keyring-db.ts';
 import type { Json } from './common.ts';
 import type { MvrSource, MvrSummary } from './summary.ts';
 import { parseReportText, summarise, validateReport } from './validate.ts';
@@ -31,7 +32,7 @@ export class MvrService {
     const text = hasText ? (input.reportJson as string) : JSON.stringify(input.report);
     validateReport(source, hasText ? parseReportText(text) : input.report);
 
-    const vault = vaultFor(this.em);
+    const vault = await currentVault(this.em, keyringFor(this.em));
     const id = crypto.randomUUID();
     const record = this.em.create(MvrRecord, {
       id, userId, source, reportCiphertext: vault.encrypt(text, id), keyId: vault.keyId,
@@ -42,7 +43,7 @@ export class MvrService {
 
   /** The report text exactly as stored. */
   reportText(record: MvrRecord): string {
-    return vaultFor(this.em).decrypt(record.reportCiphertext as Buffer, record.id);
+    return keyringFor(this.em).vault(record.keyId).decrypt(record.reportCiphertext as Buffer, record.id);
   }
 
   /** The normalised summary of a stored record (derived again from the decrypted report). */

@@ -1,0 +1,126 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
+import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
+import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
+import { parseScopes, type ClientStore } from '../auth/clients.ts';
+import { problemFromErrors, sendProblem } from '../rest/problem.ts';
+
+export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
+
+const createBody = z.object({
+  organisation: z.string().trim().min(1).max(128),
+  scopes: z.array(z.string()).min(1).max(10).default(['b2b', 'roadside']),
+}).strict();
+
+const clientIdParam = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'clientId must be printable ASCII');
+
+function requireAdmin(request: FastifyRequest): Caller {
+  const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
+  if (!caller) throw unauthenticated();
+  if (!caller.scopes.includes('admin')) throw forbidden("The access token lacks the 'admin' scope (request it with scope=admin, as an operator client)");
+  return caller;
+}
+
+const send = (reply: FastifyReply, error: unknown) => {
+  if (error instanceof AppError) return sendProblem(reply, problemFromErrors([error.toJSON()]));
+  throw error;
+};
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw badInput(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || undefined);
+  }
+  return parsed.data;
+}
+
+/**
+ * The operator API for API clients (create, list, rotate, disable, enable), behind the `admin`
+ * scope. Registered inside the token gate's scope. Every change reaches the database at once; other
+ * gateway processes and listening subgraphs see it within the revocation bound (REVOCATION_CACHE_MS),
+ * this one immediately.
+ */
+export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientStore, revocation: RevocationCheck) {
+  const guarded = (handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      requireAdmin(request);
+      return await handler(request, reply);
+    } catch (error) {
+      return send(reply, error);
+    }
+  };
+  const clientIdOf = (request: FastifyRequest) => {
+    const parsed = clientIdParam.safeParse((request.params as { clientId: string }).clientId);
+    if (!parsed.success) throw badInput(parsed.error.issues[0]!.message, 'clientId');
+    return parsed.data;
+  };
+
+  api.post(ADMIN_CLIENTS_PATH, guarded(async (request, reply) => {
+    const body = parseBody(createBody, request.body);
+    const created = await clients.create(body.organisation, parseScopes(body.scopes));
+    return reply.code(201).header('cache-control', 'no-store').send(created);
+  }));
+  api.get(ADMIN_CLIENTS_PATH, guarded(async () => ({
+    clients: (await clients.list()).map((c) => ({
+      clientId: c.clientId, organisation: c.organisation, scopes: c.scopes, disabled: c.disabled,
+      createdAt: c.createdAt.toISOString(), secretRotatedAt: c.secretRotatedAt.toISOString(), secretGeneration: c.secretGeneration,
+    })),
+  })));
+  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, guarded(async (request, reply) => {
+    const clientId = clientIdOf(request);
+    const rotated = await clients.rotate(clientId);
+    revocation.forget(clientId);
+    return reply.header('cache-control', 'no-store').send(rotated);
+  }));
+  for (const action of ['disable', 'enable'] as const) {
+    api.post(`${ADMIN_CLIENTS_PATH}/:clientId/${action}`, guarded(async (request) => {
+      const clientId = clientIdOf(request);
+      await clients.setDisabled(clientId, action === 'disable');
+      revocation.forget(clientId);
+      return { clientId, disabled: action === 'disable' };
+    }));
+  }
+}
+
+const credentials = {
+  type: 'object',
+  properties: { clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only in this response' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } } },
+  required: ['clientId', 'clientSecret', 'organisation', 'scopes'],
+};
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const errors = { 400: problem('Invalid input'), 401: problem('Missing, invalid or expired token'), 403: problem("Token lacks the 'admin' scope"), 429: problem('Rate limit exceeded (see Retry-After)'), default: problem('Any other error') };
+const clientIdParameter = { name: 'clientId', in: 'path', required: true, schema: { type: 'string' } };
+const security = [{ bearer: ['admin'] }];
+
+/** OpenAPI paths of the admin API. */
+export const adminClientPaths = {
+  [ADMIN_CLIENTS_PATH]: {
+    post: {
+      operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security,
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', maxLength: 128 }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
+      responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...errors },
+    },
+    get: {
+      operationId: 'listClients', summary: 'List API clients (operators: admin scope)', tags: ['Admin'], security,
+      responses: {
+        200: { description: 'Every client, without secrets', content: { 'application/json': { schema: { type: 'object', properties: { clients: { type: 'array', items: { type: 'object', properties: { clientId: { type: 'string' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, disabled: { type: 'boolean' }, createdAt: { type: 'string', format: 'date-time' }, secretRotatedAt: { type: 'string', format: 'date-time' }, secretGeneration: { type: 'integer' } }, required: ['clientId', 'organisation', 'scopes', 'disabled'] } } }, required: ['clients'] } } } },
+        ...errors,
+      },
+    },
+  },
+  [`${ADMIN_CLIENTS_PATH}/{clientId}/rotate`]: {
+    post: {
+      operationId: 'rotateClientSecret', summary: 'Rotate a client secret; every token issued before is refused (operators: admin scope)', tags: ['Admin'], security, parameters: [clientIdParameter],
+      responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: credentials } } }, 404: problem('Unknown client'), ...errors },
+    },
+  },
+  ...Object.fromEntries((['disable', 'enable'] as const).map((action) => [`${ADMIN_CLIENTS_PATH}/{clientId}/${action}`, {
+    post: {
+      operationId: `${action}Client`, summary: action === 'disable' ? 'Disable a client; its tokens are refused (operators: admin scope)' : 'Enable a client again; tokens issued before a disable stay refused (operators: admin scope)',
+      tags: ['Admin'], security, parameters: [clientIdParameter],
+      responses: { 200: { description: 'The client state', content: { 'application/json': { schema: { type: 'object', properties: { clientId: { type: 'string' }, disabled: { type: 'boolean' } }, required: ['clientId', 'disabled'] } } } }, 404: problem('Unknown client'), ...errors },
+    },
+  }])),
+};
