@@ -46,6 +46,8 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     }));
     const failure = built.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
+    const databases = Object.fromEntries(subgraphs.map((s) => [s.name, s.db]));
+    for (const subgraph of subgraphs) subgraph.startWorker(databases);
     const db = await openDatabase(config, { name: 'platform', entities: [(await import('./auth/clients.ts')).Client], migrationsPath: GATEWAY_MIGRATIONS });
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
     const gateway = await buildGateway({ config, db, subgraphUrls: urls, localSubgraphs });

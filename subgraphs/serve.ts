@@ -16,5 +16,6 @@ if (!config.INTERNAL_HOP_KEY) {
   process.exit(2);
 }
 const subgraph = await buildSubgraph(definition, config);
+subgraph.startWorker({});
 await subgraph.app.listen({ host: config.HOST, port: config.PORT });
 onShutdown(subgraph.app.log, () => subgraph.close());

@@ -29,7 +29,7 @@ function operation(route: RestRoute) {
     summary: route.summary,
     description: route.docs?.description,
     tags: [route.tag],
-    security: route.scope ? [{ bearer: [route.scope] }] : [],
+    security: route.scope ? [{ bearer: route.scope === 'any' ? [] : [route.scope] }] : [],
     parameters: [...params, ...query],
     ...(route.docs?.requestBody ? {
       requestBody: {

@@ -34,6 +34,14 @@ const schema = z.object({
   /** Shared key of the gateway -> subgraph hop (HMAC-SHA256); required wherever a subgraph listens. */
   INTERNAL_HOP_KEY: z.string().min(32, 'INTERNAL_HOP_KEY must be at least 32 characters').optional(),
   INTERNAL_HOP_MAX_SKEW_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
+  WEBHOOK_WORKER: z.stringbool().default(true),
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  /** Retry n (1-based) waits WEBHOOK_RETRY_BASE_MS x 4^(n-1); 5 s and 9 attempts span about 30 hours. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(9),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(65_536),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {
