@@ -55,6 +55,8 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     }));
     const failure = built.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
+    const databases = Object.fromEntries(subgraphs.map((s) => [s.name, s.db]));
+    for (const subgraph of subgraphs) subgraph.startWorker(databases);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
     const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {

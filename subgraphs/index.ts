@@ -4,6 +4,7 @@ import { booking } from './booking/index.ts';
 import { registration } from './registration/index.ts';
 import { risk } from './risk/index.ts';
 import { roadside } from './roadside/index.ts';
+import { webhooks } from './webhooks/index.ts';
 
 /** Every subgraph, by the name used in schema/supergraph.yaml. */
 export const subgraphDefinitions: Record<string, AnySubgraphDefinition> = {
@@ -12,4 +13,5 @@ export const subgraphDefinitions: Record<string, AnySubgraphDefinition> = {
   registration,
   risk,
   roadside,
+  webhooks,
 };

@@ -21,5 +21,6 @@ if (!config.DATABASE_URL) {
   process.exit(2);
 }
 const subgraph = await refuseCleanly(() => buildSubgraph(definition, config));
+subgraph.startWorker({});
 await subgraph.app.listen({ host: config.HOST, port: config.PORT });
 onShutdown(subgraph.app.log, () => subgraph.close());

@@ -5,6 +5,7 @@ import { bookingRoutes } from './booking.ts';
 import { riskRoutes } from './risk.ts';
 import { registrationRoutes } from './registration.ts';
 import { roadsideRoutes } from './roadside.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 /** Every REST compatibility path, one table per area. */
 export const restRoutes: readonly RestRoute[] = [
@@ -14,4 +15,5 @@ export const restRoutes: readonly RestRoute[] = [
   ...riskRoutes,
   ...registrationRoutes,
   ...roadsideRoutes,
+  ...webhookRoutes,
 ];

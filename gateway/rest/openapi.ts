@@ -33,7 +33,7 @@ function operation(route: RestRoute) {
     summary: route.summary,
     description: route.docs?.description,
     tags: [route.tag],
-    security: route.scope ? [{ bearer: [route.scope] }] : [],
+    security: route.scope ? [{ bearer: route.scope === 'any' ? [] : [route.scope] }] : [],
     parameters: [...params, ...query, ...(idempotent ? [idempotencyKeyParameter] : [])],
     ...(route.docs?.requestBody ? {
       requestBody: {

@@ -40,7 +40,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
         if (route.scope) {
           const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
           if (!caller) return sendProblem(reply, problemFromErrors([unauthenticated().toJSON()]));
-          if (!caller.scopes.includes(route.scope)) return sendProblem(reply, problemFromErrors([forbidden(`The access token lacks the '${route.scope}' scope`).toJSON()]));
+          if (route.scope !== 'any' && !caller.scopes.includes(route.scope)) return sendProblem(reply, problemFromErrors([forbidden(`The access token lacks the '${route.scope}' scope`).toJSON()]));
         }
         const req: RestRequest = {
           params: request.params as Record<string, string>,

@@ -27,8 +27,8 @@ export interface RestRoute {
   operationId: string;
   summary: string;
   tag: string;
-  /** The scope the token must carry; null for public paths (the Risk Index). */
-  scope: Scope | null;
+  /** The scope the token must carry; `any` for any valid token (webhooks); null for public paths (the Risk Index). */
+  scope: Scope | 'any' | null;
   /** A GraphQL document with exactly one named operation. */
   operation: string;
   variables: (req: RestRequest) => Record<string, unknown>;

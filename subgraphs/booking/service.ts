@@ -3,6 +3,7 @@ import { badInput, conflict, isConstraintConflict, notFound } from '../platform/
 import { VIN_PATTERN } from '../platform/scalars.ts';
 import { Booking, DEVICE_ID_MAX, ID_MAX, Vehicle, type BookingStatus } from './entities.ts';
 import { afterCursor, BOOKING_ORDER, checkPageSize, decodeCursor, toPage, type Page } from './paging.ts';
+import { recordBookingEvent } from './events.ts';
 
 /** Constraint names of the migration, used to tell which rule a database conflict broke. */
 export const CONSTRAINTS = {
@@ -146,6 +147,7 @@ export class BookingService {
           bookingId, vin, userId, deviceId, startTimestamp: start, estimatedEndTimestamp: estimatedEnd, actualEndTimestamp: null,
         } as never);
         await em.flush();
+        recordBookingEvent(em, 'booking.started', booking);
         return booking;
       });
     } catch (error) {
@@ -173,6 +175,7 @@ export class BookingService {
         }
         booking.actualEndTimestamp = actualEnd;
         await em.flush();
+        recordBookingEvent(em, 'booking.ended', booking);
         return booking;
       });
     } catch (error) {

@@ -57,6 +57,14 @@ const schema = z.object({
   RISK_MAX_AREA_KM2: z.coerce.number().min(1).default(5_000_000),
   RISK_MAX_CELLS: z.coerce.number().int().min(1).default(10_000),
   RISK_MAX_BUFFERED_VERTICES: z.coerce.number().int().min(100).default(200_000),
+  /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
+  WEBHOOK_WORKER: z.stringbool().default(true),
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  /** Retry n (1-based) waits WEBHOOK_RETRY_BASE_MS x 4^(n-1); 5 s and 9 attempts span about 30 hours. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(9),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(65_536),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

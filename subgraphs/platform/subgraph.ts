@@ -35,7 +35,19 @@ export interface SubgraphDefinition<Loaders = unknown> {
   onStart?: (db: Database, config: Config, log: FastifyBaseLogger) => Promise<void>;
   /** Runs once when the subgraph closes, before its database (what onStart started: worker pools). */
   onClose?: (db: Database) => Promise<void>;
+  /** A background worker, started once every subgraph of the process is built. */
+  worker?: (context: WorkerContext) => Worker;
 }
+
+export interface WorkerContext {
+  db: Database;
+  config: Config;
+  log: FastifyBaseLogger;
+  /** The databases of the other subgraphs built in this process, by name. */
+  peers: Record<string, Database>;
+}
+
+export interface Worker { stop(): Promise<void> }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the registry holds subgraphs whose loaders differ
 export type AnySubgraphDefinition = SubgraphDefinition<any>;
@@ -48,6 +60,8 @@ export interface Subgraph {
   db: Database;
   /** Builds a request context as the HTTP handler does; used for in-process execution. */
   context: (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) => Promise<SubgraphContext>;
+  /** Starts the definition's background worker, if it has one; close() stops it. */
+  startWorker(peers: Record<string, Database>): void;
   close(): Promise<void>;
 }
 
@@ -113,9 +127,14 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       const ok = await db.orm.isConnected().catch(() => false);
       return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', database: ok });
     });
+    let worker: Worker | undefined;
     return {
       name: definition.name, schema, apollo, app, db, context,
+      startWorker(peers) {
+        worker ??= definition.worker?.({ db, config, log: app.log, peers });
+      },
       async close() {
+        await worker?.stop();
         await app.close();
         await apollo.stop().catch(() => undefined);
         await definition.onClose?.(db);

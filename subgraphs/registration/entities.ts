@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { tenantProperties } from '../platform/db/tenant.ts';
+import { WebhookOutbox } from '../platform/webhooks/outbox.ts';
 
 export const ACTIVATION_STATUSES = ['Active', 'Inactive'] as const;
 export type ActivationStatus = (typeof ACTIVATION_STATUSES)[number];
@@ -170,4 +171,4 @@ export const ConsentSchema = defineEntity({
 export class Consent extends ConsentSchema.class {}
 ConsentSchema.setClass(Consent);
 
-export const registrationEntities = [RegisteredUser, RegisteredDevice, DeviceAssociation, RegisteredVehicle, ProductRegistration, Consent];
+export const registrationEntities = [RegisteredUser, RegisteredDevice, DeviceAssociation, RegisteredVehicle, ProductRegistration, Consent, WebhookOutbox];

@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { tenantProperties } from '../platform/db/tenant.ts';
+import { WebhookOutbox } from '../platform/webhooks/outbox.ts';
 
 /** The five rescue services; REST spells them tire, lockout, gas, tow, battery. */
 export const RESCUE_SERVICES = ['TIRE', 'LOCKOUT', 'GAS', 'TOW', 'BATTERY'] as const;
@@ -262,5 +263,5 @@ ProviderFileSchema.setClass(ProviderFile);
 
 export const roadsideEntities = [
   VehicleModel, RescueProvider, TowLocation, RescuePlan,
-  RescueMember, RescueAsset, RescueSession, RescueRequest, RescueStatusEvent, RescueFeedback, ProviderFile,
+  RescueMember, RescueAsset, RescueSession, RescueRequest, RescueStatusEvent, RescueFeedback, ProviderFile, WebhookOutbox,
 ];

@@ -1,5 +1,6 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { MvrRecord, User } from './entities.ts';
+import { WebhookOutbox } from '../platform/webhooks/outbox.ts';
 import { createLoaders, type ScoringLoaders } from './loaders.ts';
 import { currentCalibration } from './model/calibration.ts';
 import { loadMvrKeyring, registerKeyring } from './mvr/crypto.ts';
@@ -10,7 +11,7 @@ export const scoring: SubgraphDefinition<ScoringLoaders> = {
   name: 'scoring',
   typeDefs: new URL('./scoring.graphql', import.meta.url),
   resolvers,
-  entities: [User, MvrRecord],
+  entities: [User, MvrRecord, WebhookOutbox],
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: 'b2b',
   createLoaders,

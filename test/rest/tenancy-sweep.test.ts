@@ -7,6 +7,7 @@ import { restRoutes } from '../../gateway/rest/index.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { snapshotRows } from '../support/rows.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
+import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 
 /**
  * Organisation A creates data in every area; organisation B then calls every REST route of the
@@ -19,8 +20,10 @@ const SMI = '/shared-mobility-insights/v2';
 const REG = '/registration/v2';
 const RS = '/services/roadside/v1';
 const VIN = '2T1BURHE0JC014702';
+const WH = '/platform/webhooks/v1';
 
 let t: TestStack;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 // B sweeps REST, C sweeps GraphQL: each creates its own resources under A's ids only after its reads.
 let b: { token: string };
 let c: { token: string };
@@ -61,12 +64,21 @@ beforeAll(async () => {
     'rs:memberId': member.memberId, 'rs:assetIntegrationId': member.assetIntegrationId, 'rs:partnerCd': member.partnerCode,
     'rs:reqId': reqId, 'rs:contentid': file.contentId ?? file.contentid, 'rs:sessionId': sessionId,
   });
+  // A: a webhook subscription with one delivery, settled before the sweep starts
+  receiver = await startReceiver();
+  const subscription = await ok('POST', `${WH}/subscriptions`, { url: `${receiver.url}/a`, eventTypes: ['rescue.status_changed'] });
+  await ok('POST', `${RS}/rescue/statusUpdate`, { requestId: reqId, status: 'EN-ROUTE' });
+  const delivery = await waitFor(async () => (await ok('GET', `${WH}/subscriptions/${subscription.id}/deliveries?status=succeeded`)).deliveries[0], 10_000, 'A\'s delivery');
+  Object.assign(ids, { 'wh:id': subscription.id, 'wh:subscriptionId': subscription.id, 'wh:deliveryId': delivery.id });
   b = await t.clientFor('org-b');
   c = await t.clientFor('org-c');
 }, 300_000);
-afterAll(async () => { await t?.close(); });
+afterAll(async () => {
+  await receiver?.close();
+  await t?.close();
+});
 
-const area = (path: string) => (path.startsWith(SMI) ? 'smi' : path.startsWith(REG) ? 'reg' : path.startsWith(RS) ? 'rs' : 'risk');
+const area = (path: string) => (path.startsWith(SMI) ? 'smi' : path.startsWith(REG) ? 'reg' : path.startsWith(RS) ? 'rs' : path.startsWith(WH) ? 'wh' : 'risk');
 
 /** Replaces every id-like value in an example body with A's identifier of that name. */
 function withIdsOfA(value: unknown, prefix: string): unknown {
@@ -115,7 +127,7 @@ describe('another organisation against every route', () => {
     const counts = { query: 0, mutation: 0 };
     for (const [kind, root] of roots) {
       for (const field of Object.values(root.getFields())) {
-        for (const prefix of ['smi', 'reg', 'rs']) {
+        for (const prefix of ['smi', 'reg', 'rs', 'wh']) {
           const usedA = { value: false };
           const args = field.args.filter((arg) => isNonNullType(arg.type) || idOfA(prefix, arg.name) !== undefined);
           const values = args.map((arg) => synthesize(arg.type, arg.name, prefix, usedA, 0));
@@ -166,7 +178,7 @@ describe('another organisation against every route', () => {
       for (const marker of [MARKER_DOB, MARKER_NAME, Buffer.from(MARKER_NAME).toString('base64')]) {
         expect(text.includes(marker), `${route.method} ${route.path} leaked ${marker}`).toBe(false);
       }
-      const referencesA = /:(userId|vin|bookingId|reqId|contentid|memberId|deviceId|vehicleId)/.test(route.path);
+      const referencesA = /:(userId|vin|bookingId|reqId|contentid|memberId|deviceId|vehicleId|deliveryId|id(?=\/|$))/.test(route.path);
       if (route.method === 'GET' && referencesA) expect([400, 403, 404], `${route.method} ${route.path}`).toContain(res.status);
     }
     const after = await snapshotRows(t.stack, 'org-a');

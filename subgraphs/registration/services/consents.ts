@@ -4,6 +4,7 @@ import { CONSENT_ACTIONS, Consent, type ConsentAction } from '../entities.ts';
 import { CONSENT_TYPES, findConsentType } from '../products.ts';
 import { checkId, checkText, oneOf } from './common.ts';
 import { RegisteredUserService } from './users.ts';
+import { recordConsentEvent } from './events.ts';
 
 /** How far a consent timestamp may lie in the future (clock skew of the partner's system). */
 const FUTURE_SKEW_MS = 5 * 60 * 1000;
@@ -74,7 +75,9 @@ export class ConsentService {
     const timestamp = parseTimestamp(input.timestamp);
     const source = checkText(input.source, 'source', 100);
     await new RegisteredUserService(this.em).get(userId);
-    const consent = this.em.create(Consent, { userId, type, version, action, timestamp, source } as never);
+    const recordedAt = new Date();
+    const consent = this.em.create(Consent, { id: crypto.randomUUID(), userId, type, version, action, timestamp, source, recordedAt } as never);
+    recordConsentEvent(this.em, consent, recordedAt);
     await this.em.flush();
     return consent;
   }

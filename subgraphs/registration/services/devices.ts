@@ -3,6 +3,7 @@ import { badInput, conflict, isConstraintConflict, notFound } from '../../platfo
 import { DEVICE_STATUSES, DEVICE_TYPES, DeviceAssociation, RegisteredDevice, RegisteredVehicle, type DeviceType, type EndReason } from '../entities.ts';
 import { checkDate, checkId, oneOf, today } from './common.ts';
 import { RegisteredUserService } from './users.ts';
+import { recordDeviceStatusEvent } from './events.ts';
 
 /** True while an association counts as current: open, or ending after today. */
 export const isCurrent = (a: DeviceAssociation, day = today()) => a.effectiveFrom <= day ? a.effectiveTo == null || a.effectiveTo > day : a.effectiveTo == null;
@@ -155,9 +156,11 @@ export class RegisteredDeviceService {
       const newOpen = await svc.openAssociation(newId);
       if (newOpen) throw conflict(`Device '${newId}' is already in use`, { field: 'newDeviceId' });
       await svc.endOpen(open, on, 'replaced', 'effectiveDate');
+      const oldStatus = old.status;
       old.status = 'Inactive';
       old.replacedByDeviceId = newId;
       replacement.replacesDeviceId = oldId;
+      recordDeviceStatusEvent(tx, old, oldStatus);
       await svc.openNew(newId, open.userId ?? null, open.vehicleId ?? null, on);
       return replacement;
     });
@@ -198,7 +201,9 @@ export class RegisteredDeviceService {
     const deviceId = checkId(deviceIdIn, 'deviceId');
     const parsed = oneOf(DEVICE_STATUSES, status, 'status');
     const device = await this.get(deviceId);
+    const previous = device.status;
     device.status = parsed;
+    recordDeviceStatusEvent(this.em, device, previous);
     await this.em.flush();
     return device;
   }

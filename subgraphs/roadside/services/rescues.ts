@@ -9,6 +9,7 @@ import { checkPoint, drivingMinutes, milesBetween, roadMiles, round, storedLocat
 import { priceRescue, type Quote } from './pricing.ts';
 import { ReferenceService } from './reference.ts';
 import { SessionService } from './sessions.ts';
+import { recordRescueEvents } from './events.ts';
 
 export const FUEL_TYPES = ['REGULAR', 'MIDGRADE', 'PREMIUM', 'DIESEL'] as const;
 export const KEYS_LOCATIONS = ['IN_VEHICLE', 'IN_TRUNK', 'LOST', 'BROKEN'] as const;
@@ -273,6 +274,9 @@ export class RescueRequestService {
       });
       if (changed !== 1) throw conflict(`The rescue changed status concurrently; it is no longer ${from}`, { field: 'status' });
       tx.create(RescueStatusEvent, { reqId: rescue.reqId, status: to, latitude: lat, longitude: lon, etaMinutes, note: input.note ?? null, at: now } as never);
+      recordRescueEvents(tx, {
+        rescue, status: to, previousStatus: from, etaAt: new Date(now.getTime() + etaMinutes * 60000), position: { latitude: lat, longitude: lon }, at: now,
+      });
     });
     await this.em.refresh(rescue);
     return rescue;
@@ -297,6 +301,10 @@ export class RescueRequestService {
       tx.create(RescueStatusEvent, {
         reqId, status: 'CANCELLED', latitude: rescue.providerLatitude, longitude: rescue.providerLongitude, etaMinutes: null, note: reason ?? null, at: now,
       } as never);
+      recordRescueEvents(tx, {
+        rescue, status: 'CANCELLED', previousStatus: from, etaAt: null, cancelReason: reason ?? null, at: now,
+        position: { latitude: rescue.providerLatitude, longitude: rescue.providerLongitude },
+      });
     });
     await this.em.refresh(rescue);
     return rescue;

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
+import { recordEvent } from '../../platform/webhooks/outbox.ts';
 import { MvrRecord } from '../entities.ts';
 import { UserService } from '../service.ts';
 import { keyringFor } from './crypto.ts';
@@ -34,9 +35,16 @@ export class MvrService {
 
     const vault = await currentVault(this.em, keyringFor(this.em));
     const id = crypto.randomUUID();
+    const createdAt = new Date();
     const record = this.em.create(MvrRecord, {
-      id, userId, source, reportCiphertext: vault.encrypt(text, id), keyId: vault.keyId,
+      id, userId, source, reportCiphertext: vault.encrypt(text, id), keyId: vault.keyId, createdAt,
     } as never);
+    // Partners learn that an MVR arrived, never what it says.
+    const segment = source === 'SOURCE_A' ? 'sourcea' : 'sourceb';
+    recordEvent(this.em, {
+      type: 'mvr.created', resourceKey: `user:${userId}`, resourcePath: `/shared-mobility-insights/v2/users/${encodeURIComponent(userId)}/${segment}-mvr`,
+      resource: { mvrId: id, userId, source: segment, createdAt: createdAt.toISOString() },
+    });
     await this.em.flush();
     return record;
   }

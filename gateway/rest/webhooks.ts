@@ -1,0 +1,152 @@
+import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
+import { EVENT_TYPES, eventTypeFromEnum, eventTypeToEnum } from '../../subgraphs/platform/webhooks/events.ts';
+import { defined, objectBody, pick, queryString } from './body.ts';
+import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+
+/** Base path of the webhook subscriptions. */
+export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';
+const TAG = 'Webhooks';
+
+const SUBSCRIPTION = 'id url eventTypes description createdAt';
+const DELIVERY = 'id subscriptionId eventId eventType status attempts nextAttemptAt lastResponseStatus lastError deliveredAt createdAt payload attemptLog { at responseStatus error durationMs }';
+
+type Obj = Record<string, unknown>;
+
+/** Event types as REST spells them (`rescue.status_changed`); anything else is a 400 naming the accepted ones. */
+function eventTypesOf(value: unknown): string[] {
+  if (!Array.isArray(value) || !value.length) throw badInput(`eventTypes must list at least one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
+  return value.map((type) => {
+    if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) {
+      throw badInput(`unknown event type ${JSON.stringify(type)}; one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
+    }
+    return eventTypeToEnum(type);
+  });
+}
+
+function createVariables(req: RestRequest) {
+  const body = objectBody(req);
+  return { input: defined({ url: pick(body, 'url'), eventTypes: eventTypesOf(pick(body, 'eventTypes')), description: pick(body, 'description') }) };
+}
+
+const restSubscription = (s: Obj) => ({ ...s, eventTypes: (s.eventTypes as string[]).map(eventTypeFromEnum) });
+const restDelivery = (d: Obj) => ({ ...d, eventType: eventTypeFromEnum(d.eventType as string) });
+
+function found(value: unknown, what: string, id: string): Obj {
+  if (value == null) throw notFound(what, id);
+  return value as Obj;
+}
+
+function deliveriesVariables(req: RestRequest) {
+  const status = queryString(req, 'status');
+  const first = queryString(req, 'first');
+  if (first !== undefined && !/^\d{1,4}$/.test(first)) throw badInput('first must be a whole number from 1 to 100', 'first');
+  return defined({ subscriptionId: req.params.id, status: status?.toUpperCase(), first: first === undefined ? undefined : Number(first) });
+}
+
+// ---- documentation -----------------------------------------------------------------------------
+
+const eventTypesSchema: JsonSchema = { type: 'array', minItems: 1, items: { type: 'string', enum: [...EVENT_TYPES] } };
+const subscriptionSchema: JsonSchema = {
+  type: 'object', required: ['id', 'url', 'eventTypes', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' }, eventTypes: eventTypesSchema,
+    description: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' },
+  },
+};
+const deliverySchema: JsonSchema = {
+  type: 'object', required: ['id', 'subscriptionId', 'eventId', 'eventType', 'status', 'attempts', 'payload', 'attemptLog'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'Also the `webhook-id` header of every attempt' },
+    subscriptionId: { type: 'string', format: 'uuid' }, eventId: { type: 'string', format: 'uuid' },
+    eventType: { type: 'string', enum: [...EVENT_TYPES] }, status: { type: 'string', enum: ['PENDING', 'SUCCEEDED', 'FAILED'] },
+    attempts: { type: 'integer' }, nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
+    lastResponseStatus: { type: ['integer', 'null'] }, lastError: { type: ['string', 'null'] },
+    deliveredAt: { type: ['string', 'null'], format: 'date-time' }, createdAt: { type: 'string', format: 'date-time' },
+    payload: { type: 'object', description: 'The body sent: { id, type, timestamp, data: { path, resource } }' },
+    attemptLog: { type: 'array', items: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, responseStatus: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, durationMs: { type: 'integer' } } } },
+  },
+};
+const exampleSubscription = {
+  id: '0b8f8a53-5a3c-4a57-9a57-4a3f1f0f7c11', url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'],
+  description: 'Dispatch board', createdAt: '2026-11-23T10:00:00.000Z',
+};
+const idsDoc = 'Another organisation\'s id, or one that does not exist, is 404.';
+
+// ---- the table ---------------------------------------------------------------------------------
+
+export const webhookRoutes: RestRoute[] = [
+  {
+    method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions`, operationId: 'createWebhookSubscription',
+    summary: 'Subscribe a receiver URL to events of the caller\'s organisation; the signing secret is returned this once',
+    tag: TAG, scope: 'any', status: 201,
+    operation: `mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) { createWebhookSubscription(input: $input) { secret subscription { ${SUBSCRIPTION} } } }`,
+    variables: createVariables,
+    result: (d) => {
+      const created = d.createWebhookSubscription as { secret: string; subscription: Obj };
+      return { ...restSubscription(created.subscription), secret: created.secret };
+    },
+    docs: {
+      description: 'Any client of the organisation may subscribe, whatever its scopes. `url`: https, or http on a loopback address; a host that is or resolves to a private, '
+        + 'link-local or other non-public address is refused (400). Deliveries follow the Standard Webhooks specification; see docs/webhooks.md. '
+        + 'At most 25 subscriptions per organisation (409).',
+      requestBody: { type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } },
+      requestExample: { url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'], description: 'Dispatch board' },
+      response: { ...subscriptionSchema, required: [...subscriptionSchema.required as string[], 'secret'], properties: { ...subscriptionSchema.properties as Obj, secret: { type: 'string', description: 'whsec_...; shown once' } } },
+      responseExample: { ...exampleSubscription, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    },
+  },
+  {
+    method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions`, operationId: 'listWebhookSubscriptions', summary: 'The organisation\'s subscriptions, newest first',
+    tag: TAG, scope: 'any', operation: `query WebhookSubscriptions { webhookSubscriptions { ${SUBSCRIPTION} } }`,
+    variables: () => ({}), result: (d) => ({ subscriptions: (d.webhookSubscriptions as Obj[]).map(restSubscription) }),
+    docs: { response: { type: 'object', required: ['subscriptions'], properties: { subscriptions: { type: 'array', items: subscriptionSchema } } }, responseExample: { subscriptions: [exampleSubscription] } },
+  },
+  {
+    method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'getWebhookSubscription', summary: 'One subscription (without its secret)',
+    tag: TAG, scope: 'any', operation: `query WebhookSubscription($id: ID!) { webhookSubscription(id: $id) { ${SUBSCRIPTION} } }`,
+    variables: (req) => ({ id: req.params.id }), result: (d, req) => restSubscription(found(d.webhookSubscription, 'Webhook subscription', req.params.id)),
+    docs: { description: idsDoc, response: subscriptionSchema, responseExample: exampleSubscription },
+  },
+  {
+    method: 'DELETE', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'deleteWebhookSubscription', summary: 'Remove a subscription and its delivery log',
+    tag: TAG, scope: 'any', status: 204, operation: 'mutation DeleteWebhookSubscription($id: ID!) { deleteWebhookSubscription(id: $id) }',
+    variables: (req) => ({ id: req.params.id }),
+    result: (d, req) => {
+      if (!d.deleteWebhookSubscription) throw notFound('Webhook subscription', req.params.id);
+      return null;
+    },
+    docs: { description: `Pending deliveries are dropped. ${idsDoc}` },
+  },
+  {
+    method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/deliveries`, operationId: 'listWebhookDeliveries', summary: 'The delivery log of a subscription, newest first',
+    tag: TAG, scope: 'any',
+    operation: `query WebhookDeliveries($subscriptionId: ID!, $status: WebhookDeliveryStatus, $first: Int) { webhookDeliveries(subscriptionId: $subscriptionId, status: $status, first: $first) { ${DELIVERY} } }`,
+    variables: deliveriesVariables,
+    result: (d, req) => ({ deliveries: (found(d.webhookDeliveries, 'Webhook subscription', req.params.id) as unknown as Obj[]).map(restDelivery) }),
+    docs: {
+      description: idsDoc,
+      query: {
+        status: { type: 'string', enum: ['pending', 'succeeded', 'failed'], description: 'Any case' },
+        first: { type: 'integer', minimum: 1, maximum: 100, description: 'How many (default 50)' },
+      },
+      response: { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: deliverySchema } } },
+    },
+  },
+  {
+    method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/deliveries/:deliveryId`, operationId: 'getWebhookDelivery', summary: 'One delivery and its attempts',
+    tag: TAG, scope: 'any',
+    operation: `query WebhookDelivery($subscriptionId: ID!, $deliveryId: ID!) { webhookDelivery(subscriptionId: $subscriptionId, deliveryId: $deliveryId) { ${DELIVERY} } }`,
+    variables: (req) => ({ subscriptionId: req.params.id, deliveryId: req.params.deliveryId }),
+    result: (d, req) => restDelivery(found(d.webhookDelivery, 'Webhook delivery', req.params.deliveryId)),
+    docs: { description: idsDoc, response: deliverySchema },
+  },
+  {
+    method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/deliveries/:deliveryId/retry`, operationId: 'retryWebhookDelivery',
+    summary: 'Send a FAILED delivery again (or replay a SUCCEEDED one), with a fresh set of retries',
+    tag: TAG, scope: 'any', status: 202,
+    operation: `mutation RetryWebhookDelivery($subscriptionId: ID!, $deliveryId: ID!) { retryWebhookDelivery(subscriptionId: $subscriptionId, deliveryId: $deliveryId) { ${DELIVERY} } }`,
+    variables: (req) => ({ subscriptionId: req.params.id, deliveryId: req.params.deliveryId }),
+    result: (d) => restDelivery(d.retryWebhookDelivery as Obj),
+    docs: { description: `No body. A PENDING delivery is 409 (it is already scheduled). ${idsDoc}`, response: deliverySchema },
+  },
+];

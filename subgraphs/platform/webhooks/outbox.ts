@@ -1,0 +1,46 @@
+import { defineEntity, p, type EntityManager } from '@mikro-orm/core';
+import { tenantProperties } from '../db/tenant.ts';
+import type { EventType } from './events.ts';
+
+/**
+ * An event waiting to be handed to the webhooks subgraph. Rows are created with the change they
+ * describe (same EntityManager, same flush, so the same transaction) and removed by the relay once
+ * copied into deliveries. `seq` orders the events of one source.
+ */
+export const WebhookOutboxSchema = defineEntity({
+  name: 'WebhookOutbox',
+  tableName: 'webhook_outbox',
+  properties: {
+    seq: p.bigint('number').primary().autoincrement(),
+    eventId: p.uuid().onCreate(() => crypto.randomUUID()),
+    ...tenantProperties,
+    type: p.string().length(64),
+    /** Orders deliveries: events of one resource go out one after the other. */
+    resourceKey: p.string().length(300),
+    /** The REST path of the resource, e.g. /services/roadside/v1/rescue/reqId/123. */
+    resourcePath: p.string().length(500),
+    resource: p.json<Record<string, unknown>>(),
+    occurredAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export class WebhookOutbox extends WebhookOutboxSchema.class {}
+WebhookOutboxSchema.setClass(WebhookOutbox);
+
+export interface OutboxEvent {
+  type: EventType;
+  /** Stable id of the resource within the source, e.g. `rescue:<reqId>`. */
+  resourceKey: string;
+  resourcePath: string;
+  /** The resource as its REST path returns it (never MVR contents or dates of birth). */
+  resource: Record<string, unknown>;
+}
+
+/**
+ * Records an event in the outbox of `em`'s subgraph. It is written by the next flush of `em`, so
+ * pass the transaction's EntityManager: the event exists exactly when the change does.
+ */
+export function recordEvent(em: EntityManager, event: OutboxEvent): void {
+  em.create(WebhookOutbox, { ...event } as never);
+}
+

@@ -1,0 +1,65 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { tenantProperties } from '../platform/db/tenant.ts';
+
+/** A partner's receiver: where to send which event types of its organisation, and the key that signs them. */
+export const WebhookSubscriptionSchema = defineEntity({
+  name: 'WebhookSubscription',
+  tableName: 'webhook_subscriptions',
+  indexes: [{ properties: ['orgId', 'createdAt'], name: 'webhook_subscriptions_org_created_index' }],
+  properties: {
+    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    ...tenantProperties,
+    url: p.string().length(2048),
+    eventTypes: p.json<string[]>(),
+    description: p.string().length(255).nullable(),
+    /** Standard Webhooks secret (`whsec_...`); shown once, kept to sign every delivery. */
+    secret: p.string().length(100).hidden(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export class WebhookSubscription extends WebhookSubscriptionSchema.class {}
+WebhookSubscriptionSchema.setClass(WebhookSubscription);
+
+export const DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface AttemptLogEntry { at: string; status: number | null; error: string | null; durationMs: number }
+
+/**
+ * One event for one subscription: the signed body, where its retries stand, and the log of its
+ * attempts. (subscription, event) is unique, so relaying an event twice delivers it once.
+ */
+export const WebhookDeliverySchema = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  uniques: [{ properties: ['subscriptionId', 'eventId'], name: 'webhook_deliveries_subscription_event_unique' }],
+  indexes: [
+    { properties: ['status', 'nextAttemptAt'], name: 'webhook_deliveries_due_index' },
+    { properties: ['subscriptionId', 'resourceKey', 'sourceSeq'], name: 'webhook_deliveries_order_index' },
+    { properties: ['orgId', 'subscriptionId', 'createdAt'], name: 'webhook_deliveries_log_index' },
+  ],
+  properties: {
+    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    ...tenantProperties,
+    subscriptionId: p.uuid(),
+    eventId: p.uuid(),
+    eventType: p.string().length(64),
+    /** `<source>:<resource>`; with sourceSeq it orders the deliveries of one resource. */
+    resourceKey: p.string().length(340),
+    sourceSeq: p.bigint('number'),
+    /** The exact JSON that is signed and sent, the same on every attempt. */
+    payload: p.text(),
+    status: p.enum(DELIVERY_STATUSES),
+    attempts: p.integer().default(0),
+    nextAttemptAt: p.datetime(),
+    lockedUntil: p.datetime().nullable(),
+    lastAttemptAt: p.datetime().nullable(),
+    lastResponseStatus: p.integer().nullable(),
+    lastError: p.text().nullable(),
+    deliveredAt: p.datetime().nullable(),
+    attemptLog: p.json<AttemptLogEntry[]>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export class WebhookDelivery extends WebhookDeliverySchema.class {}
+WebhookDeliverySchema.setClass(WebhookDelivery);

@@ -1,0 +1,17 @@
+import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { WebhookDelivery, WebhookSubscription } from './entities.ts';
+import { resolvers } from './resolvers.ts';
+import { startDeliveryWorker } from './worker.ts';
+
+/** Webhook subscriptions of partners and the deliveries of the events the other subgraphs record. */
+export const webhooks: SubgraphDefinition = {
+  name: 'webhooks',
+  typeDefs: new URL('./webhooks.graphql', import.meta.url),
+  resolvers,
+  entities: [WebhookSubscription, WebhookDelivery],
+  migrationsPath: new URL('./migrations', import.meta.url).pathname,
+  // Any authenticated client of the organisation; the resolvers check that a caller is there.
+  scope: null,
+  createLoaders: () => ({}),
+  worker: startDeliveryWorker,
+};
