@@ -86,8 +86,7 @@ export async function openDatabase(config: Config, options: OrmOptions): Promise
     subscribers: [new TenantSubscriber()],
     allowGlobalContext: false,
     forceUtcTimezone: true,
-    debug: ['query'],
-    logger: statements.log,
+    loggerFactory: statements.loggerFactory,
     ignoreUndefinedInQuery: true,
     discovery: { warnWhenNoEntities: false },
   });
