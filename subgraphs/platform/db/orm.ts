@@ -87,6 +87,8 @@ export async function openDatabase(config: Config, options: OrmOptions): Promise
     allowGlobalContext: false,
     forceUtcTimezone: true,
     loggerFactory: statements.loggerFactory,
+    // MikroORM's own lines (migrations applied...) are not written: the services log what matters.
+    logger: () => undefined,
     ignoreUndefinedInQuery: true,
     discovery: { warnWhenNoEntities: false },
   });

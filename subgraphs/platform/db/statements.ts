@@ -3,8 +3,7 @@ import { DefaultLogger, type LogContext, type LoggerOptions } from '@mikro-orm/c
 /**
  * Counts SQL statements as MikroORM runs them, so tests and benchmarks can prove a request costs a
  * constant number of queries. The query text is never formatted or written (it may hold personal
- * data, and formatting it cost more CPU than a PGlite lookup's planning); other log lines keep
- * MikroORM's default logger.
+ * data, and formatting it per statement was a visible share of a request's CPU).
  */
 export interface StatementCounter {
   /** MikroORM's `loggerFactory`. */
