@@ -69,12 +69,13 @@ export function attribute(profile: Profile): Record<Layer, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const layer = new Map<number, Layer>();
-  const resolve = (id: number): Layer => {
+  const layer = new Map<number, Layer | 'profiler'>();
+  const resolve = (id: number): Layer | 'profiler' => {
     const known = layer.get(id);
     if (known) return known;
     const node = byId.get(id)!;
-    let own = layerOf(node.callFrame);
+    // The profiler's own start/stop (node:inspector and what it calls) is not the servers' work.
+    let own: Layer | 'profiler' | undefined = node.callFrame.url === 'node:inspector' ? 'profiler' : layerOf(node.callFrame);
     if (!own) {
       const up = parent.get(id);
       // Node's own HTTP/net code with no layered caller is the server's I/O; other callerless code is "other".
@@ -85,10 +86,9 @@ export function attribute(profile: Profile): Record<Layer, number> {
   };
   const totals = Object.fromEntries(LAYERS.map((l) => [l, 0])) as Record<Layer, number>;
   for (const [i, id] of profile.samples.entries()) {
-    const node = byId.get(id)!;
-    // Idle time, and the profiler's own start/stop (node:inspector), are not the servers' work.
-    if (node.callFrame.functionName === '(idle)' || node.callFrame.url === 'node:inspector') continue;
-    totals[resolve(id)] += profile.timeDeltas[i] ?? 0;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const l = resolve(id);
+    if (l !== 'profiler') totals[l] += profile.timeDeltas[i] ?? 0;
   }
   return totals;
 }
