@@ -9,6 +9,8 @@ export interface ServerStats {
   cpuMicros: number;
   /** Share of the time the server's event loop was busy since the last reset (0..1). */
   eventLoopUtilization: number;
+  /** BENCH_PROFILE: the CPU profile file written for the measurement that just ended. */
+  profile?: string;
 }
 
 export interface Targets {
@@ -20,9 +22,12 @@ export interface Targets {
   gatewayInprocess: string;
   /** Stock ApolloServer + ApolloGateway on the same supergraph and subgraphs. */
   stock: string;
+  /** Minimal Fastify + driver server doing the REST user lookup: the physical limit (bare.ts). */
+  bare: string;
 }
 
-export type ServerMessage = { type: 'reset' | 'read' | 'close'; id: number };
+/** `label` (on reset): names the CPU profile of the measurement that starts. */
+export type ServerMessage = { type: 'reset' | 'read' | 'close'; id: number; label?: string };
 
 export type ServerReply =
   | { type: 'ready'; targets: Targets; subgraphs: string[]; broken: Record<string, string>; client: BenchClient; database: string }

@@ -4,19 +4,24 @@
  * Starts the servers (server.ts) in a child process on loopback, seeds data through the API, then
  * for each scenario measures every variant with autocannon for a bounded time, the variants in turn
  * for a few rounds (pooled), so that the machine's changing load touches them alike.
- * Prints a table and the ratios the issue sets targets for; writes JSON to test/bench/results/.
+ * Prints a table and the ratios the issue sets targets for, then (scenario `start`, included by
+ * default) the first start, restart and idle RSS of `npm start` (start.ts); with BENCH_PROFILE the
+ * CPU per request by layer (layers.ts). Writes JSON to test/bench/results/.
  * Environment: BENCH_DURATION, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_PROFILE (a folder for a
- * CPU profile of the server per round), DATABASE_URL
+ * CPU profile of the server per round, and index.json listing them), DATABASE_URL
  * (a fresh database is created on that server and dropped afterwards; PGlite in memory without it).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
 import { scenarios, seed, skipReason, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
+import { breakdown, markdown, type ProfileEntry } from './layers.ts';
+import { describeStart, measureStart, type StartResult } from './start.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 
 // Shared with the server process (it inherits the environment): the `direct` variant signs its requests as the gateway does.
@@ -32,7 +37,7 @@ function parseOptions(argv: string[]): Options {
     return value;
   };
   const only = argv.filter((a) => !a.startsWith('--'));
-  const unknown = only.filter((name) => !scenarios.some((s) => s.name === name));
+  const unknown = only.filter((name) => name !== 'start' && !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   // Bounded: at most 30 s per measurement and 64 connections, whatever is asked.
   return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only };
@@ -76,13 +81,13 @@ class Servers {
     });
   }
 
-  private ask(type: ServerMessage['type']): Promise<ServerReply> {
+  private ask(type: ServerMessage['type'], label?: string): Promise<ServerReply> {
     const id = this.nextId++;
-    return new Promise((resolve) => { this.waiting.set(id, resolve); this.child.send({ type, id } satisfies ServerMessage); });
+    return new Promise((resolve) => { this.waiting.set(id, resolve); this.child.send({ type, id, label } satisfies ServerMessage); });
   }
 
-  async stats(type: 'reset' | 'read'): Promise<ServerStats> {
-    const reply = await this.ask(type);
+  async stats(type: 'reset' | 'read', label?: string): Promise<ServerStats> {
+    const reply = await this.ask(type, label);
     if (reply.type !== 'stats') throw new Error('unexpected reply');
     return reply.stats;
   }
@@ -148,13 +153,20 @@ async function verify(m: Measurement, token: string): Promise<{ problem: string 
 /** The raw figures of one round of one measurement; rounds are pooled by `summarise`. */
 interface Sample { seconds: number; requests: number; errors: number; times: number[]; statements: Record<string, number>; cpuMicros: number; elu: number }
 
-async function sample(servers: Servers, m: Measurement, token: string, options: Options, warm: boolean): Promise<Sample> {
+/** BENCH_PROFILE: which profile holds which measurement, and its request count (read by layers.ts). */
+const profileIndex: ProfileEntry[] = [];
+
+async function sample(servers: Servers, scenario: Scenario, m: Measurement, token: string, options: Options, round: number): Promise<Sample> {
   const headers = headersFor(m, token);
-  if (warm) await load(m, headers, options.warmup, options.connections);
+  if (round === 0) await load(m, headers, options.warmup, options.connections);
   const times: number[] = [];
-  await servers.stats('reset');
+  await servers.stats('reset', `${scenario.name}-${m.variant}-${round + 1}`);
   const { result, graphqlErrors } = await load(m, headers, options.duration, options.connections, (ms) => times.push(ms));
   const stats = await servers.stats('read');
+  if (stats.profile && process.env.BENCH_PROFILE) {
+    profileIndex.push({ file: stats.profile, scenario: scenario.name, variant: m.variant, requests: result.requests.total, cpuMicros: stats.cpuMicros });
+    await writeFile(join(process.env.BENCH_PROFILE, 'index.json'), `${JSON.stringify(profileIndex, null, 2)}\n`);
+  }
   return {
     seconds: result.duration, requests: result.requests.total, times, statements: stats.statements,
     errors: result.errors + result.timeouts + result.non2xx + graphqlErrors, cpuMicros: stats.cpuMicros, elu: stats.eventLoopUtilization,
@@ -192,7 +204,7 @@ async function measureScenario(servers: Servers, scenario: Scenario, ctx: Scenar
   const samples: Sample[][] = measurements.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, m] of measurements.entries()) {
-      if (!checks[i].problem) samples[i].push(await sample(servers, m, ctx.token, options, round === 0));
+      if (!checks[i].problem) samples[i].push(await sample(servers, scenario, m, ctx.token, options, round));
     }
   }
   return measurements.map((m, i) => {
@@ -207,11 +219,16 @@ async function measureScenario(servers: Servers, scenario: Scenario, ctx: Scenar
 
 /* ---------------------------------------- reporting ---------------------------------------- */
 
-interface RatioResult { scenario: string; label: string; value?: number; target?: number; met?: boolean; cpuRatio?: number }
+/** A ratio of req/s (target: at least), or with `ceiling` a CPU time per request in µs (target: at most). */
+interface RatioResult { scenario: string; label: string; value?: number; target?: number; met?: boolean; cpuRatio?: number; ceiling?: boolean }
 
 function ratios(scenario: Scenario, results: MeasurementResult[]): RatioResult[] {
   const rps = (v: Variant) => results.find((r) => r.scenario === scenario.name && r.variant === v && r.status === 'measured');
-  return scenario.ratios.map((ratio) => {
+  const cpu = (scenario.cpuTargets ?? []).map(({ variant, label, micros }): RatioResult => {
+    const value = rps(variant)?.cpuMicrosPerRequest;
+    return { scenario: scenario.name, label: `cpu µs/req, ${label}`, value, target: micros, met: value === undefined ? undefined : value <= micros, ceiling: true };
+  });
+  return [...scenario.ratios.map((ratio): RatioResult => {
     const a = rps(ratio.numerator);
     const b = rps(ratio.denominator);
     if (!a?.requestsPerSecond || !b?.requestsPerSecond) return { scenario: scenario.name, label: ratio.label, target: ratio.target };
@@ -219,7 +236,7 @@ function ratios(scenario: Scenario, results: MeasurementResult[]): RatioResult[]
     // CPU per request of the denominator over the numerator's: the same ratio, less noisy on a shared machine.
     const cpuRatio = a.cpuMicrosPerRequest && b.cpuMicrosPerRequest ? round(b.cpuMicrosPerRequest / a.cpuMicrosPerRequest) : undefined;
     return { scenario: scenario.name, label: ratio.label, value, target: ratio.target, met: ratio.target === undefined ? undefined : value >= ratio.target, cpuRatio };
-  });
+  }), ...cpu];
 }
 
 function table(rows: string[][]) {
@@ -241,7 +258,8 @@ function print(results: MeasurementResult[], ratioResults: RatioResult[]) {
   if (!ratioResults.length) return;
   const ratioRows = [['scenario', 'ratio (req/s)', 'value', 'target', 'met', 'cpu ratio']];
   for (const r of ratioResults) {
-    ratioRows.push([r.scenario, r.label, r.value === undefined ? 'n/a' : `${r.value}x`, r.target === undefined ? '' : `>= ${r.target}x`,
+    const unit = r.ceiling ? ' µs' : 'x';
+    ratioRows.push([r.scenario, r.label, r.value === undefined ? 'n/a' : `${r.value}${unit}`, r.target === undefined ? '' : `${r.ceiling ? '<=' : '>='} ${r.target}${unit}`,
       r.met === undefined ? '' : r.met ? 'yes' : 'NO', r.cpuRatio === undefined ? '' : `${r.cpuRatio}x`]);
   }
   console.log(`\n${table(ratioRows)}`);
@@ -249,14 +267,11 @@ function print(results: MeasurementResult[], ratioResults: RatioResult[]) {
 
 /* ---------------------------------------- main ---------------------------------------- */
 
-async function main() {
-  const options = parseOptions(process.argv.slice(2));
-  const selected = scenarios.filter((s) => !options.only.length || options.only.includes(s.name));
+async function runScenarios(selected: Scenario[], options: Options, results: MeasurementResult[]) {
   const servers = new Servers();
   const stop = () => { void servers.close().finally(() => process.exit(130)); };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const results: MeasurementResult[] = [];
   let ratioResults: RatioResult[] = [];
   let info: Awaited<Servers['ready']>;
   try {
@@ -277,14 +292,34 @@ async function main() {
   } finally {
     await servers.close();
   }
+  return { database: info.database, ratioResults };
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  const selected = scenarios.filter((s) => !options.only.length || options.only.includes(s.name));
+  const measureStartTime = !options.only.length || options.only.includes('start');
+  if (process.env.BENCH_PROFILE) await mkdir(process.env.BENCH_PROFILE, { recursive: true });
+  const results: MeasurementResult[] = [];
+  let ratioResults: RatioResult[] = [];
+  let database = 'none';
+  if (selected.length) ({ database, ratioResults } = await runScenarios(selected, options, results));
   print(results, ratioResults);
+  const layers = process.env.BENCH_PROFILE && profileIndex.length ? await breakdown(process.env.BENCH_PROFILE) : undefined;
+  if (layers) console.log(`\nCPU per request by layer, from the profiles in ${process.env.BENCH_PROFILE} (µs):\n${markdown(layers)}`);
+  let start: StartResult | undefined;
+  if (measureStartTime) {
+    // After the servers closed: the start is measured on a machine the benchmark no longer loads.
+    start = await measureStart().catch((error: Error) => { console.log(`\nstart: failed: ${error.message}`); return undefined; });
+    if (start) console.log(`\nnpm start on an empty DATA_DIR (embedded default, PGlite): ${describeStart(start)}`);
+  }
   const report = {
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, load: os.loadavg().map((l) => round(l)) },
-    database: info.database,
+    database,
     options: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup },
     scenarios: selected.map((s) => ({ name: s.name, title: s.title })),
-    results, ratios: ratioResults,
+    results, ratios: ratioResults, ...(start ? { start } : {}), ...(layers ? { layers } : {}),
   };
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });

@@ -5,9 +5,10 @@ import { SupergraphInfo } from './schema.ts';
 /**
  * Who answers a measurement: (a) `direct` the subgraph itself, (b) our gateway with subgraphs over
  * loopback HTTP, (b') our gateway executing them in-process, (c) a stock Apollo Gateway. REST rows
- * are measured against their GraphQL twin through the same gateway.
+ * are measured against their GraphQL twin through the same gateway. `bare` is the physical limit: a
+ * minimal Fastify + driver server doing the REST user lookup (bare.ts).
  */
-export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'rest' | 'rest-inprocess';
+export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'rest' | 'rest-inprocess' | 'bare';
 
 export interface Measurement {
   variant: Variant;
@@ -59,6 +60,8 @@ export interface Scenario {
   blocked?(ctx: ScenarioContext): string | null;
   measurements(ctx: ScenarioContext): Measurement[];
   ratios: Ratio[];
+  /** The issue's ceilings on server CPU per request, microseconds, by variant. */
+  cpuTargets?: { variant: Variant; label: string; micros: number }[];
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -108,6 +111,21 @@ const GATEWAY_VS_DIRECT: Ratio[] = [
 ];
 
 const getUserRoute = userRoutes.find((r) => r.operationId === 'getUser');
+const userPath = (userId: string | undefined) => `/shared-mobility-insights/v2/users/${encodeURIComponent(userId ?? '')}`;
+// The REST user resource's fields, in the order the REST path answers them (bare.ts must answer the same JSON).
+const REST_USER_KEYS = 'userId,userID,dateOfBirth,homeZip,enrollmentStatus,createdAt,updatedAt';
+
+/** The bare server's answer to the REST user lookup: the physical limit every scenario is also compared with. */
+const bareUser = (ctx: ScenarioContext): Measurement => ({
+  variant: 'bare', url: `${ctx.targets.bare}${userPath(ctx.seed.userId)}`, method: 'GET', auth: true,
+  check: (status, body) => {
+    if (status !== 200 || (body as { userId?: string }).userId !== ctx.seed.userId) return `HTTP ${status}: ${JSON.stringify(body).slice(0, 200)}`;
+    return Object.keys(body as object).join(',') === REST_USER_KEYS ? null : `fields ${Object.keys(body as object).join(',')} differ from the REST user's`;
+  },
+});
+
+const VERSUS_BARE = (numerators: [Variant, string][], target?: number): Ratio[] =>
+  numerators.map(([numerator, label]) => ({ label: `${label} / bare`, numerator, denominator: 'bare', ...(target ? { target } : {}) }));
 
 /** City of Chicago, ~750 km² (the "city" area of test/bench/risk-areas.ts; longitude first). */
 export const CHICAGO = 'POLYGON((-87.95 41.7, -87.68 41.7, -87.68 42, -87.95 42, -87.95 41.7))';
@@ -119,11 +137,13 @@ export const scenarios: Scenario[] = [
     needs: ['scoring'], fields: ['Query.user'],
     blocked: needUser,
     measurements: (ctx) => fourWays(ctx, 'scoring', 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }',
-      { id: ctx.seed.userId }, true, (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found')),
+      { id: ctx.seed.userId }, true, (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found')).concat(bareUser(ctx)),
     ratios: [
       { label: 'gateway (http) / direct', numerator: 'gateway', denominator: 'direct', target: 0.6 },
       { label: 'gateway (in-process) / direct', numerator: 'gateway-inprocess', denominator: 'direct', target: 0.6 },
       ...GATEWAY_VS_STOCK,
+      ...VERSUS_BARE([['gateway', 'gateway (http)']]),
+      ...VERSUS_BARE([['gateway-inprocess', 'gateway (in-process, default)']], 0.33),
     ],
   },
   {
@@ -136,11 +156,13 @@ export const scenarios: Scenario[] = [
       { id: ctx.seed.userId }, true, (d) => {
         const nodes = (d.user as { bookings?: { nodes?: { vehicle?: unknown }[] } } | null)?.bookings?.nodes ?? [];
         return nodes.length === ctx.seed.bookings && nodes.every((n) => n.vehicle) ? null : `expected ${ctx.seed.bookings} bookings with vehicles, got ${nodes.length}`;
-      }),
+      }).concat(bareUser(ctx)),
     ratios: [
-      { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock', target: 1.5 },
-      { label: 'gateway (in-process) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
+      { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock' },
+      { label: 'gateway (in-process, default) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
+      ...VERSUS_BARE([['gateway', 'gateway (http)'], ['gateway-inprocess', 'gateway (in-process, default)']]),
     ],
+    cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
   },
   {
     name: 'rest',
@@ -148,21 +170,27 @@ export const scenarios: Scenario[] = [
     needs: ['scoring'], fields: ['Query.user'],
     blocked: (ctx) => needUser(ctx) ?? (getUserRoute ? null : 'no getUser REST row'),
     measurements: (ctx) => {
-      const path = `/shared-mobility-insights/v2/users/${encodeURIComponent(ctx.seed.userId ?? '')}`;
+      const path = userPath(ctx.seed.userId);
       const rest = (variant: Variant, base: string): Measurement => ({
         variant, url: `${base}${path}`, method: 'GET', auth: true,
-        check: (status, body) => (status === 200 && (body as { userId?: string }).userId === ctx.seed.userId ? null : `HTTP ${status}: ${JSON.stringify(body).slice(0, 200)}`),
+        check: (status, body) => {
+          if (status !== 200 || (body as { userId?: string }).userId !== ctx.seed.userId) return `HTTP ${status}: ${JSON.stringify(body).slice(0, 200)}`;
+          return Object.keys(body as object).join(',') === REST_USER_KEYS ? null : `fields ${Object.keys(body as object).join(',')}, expected ${REST_USER_KEYS}`;
+        },
       });
       const twin = (variant: Variant, base: string) => post(variant, `${base}/graphql`, getUserRoute!.operation, { userId: ctx.seed.userId }, true,
         (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found'));
       return [
         rest('rest', ctx.targets.gateway), twin('gateway', ctx.targets.gateway),
         rest('rest-inprocess', ctx.targets.gatewayInprocess), twin('gateway-inprocess', ctx.targets.gatewayInprocess),
+        bareUser(ctx),
       ];
     },
     ratios: [
       { label: 'REST / GraphQL twin (http)', numerator: 'rest', denominator: 'gateway', target: 0.9 },
       { label: 'REST / GraphQL twin (in-process)', numerator: 'rest-inprocess', denominator: 'gateway-inprocess', target: 0.9 },
+      ...VERSUS_BARE([['rest', 'REST (http)'], ['gateway', 'GraphQL twin (http)']]),
+      ...VERSUS_BARE([['rest-inprocess', 'REST (in-process, default)'], ['gateway-inprocess', 'GraphQL twin (in-process, default)']], 0.33),
     ],
   },
   {

@@ -1,7 +1,8 @@
 /**
  * The benchmark's servers, in a process of their own so the load generator (run.ts) does not share
  * their event loop: the embedded stack (subgraphs on loopback + our gateway over HTTP), a second
- * gateway on the same subgraphs executing them in-process, and a stock Apollo Gateway. Talks to
+ * gateway on the same subgraphs executing them in-process, a stock Apollo Gateway, and the bare
+ * Fastify + driver server of the REST user lookup (bare.ts). Talks to
  * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { buildStack } from '../../gateway/stack.ts';
 import { buildGateway } from '../../gateway/app.ts';
 import { testDatabase } from '../support/database.ts';
 import { startStockGateway } from './stock.ts';
+import { startBareServer } from './bare.ts';
 import type { BenchClient, ServerMessage, ServerReply, ServerStats } from './protocol.ts';
 
 export const BENCH_CLIENT: BenchClient = { id: 'bench-client', secret: 'bench-secret-0123456789abcdef', org: 'bench-org' };
@@ -53,12 +55,14 @@ const inprocess = await buildGateway({
 });
 const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
 const stock = await startStockGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY);
+const scoring = stack.subgraphs.find((s) => s.name === 'scoring');
+const bare = scoring ? await startBareServer(scoring.db, BENCH_CLIENT.org, config.DATABASE_URL) : undefined;
 
 // BENCH_PROFILE=<folder>: a V8 CPU profile of the server process per measurement, for finding hot spots.
 const profileDir = process.env.BENCH_PROFILE;
 const profiler = profileDir ? new Session() : undefined;
 if (profiler) { profiler.connect(); await profiler.post('Profiler.enable'); }
-let profiles = 0;
+let profileLabel = 'bench';
 
 let cpu = process.cpuUsage();
 let elu = performance.eventLoopUtilization();
@@ -66,7 +70,7 @@ let elu = performance.eventLoopUtilization();
 function stats(): ServerStats {
   const used = process.cpuUsage(cpu);
   return {
-    statements: Object.fromEntries(stack.subgraphs.map((s) => [s.name, s.db.statements.count])),
+    statements: { ...Object.fromEntries(stack.subgraphs.map((s) => [s.name, s.db.statements.count])), ...(bare ? { bare: bare.statements.count } : {}) },
     cpuMicros: used.user + used.system,
     eventLoopUtilization: performance.eventLoopUtilization(elu).utilization,
   };
@@ -76,6 +80,7 @@ let closing: Promise<void> | undefined;
 function close() {
   closing ??= (async () => {
     await stock.stop().catch(() => undefined);
+    await bare?.stop().catch(() => undefined);
     await inprocess.close().catch(() => undefined);
     await stack.close().catch(() => undefined);
     await database.drop().catch(() => undefined);
@@ -88,8 +93,10 @@ const reply = (message: ServerReply) => process.send?.(message);
 
 process.on('message', async (message: ServerMessage) => {
   if (message.type === 'reset') {
+    profileLabel = message.label ?? 'bench';
     await profiler?.post('Profiler.start');
     for (const subgraph of stack.subgraphs) subgraph.db.statements.reset();
+    bare?.statements.reset();
     cpu = process.cpuUsage();
     elu = performance.eventLoopUtilization();
     reply({ type: 'stats', id: message.id, stats: stats() });
@@ -97,7 +104,8 @@ process.on('message', async (message: ServerMessage) => {
     const current = stats();
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');
-      await writeFile(join(profileDir!, `bench-${++profiles}.cpuprofile`), JSON.stringify(profile));
+      current.profile = `${profileLabel}.cpuprofile`;
+      await writeFile(join(profileDir!, current.profile), JSON.stringify(profile));
     }
     reply({ type: 'stats', id: message.id, stats: current });
   } else if (message.type === 'close') {
@@ -114,6 +122,7 @@ reply({
     gateway: gatewayHttp,
     gatewayInprocess,
     stock: stock.url,
+    bare: bare?.url ?? '',
   },
   subgraphs: stack.subgraphs.map((s) => s.name),
   broken,

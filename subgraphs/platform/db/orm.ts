@@ -1,9 +1,12 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MikroORM, type AnyEntity, type EntityClass, type EntitySchema, type Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
+import { PGlite } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { PgliteDriver } from '@mikro-orm/pglite';
+import { createPostgreSqlTypeParsers } from '@mikro-orm/sql';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from '../config.ts';
@@ -27,7 +30,46 @@ export interface Database {
   close(): Promise<void>;
 }
 
-function driverOptions(config: Config, name: string): Partial<Options> {
+/**
+ * One PGlite cluster per configuration (i.e. per stack) holds every owner's schema, as one
+ * PostgreSQL database does: each PGlite instance costs seconds of CPU to create (initdb on a new
+ * folder) and hundreds of MiB of memory. A DATA_DIR from before keeps its folder per owner
+ * (`pglite/<name>`), so its data stays where it is. Closed when its last owner closes.
+ */
+const TEXT_ARRAY_OID = 1009;
+const clusters = new WeakMap<Config, { pglite: Promise<PGlite>; owners: number }>();
+
+function sharedCluster(config: Config) {
+  let cluster = clusters.get(config);
+  if (!cluster) {
+    const dataDir = config.PGLITE_IN_MEMORY ? 'memory://' : join(config.dataDir, 'pglite', 'cluster');
+    // MikroORM's own parsers for the instances it creates: dates and intervals stay text (it converts them).
+    const parsers = createPostgreSqlTypeParsers(pg.types.getTypeParser(TEXT_ARRAY_OID as never, 'text') as (value: string) => string[]);
+    cluster = { pglite: PGlite.create({ dataDir, extensions: { btree_gist }, parsers }), owners: 0 };
+    clusters.set(config, cluster);
+  }
+  cluster.owners += 1;
+  const owned = cluster;
+  let released = false;
+  return {
+    pglite: owned.pglite,
+    /** Idempotent: a Database closed twice gives up its share once. */
+    async release() {
+      if (released) return;
+      released = true;
+      owned.owners -= 1;
+      if (owned.owners > 0) return;
+      clusters.delete(config);
+      await (await owned.pglite).close();
+    },
+  };
+}
+
+/** A DATA_DIR written before the shared cluster keeps a PGlite folder per owner. */
+const ownFolder = (config: Config, name: string) => join(config.dataDir, 'pglite', name);
+const hasOwnFolder = (config: Config, name: string) => !config.PGLITE_IN_MEMORY && existsSync(join(ownFolder(config, name), 'PG_VERSION'));
+
+function driverOptions(config: Config, name: string, cluster?: ReturnType<typeof sharedCluster>): Partial<Options> {
   if (config.DATABASE_URL) {
     return {
       driver: PostgreSqlDriver, clientUrl: config.DATABASE_URL, schema: name, pool: { min: 0, max: config.DB_POOL_MAX },
@@ -35,8 +77,8 @@ function driverOptions(config: Config, name: string): Partial<Options> {
       driverOptions: { connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS, query_timeout: config.DB_QUERY_TIMEOUT_MS },
     };
   }
-  const dataDir = config.PGLITE_IN_MEMORY ? 'memory://' : join(config.dataDir, 'pglite', name);
-  return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { dataDir, extensions: { btree_gist } } };
+  if (cluster) return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { pglite: () => cluster.pglite } };
+  return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { dataDir: ownFolder(config, name), extensions: { btree_gist } } };
 }
 
 /** Migration options for one owner: committed TypeScript files, history kept in the owner's schema. */
@@ -91,16 +133,18 @@ export async function openDatabase(config: Config, options: OrmOptions): Promise
 
 async function initDatabase(config: Config, options: OrmOptions, release: () => Promise<void>): Promise<Database> {
   const statements = statementCounter();
+  const cluster = config.DATABASE_URL || hasOwnFolder(config, options.name) ? undefined : sharedCluster(config);
   const orm = await MikroORM.init({
-    ...driverOptions(config, options.name),
+    ...driverOptions(config, options.name, cluster),
     entities: options.entities,
     extensions: [Migrator],
     migrations: migrationOptions(options.name, options.migrationsPath),
     subscribers: [new TenantSubscriber()],
     allowGlobalContext: false,
     forceUtcTimezone: true,
-    debug: ['query'],
-    logger: statements.log,
+    loggerFactory: statements.loggerFactory,
+    // MikroORM's own lines (migrations applied...) are not written: the services log what matters.
+    logger: () => undefined,
     ignoreUndefinedInQuery: true,
     discovery: { warnWhenNoEntities: false },
   });
@@ -110,7 +154,13 @@ async function initDatabase(config: Config, options: OrmOptions, release: () => 
     await migrate(orm, config, options.name);
   } catch (error) {
     await orm.close(true);
+    await cluster?.release();
     throw error;
   }
-  return { orm, statements, close: async () => { try { await orm.close(true); } finally { await release(); } } };
+  return {
+    orm, statements,
+    close: async () => {
+      try { await orm.close(true); } finally { await cluster?.release(); await release(); }
+    },
+  };
 }

@@ -1,0 +1,108 @@
+/**
+ * Start time as a new user meets it: `npm start`'s entry point (gateway/server.ts) on an empty
+ * DATA_DIR until `/healthz` answers, then a restart on the same folder, then the idle resident
+ * memory of the restarted process. Run by run.ts (`npm run bench`, or `npm run bench -- start`);
+ * `node test/bench/start.ts` alone prints the same figures.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface StartResult {
+  /** Seconds from spawning the process to the first 200 from /healthz, on an empty DATA_DIR. */
+  firstStartSeconds: number;
+  /** The same on the DATA_DIR the first start left. */
+  restartSeconds: number;
+  /** CPU time (user + system) the process used until /healthz answered, first start and restart. */
+  firstStartCpuSeconds: number;
+  restartCpuSeconds: number;
+  /** Resident set size of the restarted process after it sat idle for a few seconds, MiB. */
+  idleRssMiB: number;
+}
+
+const serverEntry = fileURLToPath(new URL('../../gateway/server.ts', import.meta.url));
+const TIMEOUT_MS = 300_000;
+
+/** Spawns the server, resolves with the process and the seconds until /healthz answered. */
+async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; seconds: number; cpuSeconds: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [serverEntry], {
+    env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line within ${TIMEOUT_MS / 1000} s:\n${output.slice(-2000)}`)), TIMEOUT_MS);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening at (http:\/\/[\d.:]+)/i.exec(output);
+      if (match) { clearTimeout(timer); resolve(match[1]); }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (code ${code}) before listening:\n${output.slice(-2000)}`)); });
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  for (;;) {
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return { child, seconds: (performance.now() - started) / 1000, cpuSeconds: await cpuSeconds(child.pid!) };
+    if (performance.now() - started > TIMEOUT_MS) throw new Error('/healthz did not answer');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** utime + stime of a process (/proc/<pid>/stat, clock ticks of 1/100 s on Linux). */
+async function cpuSeconds(pid: number) {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function rssMiB(pid: number) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** First start, restart and idle RSS of the embedded default (PGlite under a fresh DATA_DIR). */
+export async function measureStart(env: NodeJS.ProcessEnv = process.env, idleSeconds = 5): Promise<StartResult> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'frg-start-'));
+  // The embedded default: no PostgreSQL, no remote subgraphs, keys generated under DATA_DIR.
+  const clean = Object.fromEntries(Object.entries(env).filter(([k]) => !/^(DATABASE_URL|PGLITE_IN_MEMORY|BOOTSTRAP_|JWT_|INTERNAL_HOP_|SUBGRAPH_TRANSPORT$|[A-Z]+_URL$)/.test(k)));
+  try {
+    const first = await startOnce(dataDir, clean);
+    await stop(first.child);
+    const again = await startOnce(dataDir, clean);
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const idleRssMiB = await rssMiB(again.child.pid!);
+    await stop(again.child);
+    const r2 = (n: number) => Math.round(n * 100) / 100;
+    return {
+      firstStartSeconds: r2(first.seconds), restartSeconds: r2(again.seconds),
+      firstStartCpuSeconds: r2(first.cpuSeconds), restartCpuSeconds: r2(again.cpuSeconds), idleRssMiB,
+    };
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+export const describeStart = (r: StartResult) =>
+  `first start ${r.firstStartSeconds} s (${r.firstStartCpuSeconds} s CPU; target < 10 s) ${r.firstStartSeconds < 10 ? 'met' : 'NOT met'}, ` +
+  `restart ${r.restartSeconds} s (${r.restartCpuSeconds} s CPU; target < 4 s) ${r.restartSeconds < 4 ? 'met' : 'NOT met'}, idle RSS ${r.idleRssMiB} MiB`;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await measureStart();
+  console.log(describeStart(result));
+}
