@@ -1,5 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
-import { ensureSampleData } from './data/load.ts';
+import { startRiskDataLoad } from './data/load.ts';
 import { riskEntities } from './entities.ts';
 import { resolvers } from './resolvers.ts';
 
@@ -12,7 +12,9 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: null,
   createLoaders: () => ({}),
+  // The first start loads the shipped FARS crashes and builds the aggregates in the background:
+  // the service answers meanwhile (area.dataStatus LOADING). Later starts find them stored.
   onStart: async (db, _config, log) => {
-    await ensureSampleData(db.orm.em.fork(), log);
+    void startRiskDataLoad(db.orm.em.fork(), log);
   },
 };
