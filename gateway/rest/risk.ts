@@ -5,11 +5,15 @@ import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 export const RISK_PREFIX = '/riskIndex/v1';
 
-const AREA = 'area { geometryType radius queryMethod areaKm2 coveredKm2 coveredFraction coverage outsideCoverage message states resolution cellsTouched }';
+const AREA = 'area { geometryType radius queryMethod areaKm2 coveredKm2 coveredFraction coverage outsideCoverage message states resolution cellsTouched dataStatus }';
 const DATA_SETS = {
-  riskInfo: 'riskInfo { index meanCellIndex maxCellIndex cellsWithCrashes distribution { from to cells } riskiestCells { cell resolution riskIndex latitude longitude fatal injury propertyDamageOnly weightedCrashesPerYear exposureMvkt } severityWeights { fatal injury propertyDamageOnly } method sample }',
-  accidentSummary: 'accidentSummary { total fatal injury propertyDamageOnly fatalities byYear { year fatal injury propertyDamageOnly total } byHourOfWeek { hourOfWeek dayOfWeek hour crashes } sample }',
-  farsInfo: 'farsInfo(limit: $limit) { total fatalities returned records { ST_CASE STATE YEAR MONTH DAY HOUR MINUTE LATITUDE LONGITUD FATALS PERSONS VE_TOTAL COUNTY CITY WEATHER WEATHERNAME LGT_COND LGT_CONDNAME FUNC_SYS FUNC_SYSNAME source } sample }',
+  riskInfo: 'riskInfo { index meanCellIndex maxCellIndex cellsWithCrashes cellsKm2 years fatalCrashes fatalities fatalCrashesPerYear fatalitiesPerYear fatalCrashesPerKm2Year fatalitiesPerKm2Year referenceRate '
+    + 'distribution { from to cells } riskiestCells { cell resolution riskIndex latitude longitude fatal injury propertyDamageOnly fatalities areaKm2 fatalCrashesPerKm2Year fatalitiesPerKm2Year weightedCrashesPerYear exposureMvkt } '
+    + 'severityWeights { fatal injury propertyDamageOnly } exposure method source sample }',
+  accidentSummary: 'accidentSummary { total fatal injury propertyDamageOnly fatalities byYear { year fatal injury propertyDamageOnly total fatalities } byMonth { month name crashes } '
+    + 'byHourOfWeek { hourOfWeek dayOfWeek hour crashes } byWeather { code name crashes } byLight { code name crashes } byRoadClass { code name crashes } source sample }',
+  farsInfo: 'farsInfo(limit: $limit) { total fatalities returned records { ST_CASE STATE YEAR MONTH DAY HOUR MINUTE localDateTime LATITUDE LONGITUD FATALS PERSONS VE_TOTAL PEDS DRUNK_DR '
+    + 'COUNTY CITY WEATHER WEATHERNAME LGT_COND LGT_CONDNAME FUNC_SYS FUNC_SYSNAME RUR_URB RUR_URBNAME source } source sample }',
   realtimeTraffic: 'realtimeTraffic { source asOf freshWithinMinutes hourOfWeek sensors meanSpeedKph meanVolumeVph observations { sensorId observedAt latitude longitude speedKph volumeVph } message sample }',
   historicalTraffic: 'historicalTraffic { sensors profile { hourOfWeek dayOfWeek hour meanVolumeVph meanSpeedKph } sample }',
 } as const;
@@ -55,6 +59,7 @@ const areaSchema = {
     areaKm2: { type: 'number' }, coveredKm2: { type: 'number' }, coveredFraction: { type: 'number' },
     coverage: { type: 'string', enum: ['COVERED', 'PARTIAL', 'OUTSIDE'] }, outsideCoverage: { type: 'boolean' }, message: { type: 'string' },
     states: { type: 'array', items: { type: 'string', enum: ['CA', 'IL'] } }, resolution: { type: ['integer', 'null'] }, cellsTouched: { type: 'integer' },
+    dataStatus: { type: 'string', enum: ['READY', 'LOADING', 'FAILED'], description: 'LOADING while the first start loads the crash data in the background' },
   },
 };
 const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-outside-coverage.json', import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -62,8 +67,8 @@ const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
   { name: 'all', sets: ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'], summary: 'Every data set for a search area' },
   { name: 'riskInfo', sets: ['riskInfo'], summary: '0-100 road risk index of the area, its distribution and riskiest H3 cells' },
-  { name: 'accidentSummary', sets: ['accidentSummary'], summary: 'Crash counts by severity (fatal, injury, PDO), year and hour of week' },
-  { name: 'farsInfo', sets: ['farsInfo'], summary: 'Fatal crash records (NHTSA FARS accident.csv layout)' },
+  { name: 'accidentSummary', sets: ['accidentSummary'], summary: 'Crash counts by severity, year, month, hour of week, weather, light and road class' },
+  { name: 'farsInfo', sets: ['farsInfo'], summary: 'Fatal crash records (NHTSA FARS accident.csv layout, codes decoded)' },
   { name: 'realtimeTraffic', sets: ['realtimeTraffic'], summary: 'Latest realtime traffic observations, else the current hour of the historical profile' },
   { name: 'historicalTraffic', sets: ['historicalTraffic'], summary: 'Speed and volume by hour of week' },
 ];

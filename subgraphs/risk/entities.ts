@@ -48,6 +48,12 @@ export const CrashSchema = defineEntity({
     fatalities: p.smallint().default(0),
     persons: p.smallint().nullable(),
     vehicles: p.smallint().nullable(),
+    /** Pedestrians involved (FARS PEDS). */
+    peds: p.smallint().nullable(),
+    /** Drinking drivers involved (FARS DRUNK_DR). */
+    drunkDrivers: p.smallint().nullable(),
+    /** FARS RUR_URB: 1 rural, 2 urban (derived from ROAD_FNC before 2015). */
+    ruralUrban: p.smallint().nullable(),
     county: p.integer().nullable(),
     city: p.integer().nullable(),
     weather: p.smallint().nullable(),
@@ -117,16 +123,26 @@ export const CrashCellSchema = defineEntity({
     injury: p.integer(),
     pdo: p.integer(),
     fatalities: p.integer(),
-    /** Severity-weighted crashes per year (EPDO: fatal 12, injury 3, PDO 1). */
-    weightedPerYear: double(),
-    /** Exposure: million vehicle-km travelled per year. */
-    exposureMvkt: double(),
+    /** Area of the cell, km². */
+    areaKm2: double(),
+    /** Fatal crashes per km² per year. */
+    fatalRate: double(),
+    /** Fatalities per km² per year. */
+    fatalityRate: double(),
+    /** The rate the index maps: the mean of the two rates above (docs/risk-index.md). */
+    rate: double(),
     /** 0-100 road risk index (see docs/risk-index.md). */
     riskIndex: double(),
-    /** Crash counts by year: { "2021": [fatal, injury, pdo], ... }. */
+    /** Counts by year: { "2014": [fatal, injury, pdo, fatalities], ... }. */
     byYear: p.json<Record<string, number[]>>(),
-    /** Crash counts by hour of week (168 values). */
-    byHourOfWeek: p.json<number[]>(),
+    /** Crash counts by hour of week, sparse: { "<0-167>": count } (most cells hold a few crashes). */
+    byHourOfWeek: p.json<Record<string, number>>(),
+    /** Crash counts by month (12 values, January first). */
+    byMonth: p.json<number[]>(),
+    /** Crash counts by FARS code: { "<code>": count }. */
+    byWeather: p.json<Record<string, number>>(),
+    byLight: p.json<Record<string, number>>(),
+    byRoadClass: p.json<Record<string, number>>(),
   },
 });
 export class CrashCell extends CrashCellSchema.class {}

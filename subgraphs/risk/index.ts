@@ -1,5 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
-import { ensureSampleData } from './data/load.ts';
+import { riskDataLoaded, startRiskDataLoad } from './data/load.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
@@ -13,9 +13,14 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: null,
   createLoaders: () => ({}),
+  // The first start loads the shipped FARS crashes and builds the aggregates in the background:
+  // the service answers meanwhile (area.dataStatus LOADING). Later starts find them stored.
   onStart: async (db, config, log) => {
     registerAreaPool(db.orm.em, createAreaPool(config));
-    await ensureSampleData(db.orm.em.fork(), log);
+    void startRiskDataLoad(db.orm.em.fork(), log);
   },
-  onClose: (db) => closeAreaPool(db.orm.em),
+  onClose: async (db) => {
+    await riskDataLoaded(db.orm.em);
+    await closeAreaPool(db.orm.em);
+  },
 };

@@ -11,9 +11,8 @@ import { loadConfig } from '../platform/config.ts';
 import { openDatabase } from '../platform/db/orm.ts';
 import { rebuildAggregates } from './data/aggregate.ts';
 import { ingestFars } from './data/fars.ts';
-import { ensureSampleData } from './data/load.ts';
+import { ensureRiskData } from './data/load.ts';
 import { ingestTrafficFeed } from './data/traffic-feed.ts';
-import { Crash } from './entities.ts';
 import { risk } from './index.ts';
 
 const [kind, file] = process.argv.slice(2);
@@ -34,13 +33,8 @@ try {
       console.log(`  ${s.read} rows read, ${s.loaded} loaded, skipped: ${s.skipped.outsideCoverage} outside coverage, ${s.skipped.noLocation} without position, ${s.skipped.invalid} invalid`);
     });
     console.log(`FARS: ${summary.loaded} of ${summary.read} crashes loaded (California and Illinois).`);
-    if (summary.loaded > 0) {
-      // Real crash data replace the generated sample crashes (they are never mixed).
-      const removed = await em.nativeDelete(Crash, { source: 'sample' });
-      if (removed) console.log(`Removed ${removed} generated sample crashes.`);
-    }
-    // Traffic stations give the exposure; keep the sample ones when no real ones were loaded.
-    await ensureSampleData(em, undefined, { crashes: false });
+    // The (sample) counting stations when none are stored; the shipped crashes are not added to a file loaded by hand.
+    await ensureRiskData(em, undefined, { crashes: false });
   } else if (kind === 'traffic') {
     const summary = await ingestTrafficFeed(em, JSON.parse(await readFile(file, 'utf8')));
     console.log(`Traffic feed: ${summary.loaded} of ${summary.read} observations loaded, ${summary.outsideCoverage} outside coverage.`);

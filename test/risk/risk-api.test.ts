@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rebuildAggregates } from '../../subgraphs/risk/data/aggregate.ts';
 import { ingestFars } from '../../subgraphs/risk/data/fars.ts';
 import { ingestTrafficFeed } from '../../subgraphs/risk/data/traffic-feed.ts';
-import { Crash } from '../../subgraphs/risk/entities.ts';
+import { riskDataLoaded, riskDataStatus } from '../../subgraphs/risk/data/load.ts';
+import { Crash, TrafficSensor } from '../../subgraphs/risk/entities.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const BASE = '/riskIndex/v1';
@@ -18,13 +19,23 @@ const get = (path: string, params: Record<string, string | number>) =>
 
 const riskDb = () => t.stack.subgraphs.find((s) => s.name === 'risk')!.db;
 
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['risk'] }); });
+beforeAll(async () => {
+  t = await startTestStack({ subgraphs: ['risk'] });
+  await riskDataLoaded(riskDb().orm.em);
+}, 600_000);
 afterAll(async () => { await t?.close(); });
 
 describe('start-up', () => {
-  it('loads the generated sample when the tables are empty', async () => {
+  it('loads the shipped NHTSA FARS crashes (and only sample counting stations) on the first start', async () => {
     const em = riskDb().orm.em.fork();
-    expect(await em.count(Crash, { source: 'sample' })).toBe(6000);
+    expect(riskDataStatus(em)).toBe('ready');
+    // 11,297 California and Illinois crashes carry a position; 19 of them lie just outside the 1:10M state boundaries.
+    expect(await em.count(Crash, { source: 'fars' })).toBe(11_278);
+    expect(await em.count(Crash, { source: { $ne: 'fars' } })).toBe(0);
+    expect(await em.count(TrafficSensor, { source: 'sample' })).toBe(320);
+    const res = await get('accidentSummary', { geometry: CHICAGO });
+    expect(res.body.area.dataStatus).toBe('READY');
+    expect(res.body.accidentSummary).toMatchObject({ source: 'NHTSA FARS 2013-2015', sample: false, injury: 0, propertyDamageOnly: 0 });
   });
 });
 
@@ -41,16 +52,37 @@ describe('REST /riskIndex/v1 (no authentication)', () => {
     expect(b.riskInfo.riskiestCells[0].riskIndex).toBeGreaterThanOrEqual(b.riskInfo.riskiestCells[9].riskIndex);
     expect(b.riskInfo.riskiestCells[0]).toEqual(expect.objectContaining({ resolution: 7, latitude: expect.any(Number), longitude: expect.any(Number) }));
     expect(b.riskInfo.distribution.reduce((s: number, d: { cells: number }) => s + d.cells, 0)).toBe(b.area.cellsTouched);
-    expect(b.riskInfo.sample).toBe(true);
+    expect(b.riskInfo).toMatchObject({ sample: false, source: 'NHTSA FARS 2013-2015', years: 3, severityWeights: null });
+    expect(b.riskInfo.exposure).toMatch(/no traffic volumes/);
+    expect(b.riskInfo.fatalCrashes).toBeGreaterThan(100);
+    expect(b.riskInfo.fatalCrashesPerYear).toBeCloseTo(b.riskInfo.fatalCrashes / 3, 1);
+    expect(b.riskInfo.fatalitiesPerKm2Year).toBeGreaterThanOrEqual(b.riskInfo.fatalCrashesPerKm2Year);
+    expect(b.riskInfo.referenceRate).toBeGreaterThan(0);
     const a = b.accidentSummary;
-    expect(a.total).toBe(a.fatal + a.injury + a.propertyDamageOnly);
-    expect(a.total).toBeGreaterThan(100);
+    expect(a).toMatchObject({ injury: 0, propertyDamageOnly: 0, sample: false, source: 'NHTSA FARS 2013-2015' });
+    expect(a.total).toBe(b.riskInfo.fatalCrashes);
+    expect(a.fatalities).toBeGreaterThanOrEqual(a.total);
     expect(a.byHourOfWeek).toHaveLength(168);
-    expect(a.byHourOfWeek.reduce((s: number, h: { crashes: number }) => s + h.crashes, 0)).toBe(a.total);
-    expect(a.byYear.map((y: { year: number }) => y.year)).toEqual([2019, 2020, 2021, 2022, 2023]);
+    // FARS records an unknown hour as 99: such crashes count in the totals only.
+    const byHour = a.byHourOfWeek.reduce((s: number, h: { crashes: number }) => s + h.crashes, 0);
+    expect(byHour).toBeLessThanOrEqual(a.total);
+    expect(byHour).toBeGreaterThan(a.total * 0.95);
+    expect(a.byYear.map((y: { year: number }) => y.year)).toEqual([2013, 2014, 2015]);
+    expect(a.byYear.reduce((s: number, y: { fatalities: number }) => s + y.fatalities, 0)).toBe(a.fatalities);
+    expect(a.byMonth).toHaveLength(12);
+    expect(a.byMonth.reduce((s: number, m: { crashes: number }) => s + m.crashes, 0)).toBe(a.total);
+    for (const breakdown of ['byWeather', 'byLight', 'byRoadClass']) {
+      expect(a[breakdown].reduce((s: number, c: { crashes: number }) => s + c.crashes, 0), breakdown).toBe(a.total);
+    }
+    expect(a.byWeather[0]).toEqual({ code: 1, name: 'Clear', crashes: expect.any(Number) });
+    expect(a.byLight.map((l: { name: string }) => l.name)).toEqual(expect.arrayContaining(['Daylight', 'Dark - Lighted']));
+    expect(a.byRoadClass.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining(['Interstate', 'Local']));
     expect(b.farsInfo.total).toBe(a.fatal);
+    expect(b.farsInfo).toMatchObject({ source: 'NHTSA FARS 2013-2015', sample: false });
     expect(b.farsInfo.records.length).toBe(Math.min(100, a.fatal));
-    expect(b.farsInfo.records[0]).toEqual(expect.objectContaining({ ST_CASE: expect.any(Number), STATE: 17, LATITUDE: expect.any(Number), LONGITUD: expect.any(Number), FATALS: expect.any(Number), source: 'SAMPLE' }));
+    expect(b.farsInfo.records[0]).toEqual(expect.objectContaining({ ST_CASE: expect.any(Number), STATE: 17, YEAR: 2015, LATITUDE: expect.any(Number), LONGITUD: expect.any(Number), FATALS: expect.any(Number), source: 'FARS' }));
+    expect(b.farsInfo.records[0].localDateTime).toMatch(/^2015-12-\d\d(T\d\d:\d\d)?$/);
+    expect(b.historicalTraffic).toMatchObject({ sample: true });
     expect(b.historicalTraffic.sensors).toBeGreaterThan(0);
     expect(b.historicalTraffic.profile).toHaveLength(168);
     expect(b.realtimeTraffic.source).toBe('HISTORICAL_PROFILE');
@@ -173,7 +205,7 @@ describe('GraphQL riskIndex', () => {
     const r = res.data.riskIndex;
     expect(r.area).toMatchObject({ coverage: 'COVERED', resolution: 7 });
     expect(r.riskInfo.index).toBeGreaterThan(0);
-    expect(r.accidentSummary.total).toBe(r.accidentSummary.fatal + r.accidentSummary.injury + r.accidentSummary.propertyDamageOnly);
+    expect(r.accidentSummary.total).toBe(r.accidentSummary.fatal);
     expect(r.farsInfo.returned).toBe(2);
     expect(r.realtimeTraffic.source).toBe('HISTORICAL_PROFILE');
     expect(r.historicalTraffic.profile).toHaveLength(168);
@@ -186,7 +218,7 @@ describe('GraphQL riskIndex', () => {
     expect(statements.count - before).toBe(0);
     const one = statements.count;
     await t.graphql('query($w: WKT!) { riskIndex(wkt: $w, radius: 0.01) { historicalTraffic { sensors } } }', { w: ROUTE }, null);
-    expect(statements.count - one).toBeLessThanOrEqual(2); // traffic cells, and the sample flag
+    expect(statements.count - one).toBeLessThanOrEqual(2); // traffic cells, and the data sources (cached)
   });
 
   it('answers invalid areas with BAD_USER_INPUT', async () => {

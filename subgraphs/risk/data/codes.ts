@@ -14,6 +14,17 @@ export const FUNCTIONAL_SYSTEM: Record<number, string> = {
   98: 'Not Reported', 99: 'Unknown',
 };
 
+export const RURAL_URBAN: Record<number, string> = { 1: 'Rural', 2: 'Urban', 6: 'Trafficway Not in State Inventory', 8: 'Not Reported', 9: 'Unknown' };
+
+/**
+ * FARS before 2015 coded the road as ROAD_FNC (rural 1-9, urban 11-19); from 2015 as FUNC_SYS and
+ * RUR_URB. The older code as the newer pair (urban collectors 15 become major collectors).
+ */
+export const ROAD_FNC_TO_FUNC_SYS: Record<number, [funcSys: number, ruralUrban: number]> = {
+  1: [1, 1], 2: [3, 1], 3: [4, 1], 4: [5, 1], 5: [6, 1], 6: [7, 1], 9: [99, 1],
+  11: [1, 2], 12: [2, 2], 13: [3, 2], 14: [4, 2], 15: [5, 2], 16: [7, 2], 19: [99, 2], 99: [99, 9],
+};
+
 /** Hour of week in local time: 0 = Monday 00:00 ... 167 = Sunday 23:00; null when the hour is unknown. */
 export function hourOfWeek(year: number, month: number, day: number, hour: number | null): number | null {
   if (hour === null || hour < 0 || hour > 23) return null;

@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { EntityManager } from '@mikro-orm/core';
-import { Crash } from '../entities.ts';
+import { bulkInsert } from '../../platform/db/bulk.ts';
+import type { Crash } from '../entities.ts';
 import { cellsOf } from '../geometry/cells.ts';
 import { COVERED_STATES, stateAt } from '../geometry/coverage.ts';
-import { FUNCTIONAL_SYSTEM, hourOfWeek, LIGHT_CONDITION, WEATHER } from './codes.ts';
-import { insertInBatches } from './load.ts';
+import { FUNCTIONAL_SYSTEM, hourOfWeek, LIGHT_CONDITION, ROAD_FNC_TO_FUNC_SYS, WEATHER } from './codes.ts';
 
 /** Columns of the NHTSA FARS accident.csv layout that ingestion needs (others are ignored). */
 export const FARS_REQUIRED = ['ST_CASE', 'STATE', 'YEAR', 'MONTH', 'DAY', 'HOUR', 'MINUTE', 'LATITUDE', 'LONGITUD', 'FATALS'] as const;
@@ -24,11 +24,30 @@ const int = (v: string | undefined): number | null => {
   return Number.isFinite(n) ? Math.trunc(n) : null;
 };
 
+/**
+ * FARS codes unknown positions as 77.7777/88.8888/99.9999 (latitude) and 777.7777/888.8888/999.9999
+ * (longitude, with or without sign); anything out of range or 0,0 is no position either.
+ */
+export function unknownPosition(lat: number, lon: number): boolean {
+  if (!Number.isFinite(lat) || !Number.isFinite(lon) || (lat === 0 && lon === 0)) return true;
+  if ([77.7777, 88.8888, 99.9999].includes(Math.abs(lat)) || [777.7777, 888.8888, 999.9999].includes(Math.abs(lon))) return true;
+  return Math.abs(lat) > 90 || Math.abs(lon) > 180;
+}
+
 /** A FARS code and its label (the file's *NAME column when present, else the manual's table). */
-function coded(row: Record<string, string>, column: string, table: Record<number, string>) {
-  const code = int(row[column]);
+function coded(row: Record<string, string>, column: string, table: Record<number, string>, code = int(row[column])) {
   const name = row[`${column}NAME`]?.trim() || (code !== null ? table[code] : undefined) || null;
   return { code, name: name ? name.slice(0, 80) : null };
+}
+
+/** FUNC_SYS and RUR_URB, or their equivalent from the pre-2015 ROAD_FNC. */
+function roadClass(row: Record<string, string>) {
+  const roadFnc = int(row.ROAD_FNC);
+  if (row.FUNC_SYS === undefined && roadFnc !== null) {
+    const [funcSys, ruralUrban] = ROAD_FNC_TO_FUNC_SYS[roadFnc] ?? [99, 9];
+    return { func: { code: funcSys, name: FUNCTIONAL_SYSTEM[funcSys] ?? null }, ruralUrban };
+  }
+  return { func: coded(row, 'FUNC_SYS', FUNCTIONAL_SYSTEM), ruralUrban: int(row.RUR_URB) };
 }
 
 export type FarsRowResult = { crash: Crash } | { skip: keyof FarsSummary['skipped'] };
@@ -40,8 +59,8 @@ export function farsRow(row: Record<string, string>): FarsRowResult {
   if (!COVERED_FIPS.has(state)) return { skip: 'outsideCoverage' };
   const lat = Number(row.LATITUDE);
   const lon = Number(row.LONGITUD);
-  // FARS codes unknown positions as 77.7777/88.8888/99.9999 (latitude) and 777.7777/888.8888/999.9999 (longitude).
-  if (!Number.isFinite(lat) || !Number.isFinite(lon) || Math.abs(lat) > 90 || Math.abs(lon) > 180 || (lat === 0 && lon === 0)) return { skip: 'noLocation' };
+  if (unknownPosition(lat, lon)) return { skip: 'noLocation' };
+  // The boundaries are 1:10,000,000: a crash on a shore or a border road may fall just outside them.
   if (!stateAt(lon, lat)) return { skip: 'outsideCoverage' };
   const rawHour = int(row.HOUR);
   const rawMinute = int(row.MINUTE);
@@ -49,17 +68,37 @@ export function farsRow(row: Record<string, string>): FarsRowResult {
   const minute = rawMinute !== null && rawMinute >= 0 && rawMinute <= 59 ? rawMinute : null;
   const weather = coded(row, 'WEATHER', WEATHER);
   const light = coded(row, 'LGT_COND', LIGHT_CONDITION);
-  const func = coded(row, 'FUNC_SYS', FUNCTIONAL_SYSTEM);
+  const road = roadClass(row);
   return {
     crash: {
       id: `fars-${year}-${stCase}`, source: 'fars', caseNumber: stCase, state, year, month, day, hour, minute,
       hourOfWeek: hourOfWeek(year, month, day, hour), latitude: lat, longitude: lon, severity: 'fatal',
       fatalities: Math.max(1, fatals ?? 1), persons: int(row.PERSONS), vehicles: int(row.VE_TOTAL),
+      peds: int(row.PEDS), drunkDrivers: int(row.DRUNK_DR), ruralUrban: road.ruralUrban,
       county: int(row.COUNTY), city: int(row.CITY),
       weather: weather.code, weatherName: weather.name, lightCondition: light.code, lightConditionName: light.name,
-      functionalSystem: func.code, functionalSystemName: func.name, ...cellsOf(lat, lon),
+      functionalSystem: road.func.code, functionalSystemName: road.func.name, ...cellsOf(lat, lon),
     } as Crash,
   };
+}
+
+const CRASH_COLUMNS: [property: keyof Crash, column: string, type: string][] = [
+  ['id', 'id', 'varchar(40)'], ['source', 'source', 'text'], ['caseNumber', 'case_number', 'int'], ['state', 'state', 'smallint'],
+  ['year', 'year', 'smallint'], ['month', 'month', 'smallint'], ['day', 'day', 'smallint'], ['hour', 'hour', 'smallint'],
+  ['minute', 'minute', 'smallint'], ['hourOfWeek', 'hour_of_week', 'smallint'], ['latitude', 'latitude', 'double precision'],
+  ['longitude', 'longitude', 'double precision'], ['severity', 'severity', 'text'], ['fatalities', 'fatalities', 'smallint'],
+  ['persons', 'persons', 'smallint'], ['vehicles', 'vehicles', 'smallint'], ['peds', 'peds', 'smallint'], ['drunkDrivers', 'drunk_drivers', 'smallint'],
+  ['ruralUrban', 'rural_urban', 'smallint'], ['county', 'county', 'int'], ['city', 'city', 'int'], ['weather', 'weather', 'smallint'],
+  ['weatherName', 'weather_name', 'varchar(80)'], ['lightCondition', 'light_condition', 'smallint'], ['lightConditionName', 'light_condition_name', 'varchar(80)'],
+  ['functionalSystem', 'functional_system', 'smallint'], ['functionalSystemName', 'functional_system_name', 'varchar(80)'],
+  ['h3r5', 'h3r5', 'varchar(16)'], ['h3r7', 'h3r7', 'varchar(16)'], ['h3r9', 'h3r9', 'varchar(16)'],
+];
+const CRASH_COLUMN_TYPES = Object.fromEntries(CRASH_COLUMNS.map(([, column, type]) => [column, type]));
+
+/** Writes crash rows in bulk; a case already stored (same id) is updated. */
+export function writeCrashes(em: EntityManager, crashes: Crash[]) {
+  const rows = crashes.map((c) => Object.fromEntries(CRASH_COLUMNS.map(([p, column]) => [column, c[p] ?? null])));
+  return bulkInsert(em, { schema: 'risk', name: 'risk_crashes' }, CRASH_COLUMN_TYPES, rows, { conflict: ['id'] });
 }
 
 /**
@@ -81,8 +120,7 @@ export async function ingestFars(em: EntityManager, input: Readable, onProgress?
   let batch: Crash[] = [];
   const flush = async () => {
     if (!batch.length) return;
-    await insertInBatches(em, Crash, batch, true);
-    summary.loaded += batch.length;
+    summary.loaded += await writeCrashes(em, batch);
     batch = [];
   };
   for await (const record of parser as AsyncIterable<Record<string, string>>) {
@@ -90,7 +128,7 @@ export async function ingestFars(em: EntityManager, input: Readable, onProgress?
     const result = farsRow(record);
     if ('skip' in result) summary.skipped[result.skip]++;
     else batch.push(result.crash);
-    if (batch.length >= 1000) await flush();
+    if (batch.length >= 5000) await flush();
     if (summary.read % 5000 === 0) onProgress?.(summary);
   }
   await flush();

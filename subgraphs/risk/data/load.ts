@@ -1,26 +1,48 @@
+import { createReadStream, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger } from 'fastify';
 import { Crash, CrashCell, TrafficSensor } from '../entities.ts';
 import { rebuildAggregates } from './aggregate.ts';
-import { sampleCrashes, sampleSensors } from './samples.ts';
+import { ingestFars } from './fars.ts';
+import { sampleSensors } from './samples.ts';
 
 const BATCH = 500;
 
-export async function insertInBatches(em: EntityManager, entity: typeof Crash | typeof TrafficSensor, rows: object[], upsert = false) {
-  for (let i = 0; i < rows.length; i += BATCH) {
-    const batch = rows.slice(i, i + BATCH) as never;
-    if (upsert) await em.upsertMany(entity as never, batch, { disableIdentityMap: true } as never);
-    else await em.insertMany(entity as never, batch);
-  }
+/** The real crashes shipped with the project (see its README): NHTSA FARS 2013-2015, California and Illinois. */
+export const SHIPPED_FARS_FOLDER = new URL('./fars/', import.meta.url).pathname;
+export const shippedFarsFiles = () => readdirSync(SHIPPED_FARS_FOLDER).filter((f) => /^accident_\d{4}\.csv\.gz$/.test(f)).sort().map((f) => join(SHIPPED_FARS_FOLDER, f));
+
+export async function insertInBatches(em: EntityManager, entity: typeof TrafficSensor, rows: object[]) {
+  for (let i = 0; i < rows.length; i += BATCH) await em.insertMany(entity as never, rows.slice(i, i + BATCH) as never);
 }
 
-/** Loads the generated sample into each empty table, then (re)builds the aggregates when anything changed. */
-export async function ensureSampleData(em: EntityManager, log?: Pick<FastifyBaseLogger, 'info'>, options: { crashes?: boolean } = {}) {
+type Log = Pick<FastifyBaseLogger, 'info'>;
+
+/** Loads the shipped FARS files through the FARS ingest path. Generated sample crashes are removed (never mixed with real ones). */
+export async function loadShippedCrashes(em: EntityManager) {
+  const summary = { read: 0, loaded: 0, noLocation: 0, outsideCoverage: 0, invalid: 0 };
+  await em.nativeDelete(Crash, { source: 'sample' });
+  for (const file of shippedFarsFiles()) {
+    const s = await ingestFars(em, createReadStream(file).pipe(createGunzip()));
+    summary.read += s.read; summary.loaded += s.loaded;
+    summary.noLocation += s.skipped.noLocation; summary.outsideCoverage += s.skipped.outsideCoverage; summary.invalid += s.skipped.invalid;
+  }
+  return summary;
+}
+
+/**
+ * Brings the Risk Index data to the default: the shipped real crashes when no FARS crash is stored,
+ * the generated (sample) counting stations when no station is, and the aggregates when anything
+ * changed or none are stored. A start with everything in place costs three counts.
+ */
+export async function ensureRiskData(em: EntityManager, log?: Log, options: { crashes?: boolean } = {}) {
   const started = Date.now();
   let changed = false;
-  if (options.crashes !== false && (await em.count(Crash, {})) === 0) {
-    const rows = sampleCrashes();
-    await em.transactional((tx) => insertInBatches(tx, Crash, rows));
+  if (options.crashes !== false && (await em.count(Crash, { source: 'fars' })) === 0) {
+    const loaded = await loadShippedCrashes(em);
+    log?.info({ ...loaded, ms: Date.now() - started }, 'risk: NHTSA FARS 2013-2015 crashes loaded');
     changed = true;
   }
   if ((await em.count(TrafficSensor, {})) === 0) {
@@ -30,6 +52,27 @@ export async function ensureSampleData(em: EntityManager, log?: Pick<FastifyBase
   }
   if (changed || (await em.count(CrashCell, {})) === 0) {
     const built = await rebuildAggregates(em);
-    log?.info({ ...built, ms: Date.now() - started }, 'risk sample data loaded and aggregated');
+    log?.info({ ...built, ms: Date.now() - started }, 'risk: aggregates built');
   }
 }
+
+export type RiskDataStatus = 'loading' | 'ready' | 'failed';
+
+/** The background load of each database (keyed by the ORM's configuration, shared by its forks). */
+const loads = new WeakMap<object, { status: RiskDataStatus; done: Promise<void> }>();
+
+/** Starts ensureRiskData without waiting for it: the subgraph answers meanwhile, saying the data are loading. */
+export function startRiskDataLoad(em: EntityManager, log: Pick<FastifyBaseLogger, 'info' | 'error'>) {
+  const entry: { status: RiskDataStatus; done: Promise<void> } = { status: 'loading', done: Promise.resolve() };
+  entry.done = ensureRiskData(em, log).then(
+    () => { entry.status = 'ready'; },
+    (error: unknown) => { entry.status = 'failed'; log.error({ err: error }, 'risk: loading the data failed'); },
+  );
+  loads.set(em.config, entry);
+  return entry.done;
+}
+
+/** 'ready' when no background load was started (e.g. the ingest CLI) or it finished. */
+export const riskDataStatus = (em: EntityManager): RiskDataStatus => loads.get(em.config)?.status ?? 'ready';
+/** Resolves when the background load (if any) has finished, successfully or not. */
+export const riskDataLoaded = (em: EntityManager) => loads.get(em.config)?.done ?? Promise.resolve();

@@ -1,17 +1,14 @@
 import { COVERED_STATES, stateAt } from '../geometry/coverage.ts';
 import { cellsOf } from '../geometry/cells.ts';
-import type { Crash, TrafficSensor } from '../entities.ts';
-import type { Severity } from '../entities.ts';
-import { FUNCTIONAL_SYSTEM, hourOfWeek, LIGHT_CONDITION, WEATHER } from './codes.ts';
+import type { TrafficSensor } from '../entities.ts';
 import { gaussian, seededRandom, weighted } from '../../platform/random.ts';
 
 /**
- * The project's generated sample (NOT real data): crashes and traffic counting stations clustered
- * around the large cities of California and Illinois and along their main interstates. The same seed
- * gives the same rows on every machine. Real data replace it through `npm run risk:ingest`.
+ * The project's generated sample (NOT real data): traffic counting stations clustered around the
+ * large cities of California and Illinois and along their main interstates. The same seed gives the
+ * same rows on every machine. Every answer derived from them says `sample: true`.
  */
 export const SAMPLE_SEED = 20240611;
-export const SAMPLE_YEARS = [2019, 2020, 2021, 2022, 2023];
 
 const CA = COVERED_STATES[0].fips;
 const IL = COVERED_STATES[1].fips;
@@ -64,47 +61,6 @@ function placeGenerator(random: () => number) {
       if (stateAt(lon, lat)?.fips === state) return { state, lat, lon, corridor: pick.kind === 'corridor' };
     }
   };
-}
-
-const HOUR_WEIGHTS = [2, 1.5, 1.5, 1, 1, 1.5, 3, 5, 6, 4, 3.5, 4, 4.5, 4.5, 5, 6, 7, 7, 5.5, 4, 3.5, 3, 2.5, 2].map((w, h) => [h, w] as const);
-type CrashRow = Omit<Crash, never>;
-
-/** The sample crashes (fatal ones in FARS shape, plus injury and property-damage-only crashes). */
-export function sampleCrashes(count = 6000, seed = SAMPLE_SEED): CrashRow[] {
-  const random = seededRandom(seed);
-  const place = placeGenerator(random);
-  const sequence = new Map<string, number>();
-  const rows: CrashRow[] = [];
-  for (let n = 0; n < count; n++) {
-    const where = place();
-    const year = SAMPLE_YEARS[Math.floor(random() * SAMPLE_YEARS.length)];
-    const month = 1 + Math.floor(random() * 12);
-    const day = 1 + Math.floor(random() * new Date(Date.UTC(year, month, 0)).getUTCDate());
-    const hour = weighted(random, HOUR_WEIGHTS);
-    const minute = Math.floor(random() * 60);
-    const night = hour < 6 || hour >= 20;
-    const fatalShare = (where.corridor ? 0.06 : 0.025) * (night ? 1.8 : 1);
-    const r = random();
-    const severity: Severity = r < fatalShare ? 'fatal' : r < fatalShare + 0.3 ? 'injury' : 'pdo';
-    const key = `${where.state}-${year}`;
-    const seq = (sequence.get(key) ?? 0) + 1;
-    sequence.set(key, seq);
-    const weather = weighted(random, [[1, 75], [10, 12], [2, 8], [5, 3], [4, where.state === IL ? 2 : 0.1]] as const);
-    const light = night ? weighted(random, [[2, 45], [3, 55]] as const) : hour === 6 ? 4 : hour === 19 ? 5 : 1;
-    const funcSys = where.corridor ? weighted(random, [[1, 80], [2, 20]] as const) : weighted(random, [[2, 10], [3, 25], [4, 25], [5, 15], [7, 25]] as const);
-    rows.push({
-      id: `sample-${year}-${where.state * 100000 + seq}`, source: 'sample', caseNumber: where.state * 100000 + seq, state: where.state,
-      year, month, day, hour, minute, hourOfWeek: hourOfWeek(year, month, day, hour),
-      latitude: where.lat, longitude: where.lon, severity,
-      fatalities: severity === 'fatal' ? (random() < 0.12 ? 2 : 1) : 0,
-      persons: 1 + Math.floor(random() * 4), vehicles: 1 + Math.floor(random() * 3),
-      county: null, city: null,
-      weather, weatherName: WEATHER[weather], lightCondition: light, lightConditionName: LIGHT_CONDITION[light],
-      functionalSystem: funcSys, functionalSystemName: FUNCTIONAL_SYSTEM[funcSys],
-      ...cellsOf(where.lat, where.lon),
-    } as CrashRow);
-  }
-  return rows;
 }
 
 const PEAK_VOLUME: Record<number, number> = { 1: 4200, 2: 2800, 3: 1300, 4: 800, 5: 350, 7: 120 };

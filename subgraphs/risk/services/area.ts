@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
-import { Crash, TrafficSensor, type CrashCell, type Resolution, type TrafficCell } from '../entities.ts';
+import { cellArea } from 'h3-js';
+import { riskDataStatus } from '../data/load.ts';
+import { dataSources, type DataSources } from '../data/sources.ts';
+import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
 import { MAX_CELLS } from '../geometry/cells.ts';
 import type { Coverage } from '../geometry/coverage.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
@@ -21,7 +24,10 @@ export interface AreaQuery {
   /** Memoised loads shared by the data sets of one report. */
   crashCells(): Promise<CrashCell[]>;
   trafficCells(): Promise<TrafficCell[]>;
-  sample(kind: 'crashes' | 'traffic'): Promise<boolean>;
+  /** What the stored data are (real or sample, source, years). */
+  sources(): Promise<DataSources>;
+  /** Total area of the cells touched, km². */
+  cellsKm2(): number;
 }
 
 const round = (v: number, digits = 3) => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -31,7 +37,8 @@ function memo<T>(fn: () => Promise<T>): () => Promise<T> {
   return () => (p ??= fn());
 }
 
-const CRASH_CELL_COLUMNS = ['resolution', 'cell', 'fatal', 'injury', 'pdo', 'fatalities', 'weighted_per_year', 'exposure_mvkt', 'risk_index', 'by_year', 'by_hour_of_week'];
+const CRASH_CELL_COLUMNS = ['resolution', 'cell', 'fatal', 'injury', 'pdo', 'fatalities', 'area_km2', 'fatal_rate', 'fatality_rate', 'rate', 'risk_index',
+  'by_year', 'by_hour_of_week', 'by_month', 'by_weather', 'by_light', 'by_road_class'];
 const TRAFFIC_CELL_COLUMNS = ['resolution', 'cell', 'sensors', 'volume_sum', 'speed_volume_sum'];
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const H3_INDEX = /^[0-9a-f]{15}$/;
@@ -57,14 +64,14 @@ export async function resolveArea(em: EntityManager, wkt: string, radius?: numbe
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
   const { search, coverage, resolution, cells } = await areaPoolFor(em).resolve(wkt, radius, maxCells);
-  const sampleCrashes = memo(async () => (await em.findOne(Crash, { source: 'sample' }, { fields: ['id'] as never, disableIdentityMap: true })) !== null);
-  const sampleTraffic = memo(async () => (await em.findOne(TrafficSensor, { source: 'sample' }, { fields: ['sensorId'] as never, disableIdentityMap: true })) !== null);
+  let km2: number | null = null;
   return {
     em, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells: memo(async () => (cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_COLUMNS, resolution!, cells) : [])),
     trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_COLUMNS, resolution!, cells) : [])),
-    sample: (kind) => (kind === 'crashes' ? sampleCrashes() : sampleTraffic()),
+    sources: memo(() => dataSources(em)),
+    cellsKm2: () => (km2 ??= cells.reduce((sum, c) => sum + cellArea(c, 'km2'), 0)),
   };
 }
 
@@ -79,9 +86,12 @@ export function describeArea(q: AreaQuery) {
     coveredFraction: round(q.coverage.coveredFraction, 4),
     coverage: q.coverage.status,
     outsideCoverage: q.coverage.status === 'OUTSIDE',
-    message: q.coverage.message,
+    message: riskDataStatus(q.em) === 'loading'
+      ? `${q.coverage.message} The crash data are still loading (first start): figures are incomplete until dataStatus is READY.`
+      : q.coverage.message,
     states: q.coverage.parts.map((p) => p.state.code),
     resolution: q.resolution,
     cellsTouched: q.cells.length,
+    dataStatus: riskDataStatus(q.em).toUpperCase(),
   };
 }

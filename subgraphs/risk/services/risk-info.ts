@@ -1,46 +1,65 @@
-import { medianRate, SEVERITY_WEIGHT, indexFromRate } from '../data/aggregate.ts';
+import { indexFromRate, indexRate, referenceRate } from '../data/aggregate.ts';
 import { centroid } from '../geometry/cells.ts';
 import type { AreaQuery } from './area.ts';
 
 export const RISKIEST_CELLS = 10;
-export const RISK_METHOD = 'EPDO-weighted crashes per year (fatal 12, injury 3, PDO 1) per million vehicle-km of exposure, '
-  + 'mapped to 0-100 as 100*r/(r+m) with m the median cell rate at the resolution (see docs/risk-index.md)';
+export const RISK_METHOD = 'Fatal crashes and fatalities per km² per year (their mean is the rate r) over the H3 cells of the area, '
+  + 'mapped to 0-100 as 100*R/(R+1) with R = r / the median rate of the cells with a fatal crash at the resolution. '
+  + 'Fatal crashes only (FARS), no traffic exposure (see docs/risk-index.md)';
 
 const BUCKETS = [0, 20, 40, 60, 80];
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
+/** Rates are small numbers: four significant digits. */
+const sig = (v: number) => (v === 0 ? 0 : Number(v.toPrecision(4)));
 
-/** The 0-100 road risk index of the area: area index, cell statistics, distribution and riskiest cells. */
+/** The 0-100 road risk index of the area: area index, rates, cell statistics, distribution and riskiest cells. */
 export async function riskInfo(q: AreaQuery) {
   const cells = await q.crashCells();
   const touched = q.cells.length;
-  // Cells of the area with no crash have index 0 and only background exposure.
+  const sources = touched ? await q.sources() : null;
+  const years = sources?.crashes.firstYear != null ? sources.crashes.lastYear! - sources.crashes.firstYear + 1 : 1;
+  // Cells of the area with no crash have index 0.
   const sumIndex = cells.reduce((s, c) => s + c.riskIndex, 0);
   const distribution = BUCKETS.map((from) => ({
     from, to: from + 20,
     cells: cells.filter((c) => c.riskIndex >= from && (from === 80 ? c.riskIndex <= 100 : c.riskIndex < from + 20)).length,
   }));
   distribution[0].cells += touched - cells.length;
+  const fatal = cells.reduce((s, c) => s + c.fatal, 0);
+  const fatalities = cells.reduce((s, c) => s + c.fatalities, 0);
+  const km2 = q.cellsKm2();
   let index: number | null = null;
+  let reference: number | null = null;
   if (touched && q.resolution !== null) {
-    const weighted = cells.reduce((s, c) => s + c.weightedPerYear, 0);
-    const exposure = cells.reduce((s, c) => s + c.exposureMvkt, 0);
-    const median = await medianRate(q.em, q.resolution);
-    index = weighted > 0 && exposure > 0 ? indexFromRate(weighted / exposure, median) : 0;
+    reference = await referenceRate(q.em, q.resolution);
+    index = indexFromRate(indexRate(fatal, fatalities, km2, years), reference);
   }
-  const riskiest = [...cells].sort((a, b) => b.riskIndex - a.riskIndex || b.weightedPerYear - a.weightedPerYear).slice(0, RISKIEST_CELLS);
+  const riskiest = [...cells].sort((a, b) => b.riskIndex - a.riskIndex || b.fatalities - a.fatalities).slice(0, RISKIEST_CELLS);
   return {
     index,
     meanCellIndex: touched ? round(sumIndex / touched) : null,
     maxCellIndex: touched ? (cells.length ? Math.max(...cells.map((c) => c.riskIndex)) : 0) : null,
     cellsWithCrashes: cells.length,
+    cellsKm2: round(km2, 3),
+    years: touched ? years : null,
+    fatalCrashes: fatal,
+    fatalities,
+    fatalCrashesPerYear: touched ? round(fatal / years, 2) : null,
+    fatalitiesPerYear: touched ? round(fatalities / years, 2) : null,
+    fatalCrashesPerKm2Year: touched && km2 > 0 ? sig(fatal / km2 / years) : null,
+    fatalitiesPerKm2Year: touched && km2 > 0 ? sig(fatalities / km2 / years) : null,
+    referenceRate: reference === null ? null : sig(reference),
     distribution,
     riskiestCells: riskiest.map((c) => ({
       cell: c.cell, resolution: c.resolution, riskIndex: c.riskIndex, ...centroid(c.cell),
-      fatal: c.fatal, injury: c.injury, propertyDamageOnly: c.pdo,
-      weightedCrashesPerYear: c.weightedPerYear, exposureMvkt: c.exposureMvkt,
+      fatal: c.fatal, injury: c.injury, propertyDamageOnly: c.pdo, fatalities: c.fatalities, areaKm2: round(c.areaKm2, 4),
+      fatalCrashesPerKm2Year: sig(c.fatalRate), fatalitiesPerKm2Year: sig(c.fatalityRate),
+      weightedCrashesPerYear: null, exposureMvkt: null,
     })),
-    severityWeights: { fatal: SEVERITY_WEIGHT.fatal, injury: SEVERITY_WEIGHT.injury, propertyDamageOnly: SEVERITY_WEIGHT.pdo },
+    severityWeights: null,
+    exposure: 'none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km',
     method: RISK_METHOD,
-    sample: touched ? await q.sample('crashes') : false,
+    source: sources?.crashes.source ?? null,
+    sample: sources?.crashes.sample ?? false,
   };
 }

@@ -27,7 +27,7 @@ export async function historicalTraffic(q: AreaQuery) {
   return {
     sensors,
     profile: sensors ? Array.from({ length: 168 }, (_, h) => profileAt(cells, h)) : [],
-    sample: q.cells.length ? await q.sample('traffic') : false,
+    sample: q.cells.length ? (await q.sources()).traffic.sample : false,
   };
 }
 
@@ -66,6 +66,6 @@ export async function realtimeTraffic(q: AreaQuery, now = new Date()) {
     message: sensors
       ? `No fresh feed observation in the area: the historical profile for ${p.dayOfWeek} ${String(p.hour).padStart(2, '0')}:00 local time.`
       : 'No fresh feed observation and no counting station in the area.',
-    sample: sensors ? await q.sample('traffic') : false,
+    sample: sensors ? (await q.sources()).traffic.sample : false,
   };
 }
