@@ -60,6 +60,19 @@ function operation(route: RestRoute) {
   };
 }
 
+interface HandWrittenOperation { parameters?: unknown[]; responses: Record<string, { description: string; headers?: object }> }
+
+/** Hand-written POST and PATCH operations (the admin API) take an Idempotency-Key like the table's rows: documented the same way. */
+function withIdempotency(paths: Record<string, Record<string, HandWrittenOperation>>) {
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, Object.fromEntries(Object.entries(item).map(([method, op]) => {
+    if (!takesIdempotencyKey({ method: method.toUpperCase() as RestRoute['method'] })) return [method, op];
+    const own = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r.description]));
+    const responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, status.startsWith('2') ? { ...r, headers: { ...r.headers, ...replayedHeader } } : r]));
+    for (const [status, text] of Object.entries(idempotencyProblems(own))) responses[status] = problemResponse(text);
+    return [method, { ...op, parameters: [...op.parameters ?? [], idempotencyKeyParameter], responses }];
+  }))]));
+}
+
 /** The OpenAPI 3.1 document, generated from the REST table. */
 export function buildOpenApi(routes: readonly RestRoute[]) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -85,7 +98,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
     },
   };
-  Object.assign(paths, adminClientPaths);
+  Object.assign(paths, withIdempotency(adminClientPaths));
   return {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: 'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).' },

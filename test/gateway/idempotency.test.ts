@@ -5,6 +5,7 @@
  * with DATABASE_URL, on PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminClientPaths } from '../../gateway/admin/clients-routes.ts';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
 import { ABANDONED_AFTER_MS, RETENTION_MS } from '../../gateway/idempotency/store.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
@@ -343,7 +344,8 @@ describe('OpenAPI', () => {
         documented += 1;
       }
     }
-    expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length);
+    const adminWrites = Object.values(adminClientPaths).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
+    expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length + adminWrites);
   });
 });
 
