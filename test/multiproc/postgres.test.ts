@@ -19,7 +19,7 @@ import { freePort, runNode, startChildServer, type ChildServer } from '../suppor
 import { testDatabase } from '../support/database.ts';
 import { sourceBFull } from '../scoring/mvr-fixtures.ts';
 
-const POSTGRES = process.env.DATABASE_URL ?? process.env.CI_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const POSTGRES = process.env.DATABASE_URL ?? process.env.CI_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR = { id: 'operator', secret: 'operator-secret-0123456789' };
 const HOP_KEY = randomBytes(32).toString('base64url');
