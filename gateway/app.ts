@@ -7,6 +7,7 @@ import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
+import { statusForCode } from '../subgraphs/platform/errors.ts';
 import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
@@ -120,7 +121,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   // GraphQL and the REST paths sit behind the token gate; the token endpoints and probes do not.
   await app.register(async (api) => {
     api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
-      ? reply.code(401).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
+      ? reply.code(statusForCode(error.code)).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS });

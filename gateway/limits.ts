@@ -2,7 +2,12 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Config } from '../subgraphs/platform/config.ts';
-import type { AttemptLimiter } from './auth/token-route.ts';
+import { TokenError, type AttemptLimiter } from './auth/token-route.ts';
+import { problem, sendProblem } from './rest/problem.ts';
+
+/** Seconds a caller is asked to wait while the shared counters (Redis) cannot be reached. */
+const COUNTERS_DOWN_RETRY_SECONDS = 5;
+const countersDown = 'the shared rate-limit counters (Redis) are unavailable; retry shortly';
 
 /** The verified caller's client id (set by the token gate), else the address, keys the rate limit. */
 const callerKey = (request: FastifyRequest) => {
@@ -26,7 +31,7 @@ export async function registerRateLimitPlugin(app: FastifyInstance, config: Conf
 
 /** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
 export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance, config: Config) {
-  scope.addHook('preHandler', app.rateLimit({
+  const limit = app.rateLimit({
     max: config.RATE_LIMIT_PER_MINUTE,
     timeWindow: 60_000,
     keyGenerator: (request) => `request:${callerKey(request)}`,
@@ -35,7 +40,18 @@ export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance
       code: 'RATE_LIMITED',
       message: `Rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`,
     }),
-  }));
+  });
+  // A Redis outage answers 503 with Retry-After, never a 500 and never an unlimited pass.
+  scope.addHook('preHandler', async (request, reply) => {
+    try {
+      await limit.call(scope, request, reply);
+    } catch (error) {
+      if (typeof (error as { statusCode?: unknown }).statusCode === 'number') throw error; // 429: over the limit
+      request.log.warn({ err: { type: (error as Error).name, message: (error as Error).message } }, 'rate limit counters unavailable');
+      reply.header('retry-after', String(COUNTERS_DOWN_RETRY_SECONDS));
+      return sendProblem(reply, problem(503, 'SERVICE_UNAVAILABLE', countersDown));
+    }
+  });
 }
 
 /**
@@ -50,7 +66,8 @@ export function tokenAttemptLimiter(app: FastifyInstance, config: Config): Attem
   // The limiter reads only the key and the route's rate-limit group from the request it is given.
   const attempt = (key: string) => ({ key, routeOptions: { config: {} } }) as unknown as Attempt;
   return async (ip, clientId) => {
-    const results = await Promise.all([byAddress(attempt(`token:ip:${ip}`)), ...(clientId ? [byClient(attempt(`token:client:${clientId}`))] : [])]);
+    const results = await Promise.all([byAddress(attempt(`token:ip:${ip}`)), ...(clientId ? [byClient(attempt(`token:client:${clientId}`))] : [])])
+      .catch(() => { throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS); });
     const waits = results.flatMap((r) => ('isExceeded' in r && r.isExceeded ? [r.ttlInSeconds] : []));
     return waits.length ? Math.max(1, ...waits) : null;
   };

@@ -11,7 +11,7 @@ export type AttemptLimiter = (ip: string, clientId: string | undefined) => Promi
 
 export interface TokenDeps { clients: ClientStore; privateKey: CryptoKey; issuer: string; limit?: AttemptLimiter }
 
-type OAuthError = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope' | 'too_many_requests';
+type OAuthError = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope' | 'too_many_requests' | 'temporarily_unavailable';
 
 export class TokenError extends Error {
   readonly error: OAuthError;

@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { loadConfig } from '../platform/config.ts';
 import { openDatabase } from '../platform/db/orm.ts';
+import { refuseCleanly } from '../platform/start-refused.ts';
 import { rebuildAggregates } from './data/aggregate.ts';
 import { ingestFars } from './data/fars.ts';
 import { ensureRiskData } from './data/load.ts';
@@ -22,7 +23,7 @@ if (!['fars', 'traffic', 'rebuild'].includes(kind ?? '') || (kind !== 'rebuild' 
 }
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const db = await openDatabase(config, { name: risk.name, entities: risk.entities, migrationsPath: risk.migrationsPath });
+const db = await refuseCleanly(() => openDatabase(config, { name: risk.name, entities: risk.entities, migrationsPath: risk.migrationsPath }));
 const em = db.orm.em.fork();
 const started = Date.now();
 try {

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
+import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
 
 /**
  * The database goes away and comes back: requests answer 503 quickly while it is down and succeed
@@ -55,6 +56,14 @@ describe('database down and back', () => {
     expect(elapsed / statuses.length).toBeLessThan(5_000);
     const ready = await t.request('GET', '/readyz');
     expect(ready.status).toBe(503);
+    // Past the client-status cache the token's revocation check needs the database too: still 503, never 500.
+    await new Promise((r) => setTimeout(r, REVOCATION_CACHE_MS + 200));
+    const late = await t.request('GET', `${users}/before`, { token: t.token });
+    expect(late.status).toBe(503);
+    expect(late.body.code).toBe('SERVICE_UNAVAILABLE');
+    const lateGraphql = await t.graphql('{ user(userId: "before") { userId } }');
+    expect(lateGraphql.status).toBe(503);
+    expect(lateGraphql.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
 
     proxy.restore();
     let recovered = 0;

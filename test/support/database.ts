@@ -4,8 +4,7 @@ import pg from 'pg';
  * With DATABASE_URL set, each test stack gets a database of its own (created here, dropped on
  * close), so test files can run in parallel; without it the stack runs on in-memory PGlite.
  */
-export async function testDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
+export async function testDatabase(base = process.env.DATABASE_URL): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (!base) return { env: { PGLITE_IN_MEMORY: 'true' }, drop: async () => undefined };
   const name = `test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: base });

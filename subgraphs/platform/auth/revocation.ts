@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { unauthenticated } from '../errors.ts';
+import { AppError, unauthenticated } from '../errors.ts';
 import type { VerifiedToken } from './tokens.ts';
 
 /** What revocation needs to know of a client: whether it is disabled, and its secret generation. */
@@ -17,7 +17,8 @@ const CLIENTS_KEPT = 10_000;
 export function clientStatusFromDatabase(em: EntityManager): ClientStatusLookup {
   return async (clientId) => {
     const rows = await em.getConnection().execute<{ disabled: boolean; secret_generation: number }[]>(
-      'select disabled, secret_generation from "platform"."clients" where client_id = ?', [clientId]);
+      'select disabled, secret_generation from "platform"."clients" where client_id = ?', [clientId],
+    ).catch(() => { throw new AppError('SERVICE_UNAVAILABLE', 'The access token cannot be checked now: the database is unavailable'); });
     const row = rows[0];
     return row ? { disabled: row.disabled, generation: Number(row.secret_generation) } : null;
   };

@@ -8,6 +8,7 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../platform/config.ts';
 import { openDatabase } from '../../platform/db/orm.ts';
+import { refuseCleanly } from '../../platform/start-refused.ts';
 import { roadside } from '../index.ts';
 import { loadReferenceData } from './load.ts';
 
@@ -16,7 +17,7 @@ if (!folder) {
   console.error('Usage: node subgraphs/roadside/data/load-cli.ts <folder with vehicles.json, providers.json, tow-locations.json, plans.json>');
   process.exit(2);
 }
-const db = await openDatabase(loadConfig(), { name: roadside.name, entities: roadside.entities, migrationsPath: roadside.migrationsPath });
+const db = await refuseCleanly(() => openDatabase(loadConfig(), { name: roadside.name, entities: roadside.entities, migrationsPath: roadside.migrationsPath }));
 try {
   const counts = await loadReferenceData(db.orm.em.fork(), resolve(folder));
   console.log(`Loaded ${JSON.stringify(counts)}`);
