@@ -4,6 +4,7 @@ import type { Database } from '../platform/db/orm.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
 import { EVENT_SOURCES } from '../platform/webhooks/events.ts';
 import { sendWebhook } from '../platform/webhooks/send.ts';
+import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
 import type { AttemptLogEntry } from './entities.ts';
 
 type Row = Record<string, unknown>;
@@ -152,16 +153,29 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
       log.warn({ err: error }, 'webhook delivery round failed; retrying');
     }
   };
+  let running = false;
+  let again = false;
   const loop = () => {
     if (stopped) return;
+    clearTimeout(timer);
+    running = true;
     current = tick().finally(() => {
-      if (!stopped) timer = setTimeout(loop, config.WEBHOOK_POLL_INTERVAL_MS);
+      running = false;
+      if (stopped) return;
+      timer = setTimeout(loop, again ? 0 : config.WEBHOOK_POLL_INTERVAL_MS);
+      again = false;
     });
   };
+  // Events committed in this process are relayed at once; others wait for the next poll.
+  const unsubscribe = onEventsCommitted(() => {
+    if (running) again = true;
+    else loop();
+  });
   timer = setTimeout(loop, 0);
   return {
     async stop() {
       stopped = true;
+      unsubscribe();
       clearTimeout(timer);
       await current;
     },
