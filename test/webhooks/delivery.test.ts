@@ -26,7 +26,7 @@ async function newRescue(token = t.token) {
 beforeAll(async () => {
   t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: FAST });
   receiver = await startReceiver();
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await receiver?.close();
   await t?.close();
