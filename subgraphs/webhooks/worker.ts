@@ -16,6 +16,9 @@ const SUBSCRIPTIONS = '"webhooks"."webhook_subscriptions"';
 const BATCH = 50;
 /** Attempts kept in a delivery's log (a replayed delivery adds to it). */
 const LOG_KEPT = 30;
+/** Finished deliveries stay readable in the log this long, then go (checked every few minutes). */
+export const LOG_RETENTION_DAYS = 30;
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 const runner = (db: Database): Run => (sql, params = []) => (db.orm.em.getConnection() as ReturnType<SqlEntityManager['getConnection']>).execute(sql, params, 'all');
 
@@ -135,6 +138,7 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
   const reported = new Set<string>();
+  let pruned = 0;
 
   const tick = async () => {
     for (const source of sources) {
@@ -149,6 +153,10 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
     }
     try {
       while (!stopped && await deliverDue(webhooks, config) === BATCH);
+      if (Date.now() - pruned > PRUNE_EVERY_MS) {
+        pruned = Date.now();
+        await webhooks(`delete from ${DELIVERIES} where status <> 'PENDING' and created_at < now() - interval '${LOG_RETENTION_DAYS} days'`);
+      }
     } catch (error) {
       log.warn({ err: error }, 'webhook delivery round failed; retrying');
     }
