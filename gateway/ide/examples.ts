@@ -3,7 +3,7 @@
  * validates every example of a composed area against the supergraph's API schema, so they cannot rot;
  * the IDE only serves the examples that validate (an area not composed yet has no tab).
  */
-export type IdeArea = 'booking' | 'scoring' | 'roadside' | 'registration' | 'risk';
+export type IdeArea = 'booking' | 'scoring' | 'roadside' | 'registration' | 'risk' | 'webhooks';
 
 export interface IdeExample {
   area: IdeArea;
@@ -124,5 +124,12 @@ query RegistrationUser($userId: ID!) {
   }
 }`,
     variables: { userId: 'driver-001' },
+  },
+  {
+    area: 'webhooks',
+    query: `# Webhook subscriptions of the organisation (any token); webhookDeliveries(subscriptionId) reads a delivery log. See docs/webhooks.md.
+query WebhookLog {
+  webhookSubscriptions { id url eventTypes createdAt }
+}`,
   },
 ];

@@ -101,6 +101,23 @@ export type RiskCoverageStatus =
   /** Entirely outside: every data set is empty. */
   | 'OUTSIDE';
 
+/** The events a subscription can receive (in webhook bodies they are spelled `rescue.status_changed`, ...). */
+export type WebhookEventType =
+  /** A rescue moved along its lifecycle (BOOKED, EN_ROUTE, ... COMPLETED, CANCELLED). */
+  | 'RESCUE_STATUS_CHANGED'
+  /** A rescue was cancelled. */
+  | 'RESCUE_CANCELLED'
+  /** A booking started. */
+  | 'BOOKING_STARTED'
+  /** A booking ended. */
+  | 'BOOKING_ENDED'
+  /** A registered device became Active or Inactive. */
+  | 'DEVICE_STATUS_CHANGED'
+  /** A consent was granted or withdrawn. */
+  | 'CONSENT_CHANGED'
+  /** An MVR was recorded for a user (the body names the user and the MVR, never its contents). */
+  | 'MVR_CREATED';
+
 export type RiskIndexQueryVariables = Exact<{
   wkt: string;
   radius?: number | null | undefined;
@@ -163,3 +180,8 @@ export type RegistrationUserQueryVariables = Exact<{
 
 
 export type RegistrationUserQuery = { registeredUser: { userId: string, status: RegistrationActivationStatus, active: boolean, devices: Array<{ deviceId: string, type: RegisteredDeviceType, status: RegisteredDeviceStatus }>, products: Array<{ registrationId: string, productName: string, status: ProductRegistrationStatus, registeredAt: string }> } | null };
+
+export type WebhookLogQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WebhookLogQuery = { webhookSubscriptions: Array<{ id: string, url: string, eventTypes: Array<WebhookEventType>, createdAt: string }> };
