@@ -145,6 +145,17 @@ describe('webhooks: subscriptions API', () => {
     expect(list.body.subscriptions).toEqual([]);
   });
 
+  it('bounds the subscriptions of an organisation', async () => {
+    const org = await t.clientFor('org-webhooks-many');
+    for (let i = 0; i < 25; i += 1) {
+      const res = await t.request('POST', `${WH}/subscriptions`, { token: org.token, body: { url: `${receiver.url}/many-${i}`, eventTypes: ['mvr.created'] } });
+      expect(res.status).toBe(201);
+    }
+    const over = await t.request('POST', `${WH}/subscriptions`, { token: org.token, body: { url: `${receiver.url}/many-25`, eventTypes: ['mvr.created'] } });
+    expect(over.status).toBe(409);
+    expect((await t.request('GET', `${WH}/subscriptions`, { token: org.token })).body.subscriptions).toHaveLength(25);
+  });
+
   it('works through GraphQL too', async () => {
     const created = await t.graphql('mutation($input: WebhookSubscriptionInput!) { createWebhookSubscription(input: $input) { secret subscription { id url eventTypes } } }',
       { input: { url: `${receiver.url}/gql`, eventTypes: ['MVR_CREATED', 'CONSENT_CHANGED'] } });
