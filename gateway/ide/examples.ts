@@ -127,11 +127,9 @@ query RegistrationUser($userId: ID!) {
   },
   {
     area: 'webhooks',
-    query: `# Webhooks (any partner token): the organisation's receivers and the events each one gets.
-query WebhookSubscriptions {
-  webhookSubscriptions {
-    id url eventTypes createdAt
-  }
+    query: `# Webhook subscriptions of the organisation (any token); webhookDeliveries(subscriptionId) reads a delivery log. See docs/webhooks.md.
+query WebhookLog {
+  webhookSubscriptions { id url eventTypes createdAt }
 }`,
   },
 ];

@@ -181,7 +181,7 @@ export type RegistrationUserQueryVariables = Exact<{
 
 export type RegistrationUserQuery = { registeredUser: { userId: string, status: RegistrationActivationStatus, active: boolean, devices: Array<{ deviceId: string, type: RegisteredDeviceType, status: RegisteredDeviceStatus }>, products: Array<{ registrationId: string, productName: string, status: ProductRegistrationStatus, registeredAt: string }> } | null };
 
-export type WebhookSubscriptionsQueryVariables = Exact<{ [key: string]: never; }>;
+export type WebhookLogQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type WebhookSubscriptionsQuery = { webhookSubscriptions: Array<{ id: string, url: string, eventTypes: Array<WebhookEventType>, createdAt: string }> };
+export type WebhookLogQuery = { webhookSubscriptions: Array<{ id: string, url: string, eventTypes: Array<WebhookEventType>, createdAt: string }> };

@@ -59,7 +59,7 @@ const schema = z.object({
   RISK_MAX_BUFFERED_VERTICES: z.coerce.number().int().min(100).default(200_000),
   /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
   WEBHOOK_WORKER: z.stringbool().default(true),
-  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /** Retry n (1-based) waits WEBHOOK_RETRY_BASE_MS x 4^(n-1); 5 s and 9 attempts span about 30 hours. */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(9),

@@ -43,7 +43,7 @@ export interface WorkerContext {
   db: Database;
   config: Config;
   log: FastifyBaseLogger;
-  /** The databases of the other subgraphs built in this process, by name. */
+  /** The databases of the subgraphs built in this process (this one included), by name. */
   peers: Record<string, Database>;
 }
 

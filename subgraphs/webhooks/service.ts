@@ -34,10 +34,10 @@ export class WebhookService {
     if (input.description != null && (typeof input.description !== 'string' || input.description.length > 255)) {
       throw badInput('description must be a string of at most 255 characters', 'description');
     }
-    await this.checkReceiver(url);
     if (await this.em.count(WebhookSubscription, {}) >= MAX_SUBSCRIPTIONS_PER_ORG) {
       throw conflict(`An organisation has at most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions; delete one first`);
     }
+    await this.checkReceiver(url);
     const secret = newSecret();
     const subscription = this.em.create(WebhookSubscription, {
       url: url.toString(), eventTypes, description: (input.description as string | undefined) ?? null, secret,

@@ -4,6 +4,7 @@ import type { Database } from '../platform/db/orm.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
 import { EVENT_SOURCES } from '../platform/webhooks/events.ts';
 import { sendWebhook } from '../platform/webhooks/send.ts';
+import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
 import type { AttemptLogEntry } from './entities.ts';
 
 type Row = Record<string, unknown>;
@@ -15,6 +16,9 @@ const SUBSCRIPTIONS = '"webhooks"."webhook_subscriptions"';
 const BATCH = 50;
 /** Attempts kept in a delivery's log (a replayed delivery adds to it). */
 const LOG_KEPT = 30;
+/** Finished deliveries stay readable in the log this long, then go (checked every few minutes). */
+export const LOG_RETENTION_DAYS = 30;
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 const runner = (db: Database): Run => (sql, params = []) => (db.orm.em.getConnection() as ReturnType<SqlEntityManager['getConnection']>).execute(sql, params, 'all');
 
@@ -134,6 +138,7 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
   const reported = new Set<string>();
+  let pruned = 0;
 
   const tick = async () => {
     for (const source of sources) {
@@ -148,20 +153,37 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
     }
     try {
       while (!stopped && await deliverDue(webhooks, config) === BATCH);
+      if (Date.now() - pruned > PRUNE_EVERY_MS) {
+        pruned = Date.now();
+        await webhooks(`delete from ${DELIVERIES} where status <> 'PENDING' and created_at < now() - interval '${LOG_RETENTION_DAYS} days'`);
+      }
     } catch (error) {
       log.warn({ err: error }, 'webhook delivery round failed; retrying');
     }
   };
+  let running = false;
+  let again = false;
   const loop = () => {
     if (stopped) return;
+    clearTimeout(timer);
+    running = true;
     current = tick().finally(() => {
-      if (!stopped) timer = setTimeout(loop, config.WEBHOOK_POLL_INTERVAL_MS);
+      running = false;
+      if (stopped) return;
+      timer = setTimeout(loop, again ? 0 : config.WEBHOOK_POLL_INTERVAL_MS);
+      again = false;
     });
   };
+  // Events committed in this process are relayed at once; others wait for the next poll.
+  const unsubscribe = onEventsCommitted(() => {
+    if (running) again = true;
+    else loop();
+  });
   timer = setTimeout(loop, 0);
   return {
     async stop() {
       stopped = true;
+      unsubscribe();
       clearTimeout(timer);
       await current;
     },

@@ -1,12 +1,15 @@
 import type { Stack } from '../../gateway/stack.ts';
 
+/** Rows of organisation-owned tables that change on their own: the webhook outboxes, emptied by the relay. */
+const transient = new Set(['WebhookOutbox']);
+
 /** Every row of every organisation-owned table of every in-process subgraph, as JSON (for before/after checks). */
 export async function snapshotRows(stack: Stack, orgId?: string): Promise<Record<string, string>> {
   const snapshot: Record<string, string> = {};
   for (const subgraph of stack.subgraphs) {
     const em = subgraph.db.orm.em.fork();
     for (const meta of subgraph.db.orm.getMetadata()) {
-      if (!meta.properties.orgId || meta.embeddable || meta.abstract) continue;
+      if (!meta.properties.orgId || meta.embeddable || meta.abstract || transient.has(meta.className)) continue;
       const where = orgId ? { orgId } : {};
       const rows = await em.find(meta.class, where as never, { filters: false, orderBy: { [meta.primaryKeys[0]]: 'asc' } as never });
       snapshot[`${subgraph.name}.${meta.className}`] = JSON.stringify(rows);
@@ -22,7 +25,7 @@ export async function countRows(stack: Stack): Promise<Record<string, number>> {
   for (const subgraph of stack.subgraphs) {
     const em = subgraph.db.orm.em.fork();
     for (const meta of subgraph.db.orm.getMetadata()) {
-      if (!meta.properties.orgId || meta.embeddable || meta.abstract) continue;
+      if (!meta.properties.orgId || meta.embeddable || meta.abstract || transient.has(meta.className)) continue;
       counts[`${subgraph.name}.${meta.className}`] = await em.count(meta.class, {}, { filters: false });
     }
   }

@@ -21,7 +21,7 @@ beforeAll(async () => {
   });
   expect(sub.status).toBe(201);
   secret = sub.body.secret;
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await receiver?.close();
   await t?.close();

@@ -1,4 +1,5 @@
-import { defineEntity, p, type EntityManager } from '@mikro-orm/core';
+import { EventEmitter } from 'node:events';
+import { defineEntity, p, type EntityManager, type EventManager, type EventSubscriber, type TransactionEventArgs } from '@mikro-orm/core';
 import { tenantProperties } from '../db/tenant.ts';
 import type { EventType } from './events.ts';
 
@@ -42,5 +43,37 @@ export interface OutboxEvent {
  */
 export function recordEvent(em: EntityManager, event: OutboxEvent): void {
   em.create(WebhookOutbox, { ...event } as never);
+  watchCommits(em.getEventManager());
+  waiting.add(em);
+}
+
+/**
+ * Tells a worker in this process that events were committed, so it relays them at once instead of
+ * at its next poll (polling alone still delivers everything, e.g. from another process).
+ */
+const committed = new EventEmitter();
+const waiting = new WeakSet<EntityManager>();
+const watched = new WeakSet<EventManager>();
+
+class OutboxCommitSubscriber implements EventSubscriber {
+  afterTransactionCommit(args: TransactionEventArgs) {
+    if (waiting.delete(args.em)) committed.emit('commit');
+  }
+
+  afterTransactionRollback(args: TransactionEventArgs) {
+    waiting.delete(args.em);
+  }
+}
+
+function watchCommits(events: EventManager) {
+  if (watched.has(events)) return;
+  watched.add(events);
+  events.registerSubscriber(new OutboxCommitSubscriber());
+}
+
+/** Calls `listener` after each commit, in this process, that wrote outbox events; returns the unsubscribe. */
+export function onEventsCommitted(listener: () => void): () => void {
+  committed.on('commit', listener);
+  return () => committed.off('commit', listener);
 }
 

@@ -274,7 +274,7 @@ export class RescueRequestService {
       });
       if (changed !== 1) throw conflict(`The rescue changed status concurrently; it is no longer ${from}`, { field: 'status' });
       tx.create(RescueStatusEvent, { reqId: rescue.reqId, status: to, latitude: lat, longitude: lon, etaMinutes, note: input.note ?? null, at: now } as never);
-      recordRescueEvents(tx, {
+      await recordRescueEvents(tx, {
         rescue, status: to, previousStatus: from, etaAt: new Date(now.getTime() + etaMinutes * 60000), position: { latitude: lat, longitude: lon }, at: now,
       });
     });
@@ -301,7 +301,7 @@ export class RescueRequestService {
       tx.create(RescueStatusEvent, {
         reqId, status: 'CANCELLED', latitude: rescue.providerLatitude, longitude: rescue.providerLongitude, etaMinutes: null, note: reason ?? null, at: now,
       } as never);
-      recordRescueEvents(tx, {
+      await recordRescueEvents(tx, {
         rescue, status: 'CANCELLED', previousStatus: from, etaAt: null, cancelReason: reason ?? null, at: now,
         position: { latitude: rescue.providerLatitude, longitude: rescue.providerLongitude },
       });
