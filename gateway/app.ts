@@ -21,6 +21,7 @@ import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
 import { idePlugin } from './ide/index.ts';
+import { clientErrorHandler } from './client-error.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
@@ -53,6 +54,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Malformed URLs and over-long path parameters are refused before routing: answer them as problems too.
+    clientErrorHandler,
     frameworkErrors: (error, _request, reply) => sendProblem(reply, problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
   });
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
