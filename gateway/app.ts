@@ -22,6 +22,7 @@ import { createGateway, subgraphProbes, type GatewayContext } from './supergraph
 import { docsPlugin } from './docs/index.ts';
 import { idePlugin } from './ide/index.ts';
 import { clientErrorHandler } from './client-error.ts';
+import { operationResolutionPlugin } from './operation-resolution.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
@@ -90,7 +91,7 @@ export async function buildGateway({ config, db, subgraphUrls, localSubgraphs }:
     allowBatchedHttpRequests: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
 
