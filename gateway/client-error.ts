@@ -28,7 +28,7 @@ export function clientErrorHandler(this: { log: FastifyBaseLogger }, error: Clie
   const { status, code, detail } = classify(error);
   this.log.debug({ err: { code: error.code, message: error.message } }, 'client error');
   if (socket.writable) {
-    const body = JSON.stringify({ ...problem(status, code, detail), instance: null });
+    const body = JSON.stringify(problem(status, code, detail));
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy(error);

@@ -6,10 +6,9 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { buildSubgraph, type Subgraph } from '../../subgraphs/platform/subgraph.ts';
-import { startChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
 import { listeningPorts } from '../support/ports.ts';
-import { TEST_HOP_KEY } from '../support/stack.ts';
+import { startTestStack, TEST_HOP_KEY } from '../support/stack.ts';
 
 /** 3,000 aliases of one field: what a caller would send to multiply a subgraph's work. */
 const ALIASES = `{ ${Array.from({ length: 3_000 }, (_, i) => `a${i}: __typename`).join(' ')} }`;
@@ -86,18 +85,19 @@ describe('a subgraph that listens (docker compose, <NAME>_URL)', () => {
   });
 });
 
-describe('the embedded default (npm start)', () => {
-  it('listens on the gateway\'s port only: no subgraph port', async () => {
-    const server = await startChildServer({});
+describe('the embedded default', () => {
+  it('listens on the gateway\'s port only: every subgraph runs in-process, no subgraph port', async () => {
+    // Everything this test process listens on is what the stack opened (the subgraph above is closed).
+    const t = await startTestStack();
     try {
-      const ports = await listeningPorts(server.child.pid!);
-      const gatewayPort = Number(new URL(server.base).port);
+      const ports = await listeningPorts(process.pid);
+      const gatewayPort = Number(new URL(t.url).port);
+      expect(t.stack.subgraphs.map((s) => s.name).sort()).toEqual(Object.keys(subgraphDefinitions).sort());
+      expect(t.stack.subgraphs.every((s) => !s.app.server.listening)).toBe(true);
       expect(ports).toEqual([gatewayPort]);
-      const listeningLines = (server.stdout() + server.stderr()).split('\n').filter((l) => l.includes('Server listening'));
-      expect(listeningLines.every((l) => l.includes(`:${gatewayPort}`)), listeningLines.join('\n')).toBe(true);
-      console.log(`embedded default: listening ports of the process: ${ports.join(', ')} (gateway ${gatewayPort}); subgraph ports: none`);
+      console.log(`embedded default: listening ports ${ports.join(', ')} (the gateway's); subgraph ports: none`);
     } finally {
-      await server.stop();
+      await t.close();
     }
   }, 300_000);
 });
