@@ -27,6 +27,8 @@ import { idempotencyPlugin } from './idempotency/plugin.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
+import { clientErrorHandler } from './client-error.ts';
+import { operationResolutionPlugin } from './operation-resolution.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
@@ -65,6 +67,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Malformed URLs and over-long path parameters are refused before routing: answer them as problems too.
+    clientErrorHandler,
     frameworkErrors: (error, _request, reply) => sendProblem(reply, problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
   });
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
@@ -100,7 +103,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     allowBatchedHttpRequests: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
 

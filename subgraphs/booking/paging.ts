@@ -1,4 +1,5 @@
 import { badInput } from '../platform/errors.ts';
+import { ID_MAX } from './entities.ts';
 
 /** Page sizes: `first` defaults to this and may not exceed MAX_PAGE_SIZE. */
 export const DEFAULT_PAGE_SIZE = 20;
@@ -41,6 +42,8 @@ export function decodeCursor(value: string | null | undefined, field = 'after'):
     throw invalid();
   }
   if (!Array.isArray(parsed) || parsed.length !== 2 || !Number.isSafeInteger(parsed[0]) || typeof parsed[1] !== 'string') throw invalid();
+  // Only a cursor this API made gets here: ids it issues fit their column and hold no NUL.
+  if (parsed[1].length > ID_MAX || parsed[1].includes('\u0000')) throw invalid();
   return { start: parsed[0] as number, bookingId: parsed[1] as string };
 }
 

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput, conflict, isConstraintConflict, notFound } from '../platform/errors.ts';
+import { checkIdText } from '../platform/ids.ts';
 import { isCalendarDate, ZIP_PATTERN } from '../platform/scalars.ts';
 import { ENROLLMENT_STATUSES, User, type EnrollmentStatus } from './entities.ts';
 
@@ -40,6 +41,7 @@ export class UserService {
 
   async create(input: { userId?: string | null } & UserFields): Promise<User> {
     if (input.userId != null && input.userId.trim() === '') throw badInput('userId must be a non-empty string when supplied', 'input.userId');
+    if (input.userId != null) checkIdText(input.userId, 'input.userId');
     checkFields(input, 'input.');
     const userId = input.userId ?? crypto.randomUUID();
     const user = this.em.create(User, {

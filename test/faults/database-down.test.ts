@@ -49,6 +49,7 @@ describe('database down and back', () => {
       if (res.status === 503) {
         expect(res.headers.get('content-type')).toMatch(/problem\+json/);
         expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
       }
     }
     const elapsed = Date.now() - started;
