@@ -32,8 +32,8 @@ async function startArguments() {
 }
 const TIMEOUT_MS = 300_000;
 
-/** Spawns the server, resolves with the process and the seconds until /healthz answered. */
-async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; seconds: number; cpuSeconds: number }> {
+/** Spawns `npm start`'s command, resolves with the process, its URL and the seconds until /healthz answered. */
+export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; seconds: number; cpuSeconds: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, await startArguments(), {
     cwd: root,
@@ -56,13 +56,13 @@ async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ chi
   child.stderr!.resume();
   for (;;) {
     const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { child, seconds: (performance.now() - started) / 1000, cpuSeconds: await cpuSeconds(child.pid!) };
+    if (ok) return { child, url, seconds: (performance.now() - started) / 1000, cpuSeconds: await cpuSeconds(child.pid!) };
     if (performance.now() - started > TIMEOUT_MS) throw new Error('/healthz did not answer');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-async function stop(child: ChildProcess) {
+export async function stop(child: ChildProcess) {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
