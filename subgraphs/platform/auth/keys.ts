@@ -10,6 +10,10 @@ export interface SigningKeys {
   publicKey: CryptoKey;
 }
 
+// Every subgraph of the embedded default asks at once on a first start: callers share the load in
+// flight for a folder, or one could read the other's half-written file.
+const inFlight = new Map<string, Promise<SigningKeys>>();
+
 /**
  * The token keys: from JWT_PRIVATE_KEY / JWT_PUBLIC_KEY (PEM) when set, otherwise an Ed25519 pair
  * generated once and kept under DATA_DIR/keys so tokens survive restarts of the embedded default.
@@ -22,6 +26,15 @@ export async function loadSigningKeys(config: Config): Promise<SigningKeys> {
     };
   }
   const dir = join(config.dataDir, 'keys');
+  let keys = inFlight.get(dir);
+  if (!keys) {
+    keys = keysIn(dir).finally(() => inFlight.delete(dir));
+    inFlight.set(dir, keys);
+  }
+  return keys;
+}
+
+async function keysIn(dir: string): Promise<SigningKeys> {
   const privatePath = join(dir, 'jwt-private.pem');
   const publicPath = join(dir, 'jwt-public.pem');
   try {
@@ -39,6 +52,6 @@ export async function loadSigningKeys(config: Config): Promise<SigningKeys> {
     return pair;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadSigningKeys(config);
+    return keysIn(dir);
   }
 }
