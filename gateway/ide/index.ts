@@ -126,11 +126,13 @@ export function wantsIde(request: FastifyRequest): boolean {
 }
 
 async function ide(app: FastifyInstance) {
-  const page = idePage(servedExamples(apiSchema()));
+  // Built on the first IDE visit, not at start: building the API schema to check the examples takes ~0.2 s.
+  let page: string | undefined;
   const send = assetSender();
   // A root onRequest hook answers before the token gate and Apollo's GET handler see the request.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!wantsIde(request)) return;
+    page ??= idePage(servedExamples(apiSchema()));
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {

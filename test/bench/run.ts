@@ -22,6 +22,7 @@ import { scenarios, seed, skipReason, type Measurement, type Scenario, type Scen
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
+import { measureWorkers, type WorkersResult } from './workers.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 
 // Shared with the server process (it inherits the environment): the `direct` variant signs its requests as the gateway does.
@@ -37,7 +38,7 @@ function parseOptions(argv: string[]): Options {
     return value;
   };
   const only = argv.filter((a) => !a.startsWith('--'));
-  const unknown = only.filter((name) => name !== 'start' && !scenarios.some((s) => s.name === name));
+  const unknown = only.filter((name) => name !== 'start' && name !== 'workers' && !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   // Bounded: at most 30 s per measurement and 64 connections, whatever is asked.
   return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only };
@@ -299,6 +300,8 @@ async function main() {
   const options = parseOptions(process.argv.slice(2));
   const selected = scenarios.filter((s) => !options.only.length || options.only.includes(s.name));
   const measureStartTime = !options.only.length || options.only.includes('start');
+  // WORKERS=2 against 1 (PostgreSQL): in every run on PostgreSQL, or when asked by name.
+  const measureWorkerCounts = options.only.includes('workers') || (!options.only.length && Boolean(process.env.DATABASE_URL));
   if (process.env.BENCH_PROFILE) await mkdir(process.env.BENCH_PROFILE, { recursive: true });
   const results: MeasurementResult[] = [];
   let ratioResults: RatioResult[] = [];
@@ -313,13 +316,23 @@ async function main() {
     start = await measureStart().catch((error: Error) => { console.log(`\nstart: failed: ${error.message}`); return undefined; });
     if (start) console.log(`\nnpm start on an empty DATA_DIR (embedded default, PGlite): ${describeStart(start)}`);
   }
+  let workers: WorkersResult[] | undefined;
+  if (measureWorkerCounts) {
+    workers = await measureWorkers(options).catch((error: Error) => { console.log(`\nworkers: failed: ${error.message}`); return undefined; });
+    if (workers) {
+      const [one, two] = workers;
+      const ratio = round(two.requestsPerSecond / one.requestsPerSecond);
+      console.log(`\nnpm start on PostgreSQL, REST user lookup: WORKERS=1 ${one.requestsPerSecond} req/s, WORKERS=2 ${two.requestsPerSecond} req/s (errors ${one.errors}/${two.errors}): ` +
+        `${ratio}x (target >= 1.6x) ${ratio >= 1.6 ? 'met' : 'NOT met'}; the load generator shares the machine`);
+    }
+  }
   const report = {
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, load: os.loadavg().map((l) => round(l)) },
     database,
     options: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup },
     scenarios: selected.map((s) => ({ name: s.name, title: s.title })),
-    results, ratios: ratioResults, ...(start ? { start } : {}), ...(layers ? { layers } : {}),
+    results, ratios: ratioResults, ...(start ? { start } : {}), ...(workers ? { workers } : {}), ...(layers ? { layers } : {}),
   };
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });

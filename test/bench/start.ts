@@ -1,6 +1,6 @@
 /**
- * Start time as a new user meets it: `npm start`'s entry point (gateway/server.ts) on an empty
- * DATA_DIR until `/healthz` answers, then a restart on the same folder, then the idle resident
+ * Start time as a new user meets it: `npm start`'s command (from package.json) on an empty
+ * DATA_DIR and an empty compile cache until `/healthz` answers, then a restart on the same folder, then the idle resident
  * memory of the restarted process. Run by run.ts (`npm run bench`, or `npm run bench -- start`);
  * `node test/bench/start.ts` alone prints the same figures.
  */
@@ -22,13 +22,21 @@ export interface StartResult {
   idleRssMiB: number;
 }
 
-const serverEntry = fileURLToPath(new URL('../../gateway/server.ts', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
+/** `npm start`'s node arguments, from package.json (e.g. `--import ./gateway/compile-cache.ts gateway/server.ts`). */
+async function startArguments() {
+  const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const [command, ...args] = scripts.start.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start runs ${command}, not node`);
+  return args;
+}
 const TIMEOUT_MS = 300_000;
 
-/** Spawns the server, resolves with the process and the seconds until /healthz answered. */
-async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; seconds: number; cpuSeconds: number }> {
+/** Spawns `npm start`'s command, resolves with the process, its URL and the seconds until /healthz answered. */
+export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; seconds: number; cpuSeconds: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [serverEntry], {
+  const child = spawn(process.execPath, await startArguments(), {
+    cwd: root,
     env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -48,13 +56,13 @@ async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ chi
   child.stderr!.resume();
   for (;;) {
     const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { child, seconds: (performance.now() - started) / 1000, cpuSeconds: await cpuSeconds(child.pid!) };
+    if (ok) return { child, url, seconds: (performance.now() - started) / 1000, cpuSeconds: await cpuSeconds(child.pid!) };
     if (performance.now() - started > TIMEOUT_MS) throw new Error('/healthz did not answer');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-async function stop(child: ChildProcess) {
+export async function stop(child: ChildProcess) {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
@@ -79,8 +87,12 @@ async function rssMiB(pid: number) {
 /** First start, restart and idle RSS of the embedded default (PGlite under a fresh DATA_DIR). */
 export async function measureStart(env: NodeJS.ProcessEnv = process.env, idleSeconds = 5): Promise<StartResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-start-'));
-  // The embedded default: no PostgreSQL, no remote subgraphs, keys generated under DATA_DIR.
-  const clean = Object.fromEntries(Object.entries(env).filter(([k]) => !/^(DATABASE_URL|PGLITE_IN_MEMORY|BOOTSTRAP_|JWT_|INTERNAL_HOP_|SUBGRAPH_TRANSPORT$|[A-Z]+_URL$)/.test(k)));
+  // The embedded default: no PostgreSQL, no remote subgraphs, keys generated under DATA_DIR; and an
+  // empty compile cache, as after a fresh clone (the restart finds what the first start left).
+  const clean = {
+    ...Object.fromEntries(Object.entries(env).filter(([k]) => !/^(DATABASE_URL|PGLITE_IN_MEMORY|BOOTSTRAP_|JWT_|INTERNAL_HOP_|SUBGRAPH_TRANSPORT$|NODE_COMPILE_CACHE$|[A-Z]+_URL$)/.test(k))),
+    NODE_COMPILE_CACHE: join(dataDir, '.compile-cache'),
+  };
   try {
     const first = await startOnce(dataDir, clean);
     await stop(first.child);
