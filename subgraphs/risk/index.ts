@@ -14,7 +14,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   createLoaders: () => ({}),
   // The first start loads the shipped FARS crashes and builds the aggregates in the background:
   // the service answers meanwhile (area.dataStatus LOADING). Later starts find them stored.
-  onStart: async (db, _config, log) => {
-    void startRiskDataLoad(db.orm.em.fork(), log);
+  onStart: async (db, config, log) => {
+    void startRiskDataLoad(db.orm.em.fork(), log, { lock: !!config.DATABASE_URL });
   },
 };

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
-import { cellArea } from 'h3-js';
 import { riskDataStatus } from '../data/load.ts';
 import { dataSources, type DataSources } from '../data/sources.ts';
 import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
@@ -25,8 +24,6 @@ export interface AreaQuery {
   trafficCells(): Promise<TrafficCell[]>;
   /** What the stored data are (real or sample, source, years). */
   sources(): Promise<DataSources>;
-  /** Total area of the cells touched, km². */
-  cellsKm2(): number;
 }
 
 const round = (v: number, digits = 3) => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -66,14 +63,12 @@ export function resolveArea(em: EntityManager, wkt: string, radius?: number | nu
     : null;
   const cells = selection?.cells ?? [];
   const resolution = selection?.resolution ?? null;
-  let km2: number | null = null;
   return {
     em, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells: memo(async () => (cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_COLUMNS, resolution!, cells) : [])),
     trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_COLUMNS, resolution!, cells) : [])),
     sources: memo(() => dataSources(em)),
-    cellsKm2: () => (km2 ??= cells.reduce((sum, c) => sum + cellArea(c, 'km2'), 0)),
   };
 }
 
