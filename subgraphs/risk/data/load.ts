@@ -1,5 +1,6 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger } from 'fastify';
@@ -45,7 +46,12 @@ const LOAD_LOCK = 4_031_978;
 export async function ensureRiskData(em: EntityManager, log?: Log, options: { crashes?: boolean; lock?: boolean } = {}) {
   if (options.lock) {
     return em.transactional(async (tx) => {
-      await tx.getConnection().execute('select pg_advisory_xact_lock(?)', [LOAD_LOCK], 'run', tx.getTransactionContext());
+      // Polled rather than waited on: a load outlasts the bounded statement time (DB_QUERY_TIMEOUT_MS).
+      for (;;) {
+        const [row] = await tx.getConnection().execute<{ ok: boolean }[]>('select pg_try_advisory_xact_lock(?) as ok', [LOAD_LOCK], 'all', tx.getTransactionContext());
+        if (row?.ok) break;
+        await setTimeout(500);
+      }
       await bringIn(tx, log, options);
     });
   }

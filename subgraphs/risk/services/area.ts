@@ -20,8 +20,8 @@ export interface AreaQuery {
   cells: string[];
   timeZone: string | null;
   /** Memoised loads shared by the data sets of one report. */
-  /** The area's crash cells: counts, rates and index (the breakdowns stay in the database, see accidentSummary). */
-  crashCells(): Promise<CrashCellTotals[]>;
+  /** The area's crash cells: counts, rates, index and breakdowns, loaded once for every data set of the report. */
+  crashCells(): Promise<CrashCell[]>;
   trafficCells(): Promise<TrafficCell[]>;
   /** What the stored data are (real or sample, source, years). */
   sources(): Promise<DataSources>;
@@ -34,8 +34,8 @@ function memo<T>(fn: () => Promise<T>): () => Promise<T> {
   return () => (p ??= fn());
 }
 
-const CRASH_CELL_COLUMNS = ['resolution', 'cell', 'fatal', 'injury', 'pdo', 'fatalities', 'area_km2', 'fatal_rate', 'fatality_rate', 'rate', 'risk_index'];
-export type CrashCellTotals = Pick<CrashCell, 'resolution' | 'cell' | 'fatal' | 'injury' | 'pdo' | 'fatalities' | 'areaKm2' | 'fatalRate' | 'fatalityRate' | 'rate' | 'riskIndex'>;
+const CRASH_CELL_COLUMNS = ['resolution', 'cell', 'fatal', 'injury', 'pdo', 'fatalities', 'area_km2', 'fatal_rate', 'fatality_rate', 'rate', 'risk_index',
+  'by_year', 'by_hour_of_week', 'by_month', 'by_weather', 'by_light', 'by_road_class'];
 const TRAFFIC_CELL_COLUMNS = ['resolution', 'cell', 'sensors', 'volume_sum', 'speed_volume_sum'];
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const H3_INDEX = /^[0-9a-f]{15}$/;
@@ -44,15 +44,11 @@ const H3_INDEX = /^[0-9a-f]{15}$/;
  * The aggregate rows of a set of cells at one resolution, by primary key. The cells travel as one
  * text[] parameter (`cell = any(...)`) rather than thousands of IN parameters.
  */
-export const cellsParameter = (cells: string[]) => {
-  if (!cells.every((c) => H3_INDEX.test(c))) throw new Error('invalid H3 cell index');
-  return `{${cells.join(',')}}`;
-};
-
 async function cellRows<T>(em: EntityManager, table: string, columns: string[], resolution: Resolution, cells: string[]): Promise<T[]> {
+  if (!cells.every((c) => H3_INDEX.test(c))) throw new Error('invalid H3 cell index');
   const rows: Record<string, unknown>[] = await em.getConnection().execute(
     `select ${columns.map((c) => `"${c}"`).join(', ')} from "risk"."${table}" where "resolution" = ? and "cell" = any(?::text[])`,
-    [resolution, cellsParameter(cells)]);
+    [resolution, `{${cells.join(',')}}`]);
   return rows.map((row) => Object.fromEntries(columns.map((c) => [camel(c), row[c]])) as T);
 }
 
@@ -71,7 +67,7 @@ export function resolveArea(em: EntityManager, wkt: string, radius?: number | nu
   return {
     em, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
-    crashCells: memo(async () => (cells.length ? cellRows<CrashCellTotals>(em, 'risk_crash_cells', CRASH_CELL_COLUMNS, resolution!, cells) : [])),
+    crashCells: memo(async () => (cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_COLUMNS, resolution!, cells) : [])),
     trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_COLUMNS, resolution!, cells) : [])),
     sources: memo(() => dataSources(em)),
   };

@@ -1,7 +1,8 @@
 import { indexFromRate, indexRate, referenceRate } from '../data/aggregate.ts';
 import { getHexagonAreaAvg } from 'h3-js';
 import { centroid } from '../geometry/cells.ts';
-import type { AreaQuery, CrashCellTotals } from './area.ts';
+import type { CrashCell } from '../entities.ts';
+import type { AreaQuery } from './area.ts';
 
 export const RISKIEST_CELLS = 10;
 export const RISK_METHOD = 'Fatal crashes and fatalities per km² per year (their mean is the rate r) over the H3 cells of the area, '
@@ -17,7 +18,7 @@ const sig = (v: number) => (v === 0 ? 0 : Number(v.toPrecision(4)));
  * Area of the cells touched, km²: exact (stored) for the cells with crashes, their mean for the others
  * (neighbouring cells of one resolution differ by well under 1%; computing each exactly costs ~20 µs a cell).
  */
-function cellsKm2(q: AreaQuery, cells: CrashCellTotals[]): number {
+function cellsKm2(q: AreaQuery, cells: CrashCell[]): number {
   if (q.resolution === null) return 0;
   const known = cells.reduce((s, c) => s + c.areaKm2, 0);
   const mean = cells.length ? known / cells.length : getHexagonAreaAvg(q.resolution, 'km2');
