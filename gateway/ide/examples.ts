@@ -3,6 +3,8 @@
  * validates every example of a composed area against the supergraph's API schema, so they cannot rot;
  * the IDE only serves the examples that validate (an area not composed yet has no tab).
  */
+import { RISK_MAP_EXAMPLE } from '../rest/risk.ts';
+
 export type IdeArea = 'booking' | 'scoring' | 'roadside' | 'registration' | 'risk' | 'webhooks';
 
 export interface IdeExample {
@@ -16,6 +18,8 @@ export const ideExamples: readonly IdeExample[] = [
   {
     area: 'risk',
     query: `# Risk Index (public: no token needed). The area is WKT, longitude first; radius (degrees, as the original service) buffers it.
+# Crashes: NHTSA FARS 2013-2015. A map of the Loop (SVG, open it in the browser): ${RISK_MAP_EXAMPLE}
+# (the report's \`map\` field gives the same SVG text).
 query RiskIndex($wkt: WKT!, $radius: Float) {
   riskIndex(wkt: $wkt, radius: $radius) {
     area { coverage states cellsTouched message }

@@ -2,6 +2,7 @@ import type { RestRoute } from './types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
+import { RISK_MAP_EXAMPLE } from './risk.ts';
 
 const problemSchema = {
   type: 'object',
@@ -45,7 +46,7 @@ function operation(route: RestRoute) {
       [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
         ...(idempotent ? { headers: replayedHeader } : {}),
-        content: { 'application/json': { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
+        content: { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
       },
       400: problemResponse('Invalid input'),
       ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token'), 403: problemResponse('Token lacks the scope') } : {}),
@@ -105,7 +106,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
   Object.assign(paths, withIdempotency(adminClientPaths));
   return {
     openapi: '3.1.0',
-    info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: 'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).' },
+    info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: `Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457). Risk Index map of Chicago's Loop: [${RISK_MAP_EXAMPLE}](${RISK_MAP_EXAMPLE}).` },
     servers: [{ url: '/' }],
     paths,
     components: {

@@ -73,8 +73,30 @@ const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
   { name: 'historicalTraffic', sets: ['historicalTraffic'], summary: 'Speed and volume by hour of week' },
 ];
 
-/** The six Risk Index GET paths: public, each running `riskIndex` with only its data sets selected. */
-export const riskRoutes: RestRoute[] = ROUTES.map(({ name, sets, summary }) => {
+/** An example map, linked from /docs and the GraphQL IDE's Risk Index example: Chicago's Loop. */
+export const RISK_MAP_EXAMPLE = `${RISK_PREFIX}/map?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
+
+/** `GET /riskIndex/v1/map`: the report's `map` field (SVG text), sent as image/svg+xml. */
+const mapRoute: RestRoute = {
+  method: 'GET', path: `${RISK_PREFIX}/map`, operationId: 'map', summary: 'SVG map of the area: H3 cells coloured by the index, crash points, legend, scale and source',
+  tag: 'Risk Index', scope: null,
+  operation: 'query RiskIndexMap($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { map } }',
+  variables: (req) => variables(req, false),
+  result: (d) => (d.riskIndex as { map: string }).map,
+  headers: () => ({ 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'public, max-age=300' }),
+  docs: {
+    description: `No authentication; the same validation and limits as the other Risk Index paths (invalid input is 400 problem+json). `
+      + 'An 800 x 640 SVG: the search area (dashed), the outline of the covered state(s), the H3 cells coloured by their 0-100 index with a legend, '
+      + 'a scale bar, the fatal crashes as dots when the area is at most 1,000 km² and holds at most 2,000 of them, and the source line. '
+      + `Example: [Chicago's Loop](${RISK_MAP_EXAMPLE}). GraphQL: the \`map\` field of \`riskIndex\`. See docs/risk-index.md.`,
+    query: queryDocs(false),
+    response: { type: 'string', description: 'SVG document' },
+    responseContentType: 'image/svg+xml',
+  },
+};
+
+/** The Risk Index GET paths: public, each running `riskIndex` with only its data sets selected, and the map. */
+export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }): RestRoute => {
   const withLimit = sets.includes('farsInfo');
   return {
     method: 'GET', path: `${RISK_PREFIX}/${name}`, operationId: name, summary, tag: 'Risk Index', scope: null,
@@ -91,4 +113,4 @@ export const riskRoutes: RestRoute[] = ROUTES.map(({ name, sets, summary }) => {
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },
   };
-});
+}), mapRoute];

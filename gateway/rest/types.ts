@@ -52,6 +52,8 @@ export interface RestRoute {
     response?: JsonSchema;
     responseExample?: unknown;
     contentTypes?: string[];
+    /** The success body's media type when it is not JSON (e.g. image/svg+xml); its schema is then a string. */
+    responseContentType?: string;
     /** Problem responses beyond the ones every route documents, e.g. `{ 422: 'Data missing for a score' }`. */
     problems?: Record<number, string>;
   };

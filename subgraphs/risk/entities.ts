@@ -29,6 +29,7 @@ const cellColumns = {
 export const CrashSchema = defineEntity({
   name: 'RiskCrash',
   tableName: 'risk_crashes',
+  indexes: [{ name: 'risk_crashes_recent_idx', expression: 'create index "risk_crashes_recent_idx" on "risk"."risk_crashes" ("year" desc, "month" desc, "day" desc, "hour" desc, "case_number" asc)' }],
   properties: {
     /** `<source>-<YEAR>-<ST_CASE>`: re-ingesting a FARS file updates rather than duplicates. */
     id: p.string().length(40).primary(),

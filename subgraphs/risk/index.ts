@@ -17,7 +17,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   // the service answers meanwhile (area.dataStatus LOADING). Later starts find them stored.
   onStart: async (db, config, log) => {
     registerAreaPool(db.orm.em, createAreaPool(config));
-    void startRiskDataLoad(db.orm.em.fork(), log);
+    void startRiskDataLoad(db.orm.em.fork(), log, { lock: !!config.DATABASE_URL });
   },
   onClose: async (db) => {
     await riskDataLoaded(db.orm.em);

@@ -2,6 +2,7 @@ import type { SubgraphContext } from '../platform/context.ts';
 import { accidentSummary } from './services/accident-summary.ts';
 import { describeArea, resolveArea, type AreaQuery } from './services/area.ts';
 import { farsInfo } from './services/fars-info.ts';
+import { renderMap } from './map/render.ts';
 import { riskInfo } from './services/risk-info.ts';
 import { historicalTraffic, realtimeTraffic } from './services/traffic.ts';
 
@@ -20,5 +21,6 @@ export const resolvers = {
     farsInfo: (q: AreaQuery, a: { limit?: number | null }) => farsInfo(q, a.limit ?? 100),
     realtimeTraffic: (q: AreaQuery) => realtimeTraffic(q),
     historicalTraffic: (q: AreaQuery) => historicalTraffic(q),
+    map: (q: AreaQuery) => renderMap(q),
   },
 };

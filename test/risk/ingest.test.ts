@@ -12,6 +12,7 @@ import { risk } from '../../subgraphs/risk/index.ts';
 import { Crash, CrashCell, TrafficObservation } from '../../subgraphs/risk/entities.ts';
 import { rebuildAggregates } from '../../subgraphs/risk/data/aggregate.ts';
 import { ingestFars } from '../../subgraphs/risk/data/fars.ts';
+import { ensureRiskData } from '../../subgraphs/risk/data/load.ts';
 import { ingestTrafficFeed } from '../../subgraphs/risk/data/traffic-feed.ts';
 import { sampleSensors } from '../../subgraphs/risk/data/samples.ts';
 import { stateAt } from '../../subgraphs/risk/geometry/coverage.ts';
@@ -100,6 +101,27 @@ describe('generated sample', () => {
     expect(s.every((x) => stateAt(x.longitude, x.latitude)?.fips === x.state)).toBe(true);
     expect(s.every((x) => x.volume.length === 168 && x.speed.length === 168)).toBe(true);
   });
+});
+
+describe('the shipped FARS data on a shared PostgreSQL database', () => {
+  // Several processes may start at once on one PostgreSQL database; PGlite is one process by design.
+  it.runIf(process.env.DATABASE_URL)('two processes starting together load it once', async () => {
+    const own = await testDatabase();
+    const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', ...own.env });
+    const open = () => openDatabase(config, { name: risk.name, entities: risk.entities, migrationsPath: risk.migrationsPath });
+    const [a, b] = [await open(), await open()];
+    try {
+      await Promise.all([a, b].map((d) => ensureRiskData(d.orm.em.fork(), undefined, { lock: true })));
+      const em = a.orm.em.fork();
+      expect(await em.count(Crash, { source: 'fars' })).toBe(11_278);
+      const cells = await em.getConnection().execute('select resolution, count(*)::int as n, sum(fatal)::int as fatal from "risk"."risk_crash_cells" group by resolution order by resolution');
+      expect(cells.map((r: { fatal: number }) => r.fatal)).toEqual([11_278, 11_278, 11_278]);
+    } finally {
+      await a.close();
+      await b.close();
+      await own.drop();
+    }
+  }, 300_000);
 });
 
 describe('npm run risk:ingest', () => {

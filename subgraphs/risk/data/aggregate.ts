@@ -109,6 +109,8 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
     await bulkInsert(tx, { schema: 'risk', name: 'risk_crash_cells' }, CRASH_CELL_COLUMNS, crashRows);
     await bulkInsert(tx, { schema: 'risk', name: 'risk_traffic_cells' }, TRAFFIC_CELL_COLUMNS, trafficRows);
   });
+  // Fresh statistics after a bulk load (PGlite runs no autovacuum), so the planner uses the indexes.
+  for (const table of ['risk_crashes', 'risk_crash_cells', 'risk_traffic_cells', 'risk_traffic_sensors']) await em.getConnection().execute(`analyze "risk"."${table}"`);
   referenceCache.delete(em.config);
   forgetDataSources(em);
   return { crashCells: crashRows.length, trafficCells: trafficRows.length };

@@ -1,5 +1,6 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger } from 'fastify';
@@ -32,12 +33,32 @@ export async function loadShippedCrashes(em: EntityManager) {
   return summary;
 }
 
+/** Advisory lock key: one process at a time brings the data in (several processes may share a PostgreSQL database). */
+const LOAD_LOCK = 4_031_978;
+
 /**
  * Brings the Risk Index data to the default: the shipped real crashes when no FARS crash is stored,
  * the generated (sample) counting stations when no station is, and the aggregates when anything
- * changed or none are stored. A start with everything in place costs three counts.
+ * changed or none are stored. A start with everything in place costs three counts. With `lock`
+ * (PostgreSQL) it runs in one transaction holding an advisory lock, so a second process starting at
+ * the same time waits and then finds the data in place.
  */
-export async function ensureRiskData(em: EntityManager, log?: Log, options: { crashes?: boolean } = {}) {
+export async function ensureRiskData(em: EntityManager, log?: Log, options: { crashes?: boolean; lock?: boolean } = {}) {
+  if (options.lock) {
+    return em.transactional(async (tx) => {
+      // Polled rather than waited on: a load outlasts the bounded statement time (DB_QUERY_TIMEOUT_MS).
+      for (;;) {
+        const [row] = await tx.getConnection().execute<{ ok: boolean }[]>('select pg_try_advisory_xact_lock(?) as ok', [LOAD_LOCK], 'all', tx.getTransactionContext());
+        if (row?.ok) break;
+        await setTimeout(500);
+      }
+      await bringIn(tx, log, options);
+    });
+  }
+  return bringIn(em, log, options);
+}
+
+async function bringIn(em: EntityManager, log: Log | undefined, options: { crashes?: boolean }) {
   const started = Date.now();
   let changed = false;
   if (options.crashes !== false && (await em.count(Crash, { source: 'fars' })) === 0) {
@@ -62,9 +83,9 @@ export type RiskDataStatus = 'loading' | 'ready' | 'failed';
 const loads = new WeakMap<object, { status: RiskDataStatus; done: Promise<void> }>();
 
 /** Starts ensureRiskData without waiting for it: the subgraph answers meanwhile, saying the data are loading. */
-export function startRiskDataLoad(em: EntityManager, log: Pick<FastifyBaseLogger, 'info' | 'error'>) {
+export function startRiskDataLoad(em: EntityManager, log: Pick<FastifyBaseLogger, 'info' | 'error'>, options: { lock?: boolean } = {}) {
   const entry: { status: RiskDataStatus; done: Promise<void> } = { status: 'loading', done: Promise.resolve() };
-  entry.done = ensureRiskData(em, log).then(
+  entry.done = ensureRiskData(em, log, options).then(
     () => { entry.status = 'ready'; },
     (error: unknown) => { entry.status = 'failed'; log.error({ err: error }, 'risk: loading the data failed'); },
   );

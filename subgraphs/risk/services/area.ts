@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
-import { cellArea } from 'h3-js';
 import { riskDataStatus } from '../data/load.ts';
 import { dataSources, type DataSources } from '../data/sources.ts';
 import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
@@ -22,12 +21,11 @@ export interface AreaQuery {
   cells: string[];
   timeZone: string | null;
   /** Memoised loads shared by the data sets of one report. */
+  /** The area's crash cells: counts, rates, index and breakdowns, loaded once for every data set of the report. */
   crashCells(): Promise<CrashCell[]>;
   trafficCells(): Promise<TrafficCell[]>;
   /** What the stored data are (real or sample, source, years). */
   sources(): Promise<DataSources>;
-  /** Total area of the cells touched, km². */
-  cellsKm2(): number;
 }
 
 const round = (v: number, digits = 3) => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -64,14 +62,12 @@ export async function resolveArea(em: EntityManager, wkt: string, radius?: numbe
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
   const { search, coverage, resolution, cells } = await areaPoolFor(em).resolve(wkt, radius, maxCells);
-  let km2: number | null = null;
   return {
     em, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells: memo(async () => (cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_COLUMNS, resolution!, cells) : [])),
     trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_COLUMNS, resolution!, cells) : [])),
     sources: memo(() => dataSources(em)),
-    cellsKm2: () => (km2 ??= cells.reduce((sum, c) => sum + cellArea(c, 'km2'), 0)),
   };
 }
 

@@ -1,5 +1,7 @@
 import { indexFromRate, indexRate, referenceRate } from '../data/aggregate.ts';
+import { getHexagonAreaAvg } from 'h3-js';
 import { centroid } from '../geometry/cells.ts';
+import type { CrashCell } from '../entities.ts';
 import type { AreaQuery } from './area.ts';
 
 export const RISKIEST_CELLS = 10;
@@ -11,6 +13,17 @@ const BUCKETS = [0, 20, 40, 60, 80];
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 /** Rates are small numbers: four significant digits. */
 const sig = (v: number) => (v === 0 ? 0 : Number(v.toPrecision(4)));
+
+/**
+ * Area of the cells touched, km²: exact (stored) for the cells with crashes, their mean for the others
+ * (neighbouring cells of one resolution differ by well under 1%; computing each exactly costs ~20 µs a cell).
+ */
+function cellsKm2(q: AreaQuery, cells: CrashCell[]): number {
+  if (q.resolution === null) return 0;
+  const known = cells.reduce((s, c) => s + c.areaKm2, 0);
+  const mean = cells.length ? known / cells.length : getHexagonAreaAvg(q.resolution, 'km2');
+  return known + (q.cells.length - cells.length) * mean;
+}
 
 /** The 0-100 road risk index of the area: area index, rates, cell statistics, distribution and riskiest cells. */
 export async function riskInfo(q: AreaQuery) {
@@ -27,7 +40,7 @@ export async function riskInfo(q: AreaQuery) {
   distribution[0].cells += touched - cells.length;
   const fatal = cells.reduce((s, c) => s + c.fatal, 0);
   const fatalities = cells.reduce((s, c) => s + c.fatalities, 0);
-  const km2 = q.cellsKm2();
+  const km2 = cellsKm2(q, cells);
   let index: number | null = null;
   let reference: number | null = null;
   if (touched && q.resolution !== null) {

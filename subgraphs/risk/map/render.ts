@@ -1,0 +1,123 @@
+import { rewind } from '@turf/turf';
+import { geoDistance, geoMercator, geoPath } from 'd3-geo';
+import type { Feature, MultiPolygon, Polygon } from 'geojson';
+import { cellToBoundary } from 'h3-js';
+import { Crash } from '../entities.ts';
+import { cellColumn } from '../geometry/cells.ts';
+import { stateBoundaries } from '../geometry/coverage.ts';
+import type { AreaQuery } from '../services/area.ts';
+import { riskInfo } from '../services/risk-info.ts';
+
+/** Crash points are drawn when the covered area is at most this large (a city) ... */
+export const MAX_POINTS_KM2 = 1000;
+/** ... and holds at most this many fatal crashes; above, the cells alone stay readable. */
+export const MAX_MAP_POINTS = 2000;
+
+const WIDTH = 800;
+const HEIGHT = 640;
+const MAP = { x0: 10, y0: 54, x1: WIDTH - 10, y1: 548 };
+const EARTH_KM = 6371.0088;
+/** Index bands of riskInfo.distribution and their colours (ColorBrewer YlOrRd). */
+export const BANDS = [
+  { from: 0, to: 20, color: '#ffffb2' }, { from: 20, to: 40, color: '#fecc5c' }, { from: 40, to: 60, color: '#fd8d3c' },
+  { from: 60, to: 80, color: '#f03b20' }, { from: 80, to: 100, color: '#bd0026' },
+];
+const NO_CRASH = '#eeeeee';
+const MAP_POINTS_TEXT = `drawn for areas up to ${MAX_POINTS_KM2.toLocaleString('en-US')} km² with at most ${MAX_MAP_POINTS.toLocaleString('en-US')}`;
+const SOURCE_LINE = 'Crashes: NHTSA Fatality Analysis Reporting System (FARS), 2013-2015 (fatal crashes only, no traffic exposure). Boundaries: U.S. Census Bureau (us-atlas). Cells: H3.';
+
+const escapeXml = (text: string) => text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+const bandOf = (index: number) => BANDS.find((b) => index >= b.from && (index < b.to || b.to === 100)) ?? BANDS[BANDS.length - 1];
+const NICE_KM = [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+
+/** A cell as a GeoJSON polygon wound clockwise, as d3-geo's spherical polygons want. */
+function cellFeature(cell: string): Feature<Polygon> {
+  const ring = cellToBoundary(cell, true);
+  return { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring.reverse()] } };
+}
+
+/** The crash points of the area (most recent first) when there are few enough to draw. */
+async function crashPoints(q: AreaQuery, fatal: number) {
+  if (q.resolution === null || q.coverage.coveredKm2 > MAX_POINTS_KM2 || fatal === 0 || fatal > MAX_MAP_POINTS) return [];
+  return q.em.find(Crash, { [cellColumn(q.resolution)]: { $in: q.cells } } as never, {
+    fields: ['latitude', 'longitude', 'fatalities'] as never, limit: MAX_MAP_POINTS, disableIdentityMap: true,
+  });
+}
+
+/**
+ * The map of a Risk Index report as an SVG document: the search area, the outline of the covered
+ * states it touches, its H3 cells coloured by index, crash points when few enough, a legend, a scale
+ * bar and the source line. Costs what riskInfo costs plus at most one bounded crash query.
+ */
+export async function renderMap(q: AreaQuery): Promise<string> {
+  const info = await riskInfo(q);
+  const cells = await q.crashCells();
+  const indexOf = new Map(cells.map((c) => [c.cell, c.riskIndex]));
+  const area = rewind(q.search.area, { reverse: true }) as Feature<Polygon | MultiPolygon>;
+  const projection = geoMercator().fitExtent([[MAP.x0 + 10, MAP.y0 + 10], [MAP.x1 - 10, MAP.y1 - 10]], area)
+    .clipExtent([[MAP.x0, MAP.y0], [MAP.x1, MAP.y1]]);
+  const path = geoPath(projection).digits(1);
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`);
+  out.push(`<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`);
+  out.push(`<rect x="${MAP.x0}" y="${MAP.y0}" width="${MAP.x1 - MAP.x0}" height="${MAP.y1 - MAP.y0}" fill="#dfeaf2"/>`);
+
+  const touched = new Set(q.coverage.parts.map((p) => p.state.fips));
+  const states = stateBoundaries().filter((b) => touched.has(b.state.fips));
+  out.push('<g id="states" fill="#fbfaf6" stroke="#6b6b6b" stroke-width="1.2">');
+  for (const s of states) out.push(`<path data-state="${s.state.code}" d="${path(s.feature) ?? ''}"/>`);
+  out.push('</g>');
+
+  out.push('<g id="cells" stroke="#ffffff" stroke-width="0.4">');
+  for (const cell of q.cells) {
+    const index = indexOf.get(cell);
+    const fill = index === undefined || index === 0 ? NO_CRASH : bandOf(index).color;
+    out.push(`<path class="cell" data-cell="${cell}" data-index="${index ?? 0}" fill="${fill}" fill-opacity="${index ? 0.9 : 0.55}" d="${path(cellFeature(cell)) ?? ''}"/>`);
+  }
+  out.push('</g>');
+
+  out.push(`<path id="search-area" d="${path(area) ?? ''}" fill="none" stroke="#1f4e9c" stroke-width="2" stroke-dasharray="6 4"/>`);
+
+  const points = await crashPoints(q, info.fatalCrashes);
+  out.push(`<g id="crashes" fill="#1b1b1b" fill-opacity="0.75" stroke="#ffffff" stroke-width="0.6">`);
+  for (const p of points) {
+    const xy = projection([p.longitude, p.latitude]);
+    if (xy) out.push(`<circle cx="${xy[0].toFixed(1)}" cy="${xy[1].toFixed(1)}" r="${(1.5 + Math.sqrt(p.fatalities)).toFixed(1)}"/>`);
+  }
+  out.push('</g>');
+
+  const title = q.cells.length
+    ? `Road risk index ${info.index ?? 0} (0-100) · ${q.coverage.parts.map((p) => p.state.name).join(' and ')} · ${q.cells.length} H3 cells at resolution ${q.resolution}`
+    : 'Outside coverage (California and Illinois): no data';
+  const subtitle = q.cells.length
+    ? `${info.fatalCrashes} fatal crashes, ${info.fatalities} killed${points.length ? ` (${points.length} shown as dots)` : ''} · ${info.fatalCrashesPerKm2Year ?? 0} fatal crashes per km² per year`
+    : q.coverage.message;
+  out.push(`<text x="${MAP.x0}" y="22" font-size="16" font-weight="bold" fill="#222">${escapeXml(title)}</text>`);
+  out.push(`<text x="${MAP.x0}" y="42" font-size="12" fill="#444">${escapeXml(subtitle)}</text>`);
+
+  // Scale bar: ground length of 120 px at the map's centre, rounded down to a round number.
+  const cx = (MAP.x0 + MAP.x1) / 2, cy = (MAP.y0 + MAP.y1) / 2;
+  const a = projection.invert?.([cx, cy]), b = projection.invert?.([cx + 120, cy]);
+  if (a && b) {
+    const km = geoDistance(a, b) * EARTH_KM;
+    const nice = [...NICE_KM].reverse().find((n) => n <= km) ?? NICE_KM[0];
+    const px = (120 * nice) / km;
+    const y = MAP.y1 - 14;
+    out.push(`<g id="scale"><rect x="${MAP.x0 + 8}" y="${y - 16}" width="${px + 16}" height="26" fill="#ffffff" fill-opacity="0.8"/>`
+      + `<path d="M${MAP.x0 + 16} ${y - 4}v6h${px.toFixed(1)}v-6" fill="none" stroke="#222" stroke-width="1.5"/>`
+      + `<text x="${MAP.x0 + 16}" y="${y - 6}" font-size="11" fill="#222">${nice >= 1 ? nice : nice * 1000} ${nice >= 1 ? 'km' : 'm'}</text></g>`);
+  }
+
+  out.push(`<g id="legend" font-size="11" fill="#222"><text x="${MAP.x0}" y="${MAP.y1 + 20}" font-weight="bold">Cell index</text>`);
+  const swatches = [{ color: NO_CRASH, label: 'no fatal crash' }, ...BANDS.map((band) => ({ color: band.color, label: `${band.from}-${band.to}` }))];
+  swatches.forEach((s, i) => {
+    const x = MAP.x0 + 70 + i * 100;
+    out.push(`<rect class="legend-swatch" x="${x}" y="${MAP.y1 + 9}" width="16" height="14" fill="${s.color}" stroke="#999" stroke-width="0.5"/><text x="${x + 21}" y="${MAP.y1 + 20}">${s.label}</text>`);
+  });
+  out.push(`<circle class="legend-dot" cx="${MAP.x0 + 78}" cy="${MAP.y1 + 40}" r="3" fill="#1b1b1b"/><text x="${MAP.x0 + 91}" y="${MAP.y1 + 44}">fatal crash (${MAP_POINTS_TEXT})</text>`);
+  out.push(`<path d="M${MAP.x0 + 470} ${MAP.y1 + 40}h18" stroke="#1f4e9c" stroke-width="2" stroke-dasharray="6 4"/><text x="${MAP.x0 + 494}" y="${MAP.y1 + 44}">search area</text>`);
+  out.push(`<path d="M${MAP.x0 + 590} ${MAP.y1 + 40}h18" stroke="#6b6b6b" stroke-width="1.2"/><text x="${MAP.x0 + 614}" y="${MAP.y1 + 44}">state boundary</text></g>`);
+  out.push(`<text id="source" x="${MAP.x0}" y="${HEIGHT - 12}" font-size="9.5" fill="#555">${escapeXml(SOURCE_LINE)}</text>`);
+  out.push('</svg>');
+  return out.join('\n');
+}
