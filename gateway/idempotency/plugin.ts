@@ -19,6 +19,8 @@ export interface IdempotencyOptions {
 /** Response headers kept with a stored response and given back on replay. */
 const KEPT_HEADERS = ['content-type', 'location'];
 const METHODS = new Set(['POST', 'PATCH']);
+/** Refusals about who asks, not what was asked (token, scope, rate): the request never ran, so they are not kept. */
+const NOT_KEPT = new Set([401, 403, 429]);
 /** Answers larger than this are not kept (the key is released): bounded storage per key. */
 export const MAX_STORED_BODY_BYTES = 1024 * 1024;
 
@@ -35,6 +37,15 @@ function graphqlServerError(payload: Buffer): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Whether an answer is kept for replay. Not: a server error, a refusal of the caller, or a body
+ * that cannot be kept (streamed, or over the bound); its key is released and a retry runs again.
+ */
+function keepable(status: number, body: Buffer | null, graphql: boolean): body is Buffer {
+  if (!body || body.length > MAX_STORED_BODY_BYTES || status >= 500 || NOT_KEPT.has(status)) return false;
+  return !(graphql && graphqlServerError(body));
 }
 
 /**
@@ -56,7 +67,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     if (header === undefined || !METHODS.has(request.method) || !request.caller) return;
     if (request.routeOptions.url === graphqlPath && !hasMutation(request.body, parseOptions)) return;
     const key = parseIdempotencyKey(header);
-    if (key === null) return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string), sent once');
+    if (key === null) return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
     const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, request.body));
     switch (claim.kind) {
       case 'claimed':
@@ -78,8 +89,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     request.idempotencyRecord = undefined;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
     try {
-      // A server error, or a body that cannot be kept (streamed, or over the bound): the key is released and a retry runs again.
-      if (!body || body.length > MAX_STORED_BODY_BYTES || reply.statusCode >= 500 || (request.routeOptions.url === graphqlPath && graphqlServerError(body))) {
+      if (!keepable(reply.statusCode, body, request.routeOptions.url === graphqlPath)) {
         await store.release(id);
       } else {
         const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => {
