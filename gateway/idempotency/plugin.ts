@@ -5,7 +5,7 @@ import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { statusForCode } from '../../subgraphs/platform/errors.ts';
 import { problem, sendProblem } from '../rest/problem.ts';
 import { hasMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from './request.ts';
-import type { IdempotencyStore } from './store.ts';
+import type { Claim, IdempotencyStore } from './store.ts';
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;
@@ -14,7 +14,11 @@ export interface IdempotencyOptions {
   parseOptions: ParseOptions;
   /** How often expired keys are deleted (0: never, e.g. in tests that call purgeExpired themselves). */
   purgeEveryMs: number;
+  /** Counts each keyed request's outcome (metrics). */
+  count?: (outcome: IdempotencyOutcome) => void;
 }
+
+export type IdempotencyOutcome = Claim['kind'] | 'invalid' | 'released';
 
 /** Response headers kept with a stored response and given back on replay. */
 const KEPT_HEADERS = ['content-type', 'location'];
@@ -55,7 +59,7 @@ function keepable(status: number, body: Buffer | null, graphql: boolean): body i
  * a repeat gets that response again with `Idempotent-Replayed: true`, a repeat while it runs 409,
  * the key with another request 422. Server errors are not stored: the key is free again.
  */
-export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, purgeEveryMs }: IdempotencyOptions) => {
+export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, purgeEveryMs, count = () => undefined }: IdempotencyOptions) => {
   function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
     if (request.routeOptions.url === graphqlPath) return reply.code(status).send({ errors: [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }] });
     return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
@@ -67,8 +71,12 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     if (header === undefined || !METHODS.has(request.method) || !request.caller) return;
     if (request.routeOptions.url === graphqlPath && !hasMutation(request.body, parseOptions)) return;
     const key = parseIdempotencyKey(header);
-    if (key === null) return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
+    if (key === null) {
+      count('invalid');
+      return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
+    }
     const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, request.body));
+    count(claim.kind);
     switch (claim.kind) {
       case 'claimed':
         request.idempotencyRecord = claim.id;
@@ -90,6 +98,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
     try {
       if (!keepable(reply.statusCode, body, request.routeOptions.url === graphqlPath)) {
+        count('released');
         await store.release(id);
       } else {
         const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => {

@@ -301,6 +301,13 @@ describe('what a key refuses', () => {
     expect(after.body.userId).not.toBe(first.body.userId);
   });
 
+  it('counts outcomes in /metrics', async () => {
+    const metrics = await t.request('GET', '/metrics');
+    const value = (outcome: string) => Number(new RegExp(`^gateway_idempotency_requests_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics.body)?.[1] ?? 0);
+    // Earlier tests of this file ran keys, replayed them, and sent duplicates and reused and malformed keys.
+    for (const outcome of ['claimed', 'replay', 'mismatch', 'invalid']) expect(value(outcome), outcome).toBeGreaterThan(0);
+  });
+
   it('requests without a key, GET requests and GraphQL queries are untouched', async () => {
     const rows = (await idempotencyRows()).length;
     const get = await t.request('GET', `${REG}/users/idem-422`, { token: t.token, headers: { 'idempotency-key': newKey() } });
