@@ -127,7 +127,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       ? reply.code(statusForCode(error.code)).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
-    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS });
+    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
     registerRestRoutes(api, restRoutes, execute);
     registerAdminClientRoutes(api, clients, revocation);

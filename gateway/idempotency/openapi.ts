@@ -10,7 +10,7 @@ export const idempotencyKeyParameter = {
   required: false,
   description: 'Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): the first request with a key runs and its answer is kept for 24 hours for this client and organisation; '
     + 'a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`. '
-    + `1 to ${KEY_MAX} printable ASCII characters, bare or as a quoted string (e.g. a UUID). Server errors (5xx) are not kept: the key may be retried.`,
+    + `1 to ${KEY_MAX} printable ASCII characters, bare or as a quoted string (e.g. a UUID). Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried.`,
   schema: { type: 'string', minLength: 1, maxLength: KEY_MAX + 2 },
   example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
 };

@@ -5,7 +5,7 @@ import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { statusForCode } from '../../subgraphs/platform/errors.ts';
 import { problem, sendProblem } from '../rest/problem.ts';
 import { hasMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from './request.ts';
-import type { IdempotencyStore } from './store.ts';
+import type { Claim, IdempotencyStore } from './store.ts';
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;
@@ -14,11 +14,17 @@ export interface IdempotencyOptions {
   parseOptions: ParseOptions;
   /** How often expired keys are deleted (0: never, e.g. in tests that call purgeExpired themselves). */
   purgeEveryMs: number;
+  /** Counts each keyed request's outcome (metrics). */
+  count?: (outcome: IdempotencyOutcome) => void;
 }
+
+export type IdempotencyOutcome = Claim['kind'] | 'invalid' | 'released';
 
 /** Response headers kept with a stored response and given back on replay. */
 const KEPT_HEADERS = ['content-type', 'location'];
 const METHODS = new Set(['POST', 'PATCH']);
+/** Refusals about who asks, not what was asked (token, scope, rate): the request never ran, so they are not kept. */
+const NOT_KEPT = new Set([401, 403, 429]);
 /** Answers larger than this are not kept (the key is released): bounded storage per key. */
 export const MAX_STORED_BODY_BYTES = 1024 * 1024;
 
@@ -38,13 +44,22 @@ function graphqlServerError(payload: Buffer): boolean {
 }
 
 /**
+ * Whether an answer is kept for replay. Not: a server error, a refusal of the caller, or a body
+ * that cannot be kept (streamed, or over the bound); its key is released and a retry runs again.
+ */
+function keepable(status: number, body: Buffer | null, graphql: boolean): body is Buffer {
+  if (!body || body.length > MAX_STORED_BODY_BYTES || status >= 500 || NOT_KEPT.has(status)) return false;
+  return !(graphql && graphqlServerError(body));
+}
+
+/**
  * `Idempotency-Key` (IETF HTTPAPI draft) on every POST and PATCH route of the scope it is
  * registered in (after the token gate, which names the caller), and on GraphQL mutations:
  * the first request with a key runs and its response is stored for the client and organisation;
  * a repeat gets that response again with `Idempotent-Replayed: true`, a repeat while it runs 409,
  * the key with another request 422. Server errors are not stored: the key is free again.
  */
-export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, purgeEveryMs }: IdempotencyOptions) => {
+export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, purgeEveryMs, count = () => undefined }: IdempotencyOptions) => {
   function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
     if (request.routeOptions.url === graphqlPath) return reply.code(status).send({ errors: [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }] });
     return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
@@ -56,8 +71,12 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     if (header === undefined || !METHODS.has(request.method) || !request.caller) return;
     if (request.routeOptions.url === graphqlPath && !hasMutation(request.body, parseOptions)) return;
     const key = parseIdempotencyKey(header);
-    if (key === null) return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string), sent once');
+    if (key === null) {
+      count('invalid');
+      return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
+    }
     const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, request.body));
+    count(claim.kind);
     switch (claim.kind) {
       case 'claimed':
         request.idempotencyRecord = claim.id;
@@ -78,8 +97,8 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     request.idempotencyRecord = undefined;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
     try {
-      // A server error, or a body that cannot be kept (streamed, or over the bound): the key is released and a retry runs again.
-      if (!body || body.length > MAX_STORED_BODY_BYTES || reply.statusCode >= 500 || (request.routeOptions.url === graphqlPath && graphqlServerError(body))) {
+      if (!keepable(reply.statusCode, body, request.routeOptions.url === graphqlPath)) {
+        count('released');
         await store.release(id);
       } else {
         const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => {

@@ -3,6 +3,7 @@
  * - HTTP requests by method, route pattern (never the raw URL) and status: count and latency;
  * - GraphQL operations by operation name and type, and transport (`graphql` for /graphql, `rest`
  *   for the REST paths, which run their operation in-process): count, latency, errors by code;
+ * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
  * - subgraph health (probed on scrape), the gateway database pool (PostgreSQL), Node defaults.
  */
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
@@ -26,6 +27,7 @@ export class GatewayMetrics {
   readonly operationErrors: Counter<'operation_name' | 'transport' | 'code'>;
   readonly subgraphUp: Gauge<'subgraph'>;
   readonly dbPool: Gauge<'state'>;
+  readonly idempotency: Counter<'outcome'>;
   private readonly operationNames = new Set<string>();
 
   constructor() {
@@ -37,6 +39,7 @@ export class GatewayMetrics {
     this.operationDuration = new Histogram({ name: 'gateway_graphql_operation_duration_seconds', help: 'GraphQL operation latency by name, type and transport', labelNames: ['operation_name', 'operation_type', 'transport'], buckets: SECONDS_BUCKETS, registers });
     this.operationErrors = new Counter({ name: 'gateway_graphql_errors_total', help: 'GraphQL errors by operation name, transport and extensions.code', labelNames: ['operation_name', 'transport', 'code'], registers });
     this.subgraphUp = new Gauge({ name: 'gateway_subgraph_up', help: '1 when the subgraph answers its readiness probe, else 0 (probed on scrape)', labelNames: ['subgraph'], registers });
+    this.idempotency = new Counter({ name: 'gateway_idempotency_requests_total', help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replayed, in_progress (409), mismatch (422), invalid (400), released (not kept)', labelNames: ['outcome'], registers });
     this.dbPool = new Gauge({ name: 'gateway_db_pool_connections', help: "Connections of the gateway database's pool by state (total, idle, waiting); PostgreSQL only", labelNames: ['state'], registers });
   }
 

@@ -235,6 +235,18 @@ describe('what a key refuses', () => {
     expect((await store.claim(owner, other, 'f2')).kind).toBe('claimed');
   });
 
+  it('does not keep a refusal of the caller (missing scope): the same key runs once the token allows it', async () => {
+    const client = await t.clientFor('org-idem-scope');
+    const narrow = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret, scope: 'b2b' } });
+    expect(narrow.status).toBe(200);
+    const key = newKey();
+    const body = { appId: 'idem-app', benefits: [{ key: 'vin', value: VIN }], otherInfo: [{ key: 'ppuflag', value: 'N' }] };
+    expectProblem(await send('POST', `${RS}/rescue/session`, key, { body, token: narrow.body.access_token }), 403, 'FORBIDDEN');
+    const allowed = await send('POST', `${RS}/rescue/session`, key, { body, token: client.token });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
+    expect(allowed.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   it('validates the key: 1 to 255 printable characters, bare or quoted', async () => {
     const body = { userId: 'idem-syntax' };
     for (const bad of ['"', '""', `${'k'.repeat(256)}`, '"unterminated', 'caf\u00e9']) {
@@ -288,6 +300,13 @@ describe('what a key refuses', () => {
     expect(after.status).toBe(201);
     expect(after.headers.get('idempotent-replayed')).toBeNull();
     expect(after.body.userId).not.toBe(first.body.userId);
+  });
+
+  it('counts outcomes in /metrics', async () => {
+    const metrics = await t.request('GET', '/metrics');
+    const value = (outcome: string) => Number(new RegExp(`^gateway_idempotency_requests_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics.body)?.[1] ?? 0);
+    // Earlier tests of this file ran keys, replayed them, and sent duplicates and reused and malformed keys.
+    for (const outcome of ['claimed', 'replay', 'mismatch', 'invalid']) expect(value(outcome), outcome).toBeGreaterThan(0);
   });
 
   it('requests without a key, GET requests and GraphQL queries are untouched', async () => {
