@@ -14,7 +14,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   scope: null,
   createLoaders: () => ({}),
   onStart: async (db, config, log) => {
-    registerAreaPool(db.orm.em, createAreaPool(config));
+    registerAreaPool(db.orm.em, createAreaPool(config, log));
     await ensureSampleData(db.orm.em.fork(), log);
   },
   onClose: (db) => closeAreaPool(db.orm.em),
