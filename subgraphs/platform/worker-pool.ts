@@ -20,6 +20,8 @@ export interface WorkerPoolOptions {
   maxHeapMb: number;
   /** The error for a task ended by its time or memory limit. */
   overLimit: (limit: 'timeMs' | 'heapMb', max: number) => Error;
+  /** A worker failing outside a task (e.g. out of memory after its task was ended); it is replaced. */
+  onWorkerError?: (error: Error) => void;
 }
 
 /** A worker that does not take its task within this long (start-up included) is answered 503. */
@@ -50,6 +52,8 @@ export class WorkerPool<Task, Result> {
       niceIncrement: 10,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
     });
+    // Unheard, the pool's 'error' event would throw in the event loop and end the process.
+    this.#pool.on('error', (error: Error) => options.onWorkerError?.(error));
   }
 
   get threads() { return this.#options.threads; }

@@ -16,7 +16,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   // The first start loads the shipped FARS crashes and builds the aggregates in the background:
   // the service answers meanwhile (area.dataStatus LOADING). Later starts find them stored.
   onStart: async (db, config, log) => {
-    registerAreaPool(db.orm.em, createAreaPool(config));
+    registerAreaPool(db.orm.em, createAreaPool(config, log));
     void startRiskDataLoad(db.orm.em.fork(), log, { lock: !!config.DATABASE_URL });
   },
   onClose: async (db) => {

@@ -15,7 +15,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import type { ServerMessage, ServerReply } from './protocol.ts';
+import type { ServerMessage, ServerReply, ServerStats } from './protocol.ts';
 import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 
 process.env.INTERNAL_HOP_KEY ??= generateHopKey();
@@ -46,6 +46,18 @@ const ready = await new Promise<Extract<ServerReply, { type: 'ready' }>>((resolv
   child.once('exit', (code) => reject(new Error(`benchmark server exited (code ${code}) before it was ready`)));
   child.on('message', (message: ServerReply) => { if (message.type === 'ready') resolve(message); });
 });
+let nextId = 1;
+/** The server's CPU time and event-loop use since the last `reset` (BENCH_PROFILE=<folder>: a CPU profile of that span). */
+function serverStats(type: 'reset' | 'read') {
+  const id = nextId++;
+  return new Promise<ServerStats>((resolve) => {
+    const onMessage = (message: ServerReply) => {
+      if (message.type === 'stats' && message.id === id) { child.off('message', onMessage); resolve(message.stats); }
+    };
+    child.on('message', onMessage);
+    child.send({ type, id } satisfies ServerMessage);
+  });
+}
 async function closeServer() {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -149,6 +161,7 @@ try {
 
   console.log(`flood: ${CONNECTIONS} connections of heavy risk requests for ${FLOOD_SECONDS} s, /healthz sampled every 50 ms, booking reads 4 at a time...`);
   const statuses: Record<string, number> = {};
+  await serverStats('reset');
   const stopHealth = healthSampler(50);
   const stopReads = bookingReader(4);
   const flood = await autocannon({
@@ -161,9 +174,13 @@ try {
   }).on('response', (_client: unknown, status: number) => { statuses[status] = (statuses[status] ?? 0) + 1; });
   const health = await stopHealth();
   const reads = await stopReads();
-  results.flood = { connections: CONNECTIONS, seconds: FLOOD_SECONDS, riskRequests: flood.requests.total, riskStatuses: statuses, riskLatencyMs: { p50: flood.latency.p50, p99: flood.latency.p99 }, health, bookingReads: reads };
+  const server = await serverStats('read');
+  const answered = flood.requests.total + reads.requests + health.samples;
+  const loop = { cpuMicrosPerRequest: Math.round(server.cpuMicros / Math.max(1, answered)), eventLoopUtilization: round(server.eventLoopUtilization, 2) };
+  results.flood = { connections: CONNECTIONS, seconds: FLOOD_SECONDS, riskRequests: flood.requests.total, riskStatuses: statuses, riskLatencyMs: { p50: flood.latency.p50, p99: flood.latency.p99 }, health, bookingReads: reads, server: loop };
   console.log(`  risk requests: ${flood.requests.total} answered (${Object.entries(statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}), p50 ${flood.latency.p50} ms, p99 ${flood.latency.p99} ms`);
   console.log(`  /healthz meanwhile: p50 ${health.p50} ms, p99 ${health.p99} ms, max ${health.max} ms, ${health.samples} samples, ${health.failures} failed`);
+  console.log(`  server process: ${loop.cpuMicrosPerRequest} µs CPU per answer (threads included), event loop busy ${Math.round(loop.eventLoopUtilization * 100)}%`);
   console.log(`  booking reads meanwhile: ${reads.requests}, success ${reads.successRate}% (${JSON.stringify(reads.statuses)}), p50 ${reads.p50} ms, p99 ${reads.p99} ms`);
 } finally {
   await closeServer();

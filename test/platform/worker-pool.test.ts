@@ -29,10 +29,35 @@ describe('worker pool', () => {
   });
 
   it('ends a task over its heap limit without taking the process down, and answers the next task', async () => {
-    const error = await failure(pool.run({ allocate: true, value: 1 }));
-    expect(error.code).toBe('GEOMETRY_TOO_COMPLEX');
-    expect(error.extensions).toMatchObject({ limit: 'heapMb', max: 64 });
-    expect(await pool.run({ value: 7 })).toBe(14);
+    const small = new WorkerPool<Task, number>({
+      name: 'test', filename: new URL('./fixtures/spin-task.ts', import.meta.url),
+      threads: 1, taskTimeoutMs: 60_000, maxQueue: 1, maxHeapMb: 64, overLimit,
+    });
+    try {
+      const error = await failure(small.run({ allocate: true, value: 1 }));
+      expect(error.code).toBe('GEOMETRY_TOO_COMPLEX');
+      expect(error.extensions).toMatchObject({ limit: 'heapMb', max: 64 });
+      expect(await small.run({ value: 7 })).toBe(14);
+    } finally {
+      await small.close();
+    }
+  });
+
+  // Vitest fails the run on an unhandled error: the pool's 'error' event must have a listener.
+  it('a worker that runs out of memory after its task was ended is reported, not thrown at the process', async () => {
+    const workerErrors: Error[] = [];
+    const tight = new WorkerPool<Task, number>({
+      name: 'test', filename: new URL('./fixtures/spin-task.ts', import.meta.url),
+      threads: 1, taskTimeoutMs: 100, maxQueue: 1, maxHeapMb: 64, overLimit, onWorkerError: (e) => workerErrors.push(e),
+    });
+    try {
+      const error = await failure(tight.run({ allocate: true, value: 1 }));
+      expect(error.extensions.limit).toMatch(/^(timeMs|heapMb)$/);
+      expect(await tight.run({ value: 8 })).toBe(16);
+      expect(workerErrors.every((e) => e instanceof Error)).toBe(true);
+    } finally {
+      await tight.close();
+    }
   });
 
   it('answers 503 SERVICE_UNAVAILABLE with retryAfter when the thread is taken and the queue full', async () => {

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
@@ -10,7 +11,7 @@ export interface AreaPool {
 }
 
 /** The Risk Index's geometry workers (parse, validate, buffer, clip, cell cover), bounded by RISK_*. */
-export function createAreaPool(config: Config): AreaPool {
+export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
   const budget: GeometryBudget = {
     vertices: config.RISK_MAX_VERTICES, areaKm2: config.RISK_MAX_AREA_KM2,
     cells: config.RISK_MAX_CELLS, bufferedVertices: config.RISK_MAX_BUFFERED_VERTICES,
@@ -19,6 +20,7 @@ export function createAreaPool(config: Config): AreaPool {
     name: 'Risk Index geometry', filename: new URL('./area-task.ts', import.meta.url),
     threads: config.RISK_WORKERS, taskTimeoutMs: config.RISK_TASK_TIMEOUT_MS, maxQueue: config.RISK_QUEUE_MAX,
     maxHeapMb: config.RISK_WORKER_HEAP_MB, overLimit: tooComplex,
+    onWorkerError: (error) => log.warn({ err: { type: error.name, message: error.message } }, 'a Risk Index geometry worker failed and was replaced'),
   });
   return {
     async resolve(wkt, radius, maxCells) {
