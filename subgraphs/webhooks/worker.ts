@@ -52,10 +52,11 @@ function lockKey(name: string): number {
  * that asked for its type. Deliveries are inserted (idempotently: one per subscription and event)
  * before the outbox rows are deleted, so a crash in between sends nothing twice and loses nothing.
  */
-async function relay(source: { name: string; db: Database }, webhooks: Run): Promise<number> {
+async function relay(source: { name: string; db: Database }, webhooks: Run, transactional: boolean): Promise<number> {
   const outbox = `"${source.name}"."webhook_outbox"`;
   if (!(await runner(source.db)(`select 1 from ${outbox} limit 1`)).length) return 0;
-  return transaction(source.db, async (run) => {
+  const within = <T>(fn: (run: Run) => Promise<T>) => (transactional ? transaction(source.db, fn) : fn(runner(source.db)));
+  return within(async (run) => {
     const [lock] = await run('select pg_try_advisory_xact_lock(?) as ok', [lockKey(source.name)]);
     if (!lock?.ok) return 0;
     const events = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, occurred_at from ${outbox} order by seq limit ${BATCH}`);
@@ -134,6 +135,10 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
     return source ? [{ name, db: source }] : [];
   });
   const webhooks = runner(db);
+  // On PGlite one process owns the data (the folder lock) and one connection serves every schema:
+  // a transaction on the source would hold it while the statements on the webhooks schema wait for
+  // it. Without one, a crash between the insert and the delete re-inserts nothing (on conflict).
+  const transactional = !!config.DATABASE_URL;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
@@ -143,7 +148,7 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
   const tick = async () => {
     for (const source of sources) {
       try {
-        while (!stopped && await relay(source, webhooks) === BATCH);
+        while (!stopped && await relay(source, webhooks, transactional) === BATCH);
         reported.delete(source.name);
       } catch (error) {
         // A source that is down (or not migrated yet) keeps its events; say so once until it recovers.
