@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
+import { revocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
 import { buildSubgraph, type Subgraph } from '../../subgraphs/platform/subgraph.ts';
 import { testDatabase } from '../support/database.ts';
 import { listeningPorts } from '../support/ports.ts';
@@ -32,7 +33,9 @@ describe('a subgraph that listens (docker compose, <NAME>_URL)', () => {
     const database = await testDatabase();
     drop = database.drop;
     const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error', DATA_DIR: dataDir, INTERNAL_HOP_KEY: TEST_HOP_KEY, ...database.env });
-    subgraph = await buildSubgraph(subgraphDefinitions.scoring, config);
+    // No token reaches it in these tests: the hop and the limits answer first. A lone subgraph checks
+    // revocation against the gateway's clients, which exist only on PostgreSQL; on PGlite none is known.
+    subgraph = await buildSubgraph(subgraphDefinitions.scoring, config, config.DATABASE_URL ? {} : { revocation: revocationCheck(async () => null) });
     url = await subgraph.app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
