@@ -1,7 +1,11 @@
+import { setImmediate } from 'node:timers';
 import type { EntityManager } from '@mikro-orm/core';
 
-/** Rows per statement. */
-export const BULK_ROWS = 5000;
+/**
+ * Rows per statement. PGlite runs each statement on the event loop, so a batch is also the longest
+ * the loop is held; between batches it is given back (setImmediate) to the requests waiting.
+ */
+export const BULK_ROWS = 500;
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -28,6 +32,7 @@ export async function bulkInsert(em: EntityManager, table: { schema: string; nam
   const connection = em.getConnection();
   for (let i = 0; i < rows.length; i += size) {
     await connection.execute(sql, [JSON.stringify(rows.slice(i, i + size))], 'run', em.getTransactionContext());
+    await new Promise(setImmediate);
   }
   return rows.length;
 }
