@@ -34,7 +34,7 @@ export async function measureWorkers(options: { duration: number; rounds: number
       const dataDir = await mkdtemp(join(tmpdir(), 'frg-workers-'));
       const { child, url } = await startOnce(dataDir, {
         ...process.env, ...database.env, WORKERS: String(workers),
-        BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret, BOOTSTRAP_ORG: 'bench-workers', RATE_LIMIT_PER_MINUTE: '1000000000',
+        BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret, BOOTSTRAP_ORG: 'bench-workers', RATE_LIMIT_PER_MINUTE: '1000000000', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
       });
       started.push({ workers, child, url, path: '', token: '', dataDir, drop: database.drop });
       const entry = started[started.length - 1];
