@@ -73,8 +73,9 @@ describe('overload protection', () => {
     const { url } = await boot({ OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '40', OVERLOAD_SAMPLE_INTERVAL_MS: '100', OVERLOAD_RETRY_AFTER_SECONDS: '3' });
     await waitForStatus(url, 200);
 
-    // Stall the loop for 150 ms out of every 200 ms, as one expensive request after another would.
-    const stall = setInterval(() => busy(150), 200);
+    // Stall the loop for 190 ms out of every 200 ms, as one expensive request after another would.
+    // (With longer idle gaps the many short delays sampled in them pull the mean under the threshold.)
+    const stall = setInterval(() => busy(190), 200);
     const statuses: number[] = [];
     const health: number[] = [];
     let retryAfter: string | null = null;
