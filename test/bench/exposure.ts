@@ -17,19 +17,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import { startChildServer } from '../support/child-server.ts';
 import { listeningPorts } from '../support/ports.ts';
+import { zigzag } from '../support/zigzag.ts';
+import { flag, percentile } from './args.ts';
 
-const flag = (name: string, fallback: number, max: number) => {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = Number(arg ? arg.split('=')[1] : fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return Math.min(value, max);
-};
 const DURATION = flag('duration', 15, 20);
 const CONNECTIONS = Math.round(flag('connections', 200, 200));
 const POINTS = Math.round(flag('points', 40, 5_000));
 
 const CLIENT = { id: 'exposure-bench', secret: 'exposure-bench-secret-0123456789' };
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 const server = await startChildServer({
   NODE_ENV: 'production', LOG_LEVEL: 'warn', BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret,
@@ -86,8 +81,7 @@ try {
   figures.metricsAfterFlood = { status: metrics.status, bytes: (await metrics.text()).length };
 
   // 4. Bounded flood with /healthz probes and booking reads.
-  const zigzag = Array.from({ length: POINTS }, (_, i) => `${i % 2 ? -114 : -124} ${(33 + i * 0.0018).toFixed(4)}`).join(', ');
-  const heavyPath = `/riskIndex/v1/riskInfo?geometry=${encodeURIComponent(`LINESTRING(${zigzag})`)}&radius=5`;
+  const heavyPath = `/riskIndex/v1/riskInfo?geometry=${encodeURIComponent(zigzag(POINTS))}&radius=5`;
   const single = performance.now();
   const one = await fetch(`${base}${heavyPath}`);
   figures.heavyRequestAlone = { status: one.status, ms: Math.round(performance.now() - single) };

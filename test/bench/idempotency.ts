@@ -13,16 +13,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { countRows } from '../support/rows.ts';
 import { startTestStack } from '../support/stack.ts';
+import { flag } from './args.ts';
 
-const flag = (name: string, fallback: number, max: number) => {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = Number(arg ? arg.split('=')[1] : fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return Math.min(Math.round(value), max);
-};
-const RUNS = flag('runs', 150, 1000);
-const BURSTS = flag('bursts', 15, 50);
-const BURST = flag('burst', 50, 200);
+const RUNS = Math.round(flag('runs', 150, 1000));
+const BURSTS = Math.round(flag('bursts', 15, 50));
+const BURST = Math.round(flag('burst', 50, 200));
 const PATH = '/registration/v2/users';
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];

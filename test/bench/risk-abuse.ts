@@ -17,27 +17,18 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { ServerMessage, ServerReply, ServerStats } from './protocol.ts';
 import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
+import { zigzag } from '../support/zigzag.ts';
+import { flag, percentile } from './args.ts';
 
 process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 
-const flag = (name: string, fallback: number, max: number) => {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = Number(arg ? arg.split('=')[1] : fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return Math.min(value, max);
-};
 // Bounded, whatever is asked: the machine is shared.
 const FLOOD_SECONDS = flag('flood', 20, 30);
 const CONNECTIONS = Math.round(flag('connections', 200, 200));
 
-const zigzag = (n: number) => `LINESTRING(${Array.from({ length: n }, (_, i) => `${i % 2 ? -114 : -124} ${(33 + i * 0.0018).toFixed(4)}`).join(', ')})`;
 const QUERY = 'query Risk($wkt: WKT!, $radius: Float) { riskIndex(wkt: $wkt, radius: $radius) { area { cellsTouched } riskInfo { index } } }';
 const riskPath = (wkt: string, radius: number) => `/riskIndex/v1/riskInfo?${new URLSearchParams({ geometry: wkt, radius: String(radius) })}`;
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
-};
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

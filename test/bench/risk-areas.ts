@@ -18,13 +18,8 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
 import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
 import { testDatabase } from '../support/database.ts';
+import { flag, percentile } from './args.ts';
 
-const flag = (name: string, fallback: number, max: number) => {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = Number(arg ? arg.split('=')[1] : fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return Math.min(value, max);
-};
 const RUNS = Math.round(flag('runs', 15, 100));
 const BUDGET_MS = flag('budget', 150, 600) * 1000;
 
@@ -42,7 +37,6 @@ const AREAS: { name: string; geometry: string; radius?: number }[] = [
 ];
 const CITY = 3;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 
 const dataDir = await mkdtemp(join(os.tmpdir(), 'risk-bench-'));

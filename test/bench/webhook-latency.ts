@@ -12,13 +12,8 @@ import { startTestStack } from '../support/stack.ts';
 import { dispatch, provision, session, status } from '../roadside/helpers.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 import { retrySchedule } from '../../subgraphs/webhooks/worker.ts';
+import { flag } from './args.ts';
 
-const flag = (name: string, fallback: number, max: number) => {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = Number(arg ? arg.split('=')[1] : fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return Math.min(value, max);
-};
 const RESCUES = Math.round(flag('rescues', 40, 200));
 const BUDGET_MS = flag('budget', 20, 60) * 1000;
 

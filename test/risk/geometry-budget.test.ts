@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import { checkBudget, DEFAULT_BUDGET, estimateCost, type BudgetLimit } from '../../subgraphs/risk/geometry/budget.ts';
 import { parseWkt, searchArea } from '../../subgraphs/risk/geometry/wkt.ts';
+import { zigzag } from '../support/zigzag.ts';
 
 /** The issue's reproduction: x alternating -124 / -114, y stepping 0.0018 from 33. */
-const zigzag = (n: number) => `LINESTRING(${Array.from({ length: n }, (_, i) => `${i % 2 ? -114 : -124} ${(33 + i * 0.0018).toFixed(4)}`).join(', ')})`;
 /** A 5,000-position GPS trace along ~5 degrees of road in California, wiggling. */
 const route = (n: number) => `LINESTRING(${Array.from({ length: n }, (_, i) => `${(-122 + (i / n) * 5 + Math.sin(i / 7) * 0.01).toFixed(5)} ${(37 + (i / n) * 1.5 + Math.cos(i / 5) * 0.01).toFixed(5)}`).join(', ')})`;
 

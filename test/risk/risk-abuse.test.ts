@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
+import { zigzag } from '../support/zigzag.ts';
 
 /** Issue 12's reproduction: x alternating -124 / -114, y stepping 0.0018 from 33. */
-const zigzag = (n: number) => `LINESTRING(${Array.from({ length: n }, (_, i) => `${i % 2 ? -114 : -124} ${(33 + i * 0.0018).toFixed(4)}`).join(', ')})`;
 const CORRIDOR = 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)';
 const QUERY = 'query Risk($wkt: WKT!, $radius: Float) { riskIndex(wkt: $wkt, radius: $radius) { area { cellsTouched } riskInfo { index } } }';
 

@@ -1,0 +1,15 @@
+/** What the stand-alone benchmarks share: bounded `--name=value` flags and percentiles. */
+
+/** The number given as `--name=value`, else `fallback`; positive, and never over `max` (the machine is shared). */
+export function flag(name: string, fallback: number, max: number): number {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  const value = Number(arg ? arg.split('=')[1] : fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return Math.min(value, max);
+}
+
+/** Nearest-rank percentile `p` of `values` (in any order); NaN when there are none. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
+}
