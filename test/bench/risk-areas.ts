@@ -17,6 +17,7 @@ import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
 import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
+import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
 
@@ -42,7 +43,12 @@ const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 const dataDir = await mkdtemp(join(os.tmpdir(), 'risk-bench-'));
 const database = await testDatabase();
 const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions).filter((n) => n !== 'risk').map((n) => [subgraphUrlVariable(n), 'http://127.0.0.1:9/graphql']));
-const env = { ...process.env, NODE_ENV: 'test' as const, LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined, ...database.env, ...unreachable };
+// The other subgraphs are named as remote (and never called) so that only the risk subgraph is built;
+// load shedding is off, since this measures latency, not admission.
+const env = {
+  ...process.env, NODE_ENV: 'test' as const, LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined, ...database.env, ...unreachable,
+  INTERNAL_HOP_KEY: process.env.INTERNAL_HOP_KEY ?? generateHopKey(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+};
 const started = Date.now();
 const stack = await buildStack(loadConfig(env), env);
 const base = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
