@@ -1,10 +1,12 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/core';
-import type { SqlEntityManager } from '@mikro-orm/sql';
-import { keyedLoader } from '../platform/loaders.ts';
+import { keyedRowLoader } from '../platform/loaders.ts';
+import { rowShape, selectRows, tenantOf, type Plain } from '../platform/db/rows.ts';
 import { Booking, Vehicle, type BookingStatus } from './entities.ts';
-import { afterCursor, BOOKING_ORDER, toPage, type BookingCursor, type Page } from './paging.ts';
-import { bookingWhere } from './service.ts';
+import { toPage, type BookingCursor, type Page } from './paging.ts';
+
+export type BookingRow = Plain<Booking>;
+export type VehicleRow = Plain<Vehicle>;
 
 /** One page of one parent's bookings: the parent key (a VIN or a user id) and the page arguments. */
 export interface BookingPageKey {
@@ -18,31 +20,55 @@ type GroupField = 'vin' | 'userId';
 
 const argsKey = (k: BookingPageKey) => JSON.stringify([k.first, k.after?.start ?? null, k.after?.bookingId ?? null, k.status]);
 
+/** The statement of one kind of page (grouping field, one parent or many, status, cursor), built once per ORM. */
+const pageSql = new WeakMap<object, Map<string, string>>();
+
+function pageStatement(em: EntityManager, field: GroupField, many: boolean, status: BookingStatus | null, cursor: boolean) {
+  const shape = rowShape(em, Booking);
+  let texts = pageSql.get(shape);
+  if (!texts) pageSql.set(shape, texts = new Map());
+  const key = `${field}|${many}|${status}|${cursor}`;
+  let sql = texts.get(key);
+  if (sql) return { shape, sql };
+  const c = (property: keyof Booking & string) => `b.${shape.column(property)}`;
+  const where = [
+    `${c('orgId')} = ?`,
+    many ? `${c(field)} = p.parent` : `${c(field)} = ?`,
+    ...(status === 'ACTIVE' ? [`${c('actualEndTimestamp')} is null`] : status === 'ENDED' ? [`${c('actualEndTimestamp')} is not null`] : []),
+    ...(cursor ? [`(${c('startTimestamp')} < ? or (${c('startTimestamp')} = ? and ${c('bookingId')} < ?))`] : []),
+  ].join(' and ');
+  // BOOKING_ORDER: most recent start first, bookingId breaking ties.
+  const page = `select ${shape.columns('b')} from ${shape.table} as b where ${where} order by ${c('startTimestamp')} desc, ${c('bookingId')} desc limit ?`;
+  // Many parents: the same page per parent (an index scan each), in one statement.
+  sql = many ? `select x.* from unnest(array[?]::text[]) as p(parent) cross join lateral (${page}) as x` : page;
+  texts.set(key, sql);
+  return { shape, sql };
+}
+
 /**
  * Pages of bookings grouped by `field`, for many parents at once: the keys of one tick that share
- * the page arguments cost ONE statement, `row_number() over (partition by <field> ...)` keeping
- * `first + 1` rows per parent. The tenant filter is applied to the query builder explicitly.
+ * the page arguments cost ONE statement keeping `first + 1` rows per parent, scoped to the caller's
+ * organisation. Rows are plain (db/rows.ts): resolvers only read them.
  */
 export function bookingPagesLoader(em: EntityManager, field: GroupField) {
-  return new DataLoader<BookingPageKey, Page<Booking>, string>(async (keys) => {
+  return new DataLoader<BookingPageKey, Page<BookingRow>, string>(async (keys) => {
     const groups = new Map<string, BookingPageKey[]>();
     for (const key of keys) {
       const group = groups.get(argsKey(key)) ?? [];
       group.push(key);
       groups.set(argsKey(key), group);
     }
-    const pages = new Map<string, Page<Booking>>();
+    const orgId = tenantOf(em);
+    const pages = new Map<string, Page<BookingRow>>();
     await Promise.all([...groups.values()].map(async (group) => {
       const { first, after, status } = group[0];
       const parents = [...new Set(group.map((k) => k.parent))];
-      const qb = (em as SqlEntityManager).createQueryBuilder(Booking, 'b')
-        .select('*')
-        .where({ $and: [{ [field]: { $in: parents } }, bookingWhere({ status }), afterCursor(after)] } as never)
-        .orderBy([...BOOKING_ORDER] as never);
-      await qb.applyFilters();
-      qb.setPartitionLimit({ partitionBy: field, limit: first + 1 });
-      const rows = await qb.getResultList();
-      const byParent = new Map<string, Booking[]>(parents.map((p) => [p, []]));
+      const many = parents.length > 1;
+      const { shape, sql } = pageStatement(em, field, many, status, after !== null);
+      const cursor = after ? [after.start, after.start, after.bookingId] : [];
+      const params = many ? [parents, orgId, ...cursor, first + 1] : [orgId, parents[0], ...cursor, first + 1];
+      const rows = (await selectRows(em, sql, params)).map((row) => shape.map(row));
+      const byParent = new Map<string, BookingRow[]>(parents.map((p) => [p, []]));
       for (const row of rows) byParent.get(row[field])?.push(row);
       for (const key of group) pages.set(`${argsKey(key)}|${key.parent}`, toPage(byParent.get(key.parent) ?? [], first));
     }));
@@ -51,8 +77,8 @@ export function bookingPagesLoader(em: EntityManager, field: GroupField) {
 }
 
 export const createLoaders = (em: EntityManager) => ({
-  vehicleByVin: keyedLoader(em, Vehicle, 'vin'),
-  bookingById: keyedLoader(em, Booking, 'bookingId'),
+  vehicleByVin: keyedRowLoader(em, Vehicle, 'vin'),
+  bookingById: keyedRowLoader(em, Booking, 'bookingId'),
   bookingsByVin: bookingPagesLoader(em, 'vin'),
   bookingsByUser: bookingPagesLoader(em, 'userId'),
 });
