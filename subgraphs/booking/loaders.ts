@@ -23,13 +23,17 @@ const argsKey = (k: BookingPageKey) => JSON.stringify([k.first, k.after?.start ?
 /** The statement of one kind of page (grouping field, one parent or many, status, cursor), built once per ORM. */
 const pageSql = new WeakMap<object, Map<string, string>>();
 
+/** Prefix of the joined vehicle's columns in a page row. */
+const VEHICLE = 'vehicle.';
+
 function pageStatement(em: EntityManager, field: GroupField, many: boolean, status: BookingStatus | null, cursor: boolean) {
   const shape = rowShape(em, Booking);
+  const vehicle = rowShape(em, Vehicle);
   let texts = pageSql.get(shape);
   if (!texts) pageSql.set(shape, texts = new Map());
   const key = `${field}|${many}|${status}|${cursor}`;
   let sql = texts.get(key);
-  if (sql) return { shape, sql };
+  if (sql) return { shape, vehicle, sql };
   const c = (property: keyof Booking & string) => `b.${shape.column(property)}`;
   const where = [
     `${c('orgId')} = ?`,
@@ -37,20 +41,27 @@ function pageStatement(em: EntityManager, field: GroupField, many: boolean, stat
     ...(status === 'ACTIVE' ? [`${c('actualEndTimestamp')} is null`] : status === 'ENDED' ? [`${c('actualEndTimestamp')} is not null`] : []),
     ...(cursor ? [`(${c('startTimestamp')} < ? or (${c('startTimestamp')} = ? and ${c('bookingId')} < ?))`] : []),
   ].join(' and ');
+  // A user's bookings are of many vehicles: each row carries its vehicle (one join instead of a
+  // statement for Booking.vehicle). A vehicle's bookings are of the vehicle already loaded.
+  const join = field === 'userId'
+    ? ` left join ${vehicle.table} as v on v.${vehicle.column('orgId')} = ${c('orgId')} and v.${vehicle.column('vin')} = ${c('vin')}`
+    : '';
+  const columns = field === 'userId' ? `${shape.columns('b')}, ${vehicle.columns('v', VEHICLE)}` : shape.columns('b');
   // BOOKING_ORDER: most recent start first, bookingId breaking ties.
-  const page = `select ${shape.columns('b')} from ${shape.table} as b where ${where} order by ${c('startTimestamp')} desc, ${c('bookingId')} desc limit ?`;
+  const page = `select ${columns} from ${shape.table} as b${join} where ${where} order by ${c('startTimestamp')} desc, ${c('bookingId')} desc limit ?`;
   // Many parents: the same page per parent (an index scan each), in one statement.
   sql = many ? `select x.* from unnest(array[?]::text[]) as p(parent) cross join lateral (${page}) as x` : page;
   texts.set(key, sql);
-  return { shape, sql };
+  return { shape, vehicle, sql };
 }
 
 /**
  * Pages of bookings grouped by `field`, for many parents at once: the keys of one tick that share
  * the page arguments cost ONE statement keeping `first + 1` rows per parent, scoped to the caller's
- * organisation. Rows are plain (db/rows.ts): resolvers only read them.
+ * organisation. Rows are plain (db/rows.ts): resolvers only read them. The vehicles read with a
+ * user's bookings are handed to `vehicles` (the request's vehicleByVin).
  */
-export function bookingPagesLoader(em: EntityManager, field: GroupField) {
+export function bookingPagesLoader(em: EntityManager, field: GroupField, vehicles: DataLoader<string, VehicleRow | null>) {
   return new DataLoader<BookingPageKey, Page<BookingRow>, string>(async (keys) => {
     const groups = new Map<string, BookingPageKey[]>();
     for (const key of keys) {
@@ -64,10 +75,15 @@ export function bookingPagesLoader(em: EntityManager, field: GroupField) {
       const { first, after, status } = group[0];
       const parents = [...new Set(group.map((k) => k.parent))];
       const many = parents.length > 1;
-      const { shape, sql } = pageStatement(em, field, many, status, after !== null);
+      const { shape, vehicle, sql } = pageStatement(em, field, many, status, after !== null);
       const cursor = after ? [after.start, after.start, after.bookingId] : [];
       const params = many ? [parents, orgId, ...cursor, first + 1] : [orgId, parents[0], ...cursor, first + 1];
-      const rows = (await selectRows(em, sql, params)).map((row) => shape.map(row));
+      const rows = (await selectRows(em, sql, params)).map((row) => {
+        if (field !== 'userId') return shape.map(row);
+        const joined = vehicle.mapPrefixed(row, VEHICLE);
+        if (joined) vehicles.prime(joined.vin, joined);
+        return shape.mapPrefixed(row, '') as BookingRow;
+      });
       const byParent = new Map<string, BookingRow[]>(parents.map((p) => [p, []]));
       for (const row of rows) byParent.get(row[field])?.push(row);
       for (const key of group) pages.set(`${argsKey(key)}|${key.parent}`, toPage(byParent.get(key.parent) ?? [], first));
@@ -76,11 +92,14 @@ export function bookingPagesLoader(em: EntityManager, field: GroupField) {
   }, { cacheKeyFn: (k) => `${argsKey(k)}|${k.parent}` });
 }
 
-export const createLoaders = (em: EntityManager) => ({
-  vehicleByVin: keyedRowLoader(em, Vehicle, 'vin'),
-  bookingById: keyedRowLoader(em, Booking, 'bookingId'),
-  bookingsByVin: bookingPagesLoader(em, 'vin'),
-  bookingsByUser: bookingPagesLoader(em, 'userId'),
-});
+export function createLoaders(em: EntityManager) {
+  const vehicleByVin = keyedRowLoader(em, Vehicle, 'vin');
+  return {
+    vehicleByVin,
+    bookingById: keyedRowLoader(em, Booking, 'bookingId'),
+    bookingsByVin: bookingPagesLoader(em, 'vin', vehicleByVin),
+    bookingsByUser: bookingPagesLoader(em, 'userId', vehicleByVin),
+  };
+}
 
 export type BookingLoaders = ReturnType<typeof createLoaders>;

@@ -158,4 +158,25 @@ describe('booking pages as plain rows', () => {
     expect(pages.map((p) => p.rows.length)).toEqual([2, 2, 2]);
     expect(pages.every((p) => p.hasNextPage)).toBe(true);
   });
+
+  it('carry a user\'s vehicles along: Booking.vehicle then costs no statement, and sees only the caller\'s organisation', async () => {
+    const loaders = createLoaders(emFor(bookingDb, org));
+    const before = bookingDb.statements.count;
+    const [page] = await Promise.all([loaders.bookingsByUser.load({ parent: 'pages-user-0', first: 100, after: null, status: null })]);
+    const vehicles = await loaders.vehicleByVin.loadMany(page.rows.map((b) => b.vin));
+    expect(bookingDb.statements.count - before).toBe(1);
+    expect(new Set(vehicles.map((v) => (v as { vin: string }).vin))).toEqual(new Set(vins));
+    const reference = await keyedRowLoader(emFor(bookingDb, org), Vehicle, 'vin').loadMany(vins);
+    for (const v of vehicles) expect(v).toEqual(reference.find((r) => (r as { vin: string }).vin === (v as { vin: string }).vin));
+    expect(Object.keys(page.rows[0]).some((k) => k.startsWith('vehicle'))).toBe(false);
+
+    // Another organisation reusing the VINs and the user id sees its own rows only.
+    const other = new BookingService(emFor(bookingDb, 'pages-other'));
+    await other.createVehicle(vins[0], 'other-device');
+    await other.startBooking({ vin: vins[0], bookingId: 'other-booking', userId: 'pages-user-0', startTimestamp: 4_102_444_800 });
+    const theirs = createLoaders(emFor(bookingDb, 'pages-other'));
+    const [own] = (await theirs.bookingsByUser.load({ parent: 'pages-user-0', first: 100, after: null, status: null })).rows;
+    expect(own.bookingId).toBe('other-booking');
+    expect(await theirs.vehicleByVin.load(vins[0])).toMatchObject({ deviceId: 'other-device' });
+  });
 });

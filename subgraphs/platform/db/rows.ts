@@ -19,11 +19,16 @@ export interface RowShape<T> {
   table: string;
   /** Whether rows carry the organisation (every read must then be scoped to it). */
   tenant: boolean;
-  /** The select list, every column aliased to its property name, prefixed with `alias.` (built once per alias). */
-  columns(alias: string): string;
+  /**
+   * The select list, every column aliased to its property name (after `prefix`, for the columns of
+   * a joined table), prefixed with `alias.`; built once per alias and prefix.
+   */
+  columns(alias: string, prefix?: string): string;
   /** The quoted column of a property (`orgId` included). */
   column(property: (keyof T & string) | 'orgId'): string;
   map(row: Record<string, unknown>): Plain<T>;
+  /** The row of the columns selected with `prefix` (a joined table's), or null when the join found none. */
+  mapPrefixed(row: Record<string, unknown>, prefix: string): Plain<T> | null;
 }
 
 type Convert = (value: unknown) => unknown;
@@ -62,9 +67,9 @@ export function rowShape<T extends object>(em: EntityManager, entity: EntityName
   const shape: RowShape<T> = {
     table: schema ? `${quote(schema)}.${quote(meta.tableName)}` : quote(meta.tableName),
     tenant: Boolean(properties.orgId),
-    columns: (alias) => {
-      let list = selects.get(alias);
-      if (!list) selects.set(alias, list = props.map((prop) => `${alias}.${quote(prop.fieldNames[0])} as ${quote(prop.name)}`).join(', '));
+    columns: (alias, prefix = '') => {
+      let list = selects.get(`${alias}|${prefix}`);
+      if (!list) selects.set(`${alias}|${prefix}`, list = props.map((prop) => `${alias}.${quote(prop.fieldNames[0])} as ${quote(prefix + prop.name)}`).join(', '));
       return list;
     },
     column: (property) => {
@@ -78,6 +83,13 @@ export function rowShape<T extends object>(em: EntityManager, entity: EntityName
         if (value != null) row[name] = convert(value);
       }
       return row as Plain<T>;
+    },
+    mapPrefixed: (row, prefix) => {
+      const own: Record<string, unknown> = {};
+      for (const prop of props) own[prop.name] = row[prefix + prop.name];
+      // The primary key is never null in a row that exists.
+      if (own[meta.primaryKeys[0]] == null) return null;
+      return shape.map(own);
     },
   };
   shapes.set(meta, shape as unknown as RowShape<never>);
