@@ -1,7 +1,8 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/core';
 import { keyedRowLoader } from '../platform/loaders.ts';
-import { rowShape, selectRows, tenantOf, type Plain } from '../platform/db/rows.ts';
+import { rowShape, tenantOf, type Plain } from '../platform/db/rows.ts';
+import { readStatement, selectRows, type ReadStatement } from '../platform/db/read-statement.ts';
 import { Booking, Vehicle, type BookingStatus } from './entities.ts';
 import { toPage, type BookingCursor, type Page } from './paging.ts';
 
@@ -21,7 +22,7 @@ type GroupField = 'vin' | 'userId';
 const argsKey = (k: BookingPageKey) => JSON.stringify([k.first, k.after?.start ?? null, k.after?.bookingId ?? null, k.status]);
 
 /** The statement of one kind of page (grouping field, one parent or many, status, cursor), built once per ORM. */
-const pageSql = new WeakMap<object, Map<string, string>>();
+const pageSql = new WeakMap<object, Map<string, ReadStatement>>();
 
 /** Prefix of the joined vehicle's columns in a page row. */
 const VEHICLE = 'vehicle.';
@@ -32,14 +33,16 @@ function pageStatement(em: EntityManager, field: GroupField, many: boolean, stat
   let texts = pageSql.get(shape);
   if (!texts) pageSql.set(shape, texts = new Map());
   const key = `${field}|${many}|${status}|${cursor}`;
-  let sql = texts.get(key);
-  if (sql) return { shape, vehicle, sql };
+  const known = texts.get(key);
+  if (known) return { shape, vehicle, statement: known };
+  // Values: the parent(s), the organisation, the cursor (start, bookingId) if any, the row limit.
+  const [parents, org, start, bookingId, limit] = cursor ? ['$1', '$2', '$3', '$4', '$5'] : ['$1', '$2', '', '', '$3'];
   const c = (property: keyof Booking & string) => `b.${shape.column(property)}`;
   const where = [
-    `${c('orgId')} = ?`,
-    many ? `${c(field)} = p.parent` : `${c(field)} = ?`,
+    `${c('orgId')} = ${org}`,
+    many ? `${c(field)} = p.parent` : `${c(field)} = ${parents}`,
     ...(status === 'ACTIVE' ? [`${c('actualEndTimestamp')} is null`] : status === 'ENDED' ? [`${c('actualEndTimestamp')} is not null`] : []),
-    ...(cursor ? [`(${c('startTimestamp')} < ? or (${c('startTimestamp')} = ? and ${c('bookingId')} < ?))`] : []),
+    ...(cursor ? [`(${c('startTimestamp')} < ${start} or (${c('startTimestamp')} = ${start} and ${c('bookingId')} < ${bookingId}))`] : []),
   ].join(' and ');
   // A user's bookings are of many vehicles: each row carries its vehicle (one join instead of a
   // statement for Booking.vehicle). A vehicle's bookings are of the vehicle already loaded.
@@ -48,11 +51,11 @@ function pageStatement(em: EntityManager, field: GroupField, many: boolean, stat
     : '';
   const columns = field === 'userId' ? `${shape.columns('b')}, ${vehicle.columns('v', VEHICLE)}` : shape.columns('b');
   // BOOKING_ORDER: most recent start first, bookingId breaking ties.
-  const page = `select ${columns} from ${shape.table} as b${join} where ${where} order by ${c('startTimestamp')} desc, ${c('bookingId')} desc limit ?`;
+  const page = `select ${columns} from ${shape.table} as b${join} where ${where} order by ${c('startTimestamp')} desc, ${c('bookingId')} desc limit ${limit}`;
   // Many parents: the same page per parent (an index scan each), in one statement.
-  sql = many ? `select x.* from unnest(array[?]::text[]) as p(parent) cross join lateral (${page}) as x` : page;
-  texts.set(key, sql);
-  return { shape, vehicle, sql };
+  const statement = readStatement(many ? `select x.* from unnest(${parents}::text[]) as p(parent) cross join lateral (${page}) as x` : page);
+  texts.set(key, statement);
+  return { shape, vehicle, statement };
 }
 
 /**
@@ -75,10 +78,9 @@ export function bookingPagesLoader(em: EntityManager, field: GroupField, vehicle
       const { first, after, status } = group[0];
       const parents = [...new Set(group.map((k) => k.parent))];
       const many = parents.length > 1;
-      const { shape, vehicle, sql } = pageStatement(em, field, many, status, after !== null);
-      const cursor = after ? [after.start, after.start, after.bookingId] : [];
-      const params = many ? [parents, orgId, ...cursor, first + 1] : [orgId, parents[0], ...cursor, first + 1];
-      const rows = (await selectRows(em, sql, params)).map((row) => {
+      const { shape, vehicle, statement } = pageStatement(em, field, many, status, after !== null);
+      const cursor = after ? [after.start, after.bookingId] : [];
+      const rows = (await selectRows(em, statement, [many ? parents : parents[0], orgId, ...cursor, first + 1])).map((row) => {
         if (field !== 'userId') return shape.map(row);
         const joined = vehicle.mapPrefixed(row, VEHICLE);
         if (joined) vehicles.prime(joined.vin, joined);

@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../../subgraphs/platform/db/orm.ts'
 import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import { keyedRowLoader } from '../../subgraphs/platform/loaders.ts';
+import { readStatement, selectRows } from '../../subgraphs/platform/db/read-statement.ts';
 import { booking } from '../../subgraphs/booking/index.ts';
 import { Booking, Vehicle } from '../../subgraphs/booking/entities.ts';
 import { createLoaders } from '../../subgraphs/booking/loaders.ts';
@@ -178,5 +179,34 @@ describe('booking pages as plain rows', () => {
     const [own] = (await theirs.bookingsByUser.load({ parent: 'pages-user-0', first: 100, after: null, status: null })).rows;
     expect(own.bookingId).toBe('other-booking');
     expect(await theirs.vehicleByVin.load(vins[0])).toMatchObject({ deviceId: 'other-device' });
+  });
+});
+
+describe('read statements', () => {
+  const echo = readStatement('select $1::text as a, $2::int as b, $3::text[] as c, $4::text as d');
+
+  it('pass values through intact, quotes, backslashes and placeholders in them included', async () => {
+    const tricky = ["it's", 'back\\slash', '$1 $2', "'; drop table x; --", 'ü "é"'];
+    for (const value of tricky) {
+      const [row] = await selectRows(emFor(bookingDb, null), echo, [value, 42, [value, 'plain'], null]);
+      expect(row).toEqual({ a: value, b: 42, c: [value, 'plain'], d: null });
+    }
+    await expect(selectRows(emFor(bookingDb, null), echo, [{ not: 'allowed' } as never, 1, [], null])).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('are counted as one statement each, inside a transaction too, and survive a session that lost its prepared statements', async () => {
+    const em = emFor(bookingDb, null);
+    const before = bookingDb.statements.count;
+    await selectRows(em, echo, ['x', 1, [], null]);
+    await selectRows(em, echo, ['y', 2, [], null]);
+    expect(bookingDb.statements.count - before).toBe(2);
+    await em.transactional(async (tx) => {
+      expect(await selectRows(tx, echo, ['in tx', 3, ['a'], 'd'])).toEqual([{ a: 'in tx', b: 3, c: ['a'], d: 'd' }]);
+    });
+    // As after the database was reopened: nothing prepared any more.
+    await bookingDb.orm.em.getConnection().executeDump('deallocate all');
+    expect(await selectRows(em, echo, ['again', 4, [], null])).toEqual([{ a: 'again', b: 4, c: [], d: null }]);
+    const [first, second] = await Promise.all([selectRows(em, readStatement('select $1::text as v'), ['one']), selectRows(em, readStatement('select $1::text as v'), ['two'])]);
+    expect([first, second]).toEqual([[{ v: 'one' }], [{ v: 'two' }]]);
   });
 });

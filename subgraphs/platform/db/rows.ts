@@ -4,10 +4,10 @@ import { TENANT_FILTER } from './tenant.ts';
 
 /**
  * Read-only rows for the hot lookups (DataLoaders), without MikroORM's query building, entity
- * hydration and identity map: one fixed SQL text per lookup, built once from the entity's metadata,
- * run through the EntityManager's connection (so it joins the request's transaction, if any, and is
- * counted as a statement), each row mapped to a plain object with the entity's property names and
- * the values hydration would give them (Dates, numbers of `bigint('number')`, custom types).
+ * hydration and identity map: one fixed SQL text per lookup (read-statement.ts), its select list
+ * built once from the entity's metadata, each row mapped to a plain object with the entity's
+ * property names and the values hydration would give them (Dates, numbers of `bigint('number')`,
+ * custom types).
  * Nothing read this way is managed: never persist or modify it; services load entities themselves.
  */
 
@@ -104,9 +104,4 @@ export function tenantOf(em: EntityManager): string {
   const orgId = em.getFilterParams<{ orgId?: string }>(TENANT_FILTER)?.orgId;
   if (!orgId) throw new AppError('INTERNAL_SERVER_ERROR', 'query ran without an organisation');
   return orgId;
-}
-
-/** Runs one read through the EntityManager's connection and transaction; `?` placeholders, values escaped by the platform. */
-export async function selectRows(em: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-  return em.getConnection('read').execute(sql, params, 'all', em.getTransactionContext()) as Promise<Record<string, unknown>[]>;
 }
