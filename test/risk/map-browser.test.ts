@@ -49,6 +49,7 @@ describe('GET /riskIndex/v1/map', () => {
 
   it('is drawn in a worker thread of the Risk Index pool, not on the event loop', async () => {
     const pool = areaPoolFor(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
+    pool.forgetAreas();
     const before = pool.stats();
     const res = await t.request('GET', mapPath({ geometry: 'POLYGON((-118.95 33.7, -117.65 33.7, -117.65 34.82, -118.95 34.82, -118.95 33.7))' }));
     expect(res.status).toBe(200);

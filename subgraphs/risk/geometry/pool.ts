@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
@@ -7,13 +9,30 @@ import type { AreaTask, AreaTaskResult, MapTask, MapTaskResult, ResolvedArea } f
 import { tooComplex, type GeometryBudget } from './budget.ts';
 
 export interface AreaPool {
+  /** The resolved area, from the cache of recent areas or the workers. Shared with other requests: read only. */
   resolve(wkt: string, radius: number | null | undefined, maxCells: number): Promise<ResolvedArea>;
   /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
   renderMap(map: MapInput): Promise<string>;
-  /** Tasks the workers completed, by kind, and the threads that drew maps (for tests and metrics). */
-  stats(): { areas: number; maps: number; mapThreads: number[] };
+  /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
+  stats(): { areas: number; maps: number; mapThreads: number[]; cacheHits: number; cachedAreas: number; cachedBytes: number };
+  /** Empties the area cache (benchmarks measure cold answers with it). */
+  forgetAreas(): void;
   close(): Promise<void>;
 }
+
+/**
+ * Recently resolved areas, so that the several calls an analyst makes for one area (each data set,
+ * the map) parse, clip and cover it once. A resolved area is a pure function of the request and of
+ * fixed inputs (the boundaries, the budget), so a cached one is the same answer. Bounded in entries
+ * and in (estimated) bytes: a whole state holds about 1,700 cells, some 100 KB.
+ */
+export const AREA_CACHE_ENTRIES = 256;
+export const AREA_CACHE_BYTES = 16 * 1024 * 1024;
+const areaBytes = (area: ResolvedArea) => 1024 + area.cells.length * 64;
+
+/** WKT keywords are case-insensitive and spacing is free: such spellings of one area share an entry. */
+const areaKey = (wkt: string, radius: number | null | undefined, maxCells: number) =>
+  createHash('sha256').update(`${maxCells}|${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
 
 /** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing), bounded by RISK_*. */
 export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
@@ -27,12 +46,21 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
     maxHeapMb: config.RISK_WORKER_HEAP_MB, overLimit: tooComplex,
     onWorkerError: (error) => log.warn({ err: { type: error.name, message: error.message } }, 'a Risk Index geometry worker failed and was replaced'),
   });
-  const stats = { areas: 0, maps: 0, mapThreads: new Set<number>() };
+  const stats = { areas: 0, maps: 0, mapThreads: new Set<number>(), cacheHits: 0 };
+  const cache = new LRUCache<string, ResolvedArea>({ max: AREA_CACHE_ENTRIES, maxSize: AREA_CACHE_BYTES, sizeCalculation: areaBytes });
   return {
     async resolve(wkt, radius, maxCells) {
+      const key = areaKey(wkt, radius, maxCells);
+      const cached = cache.get(key);
+      if (cached) {
+        stats.cacheHits += 1;
+        return cached;
+      }
       const result = await pool.run({ kind: 'area', wkt, radius, budget, maxCells }) as AreaTaskResult;
       stats.areas += 1;
+      // Refusals are not kept: they are cheap (checked before the work) or bounded by the time limit.
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
+      cache.set(key, result.area);
       return result.area;
     },
     async renderMap(map) {
@@ -42,7 +70,11 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
       stats.mapThreads.add(result.threadId);
       return result.svg;
     },
-    stats: () => ({ areas: stats.areas, maps: stats.maps, mapThreads: [...stats.mapThreads] }),
+    stats: () => ({
+      areas: stats.areas, maps: stats.maps, mapThreads: [...stats.mapThreads],
+      cacheHits: stats.cacheHits, cachedAreas: cache.size, cachedBytes: cache.calculatedSize,
+    }),
+    forgetAreas: () => cache.clear(),
     close: () => pool.close(),
   };
 }
