@@ -2,9 +2,11 @@
  * `node test/bench/risk-stages.ts [--runs=15]`
  *
  * Where a Risk Index /all answer spends its time, stage by stage, in-process (no HTTP, no gateway):
- * area resolution in the geometry workers, the cell reads, each data set and the JSON of the answer.
- * Starts the risk subgraph's stack like risk-areas.ts, waits for the crash data, then prints the median
- * milliseconds of each stage per area. Bounded: `runs` rounds over the areas.
+ * area resolution in the geometry workers (the resolved-area cache emptied first), the cell reads, each
+ * data set, the JSON of the answer, and the map. Starts the risk subgraph's stack like risk-areas.ts,
+ * waits for the crash data, then prints per stage and area the median wall milliseconds and the
+ * milliseconds the event loop was busy (event-loop utilisation: work in the workers does not count).
+ * Bounded: `runs` rounds over the areas.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,6 +24,7 @@ import { describeArea, resolveArea } from '../../subgraphs/risk/services/area.ts
 import { farsInfo } from '../../subgraphs/risk/services/fars-info.ts';
 import { riskInfo } from '../../subgraphs/risk/services/risk-info.ts';
 import { historicalTraffic, realtimeTraffic } from '../../subgraphs/risk/services/traffic.ts';
+import { renderMap } from '../../subgraphs/risk/map/map.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
 
@@ -55,36 +58,38 @@ const STAGES: Stage[] = [
   ['farsInfo', (q) => farsInfo(q)],
   ['realtimeTraffic', (q) => realtimeTraffic(q)],
   ['historicalTraffic', (q) => historicalTraffic(q)],
+  ['map', (q) => renderMap(q)],
 ];
 const times = new Map<string, number[]>();
-const cpu = new Map<string, number[]>();
-const add = (key: string, ms: number, cpuMs: number) => {
+const busy = new Map<string, number[]>();
+const add = (key: string, ms: number, busyMs: number) => {
   times.set(key, [...(times.get(key) ?? []), ms]);
-  cpu.set(key, [...(cpu.get(key) ?? []), cpuMs]);
+  busy.set(key, [...(busy.get(key) ?? []), busyMs]);
 };
-/** Wall and CPU (every thread of the process: the geometry workers' too) milliseconds since `start`. */
-const since = (start: { t: number; c: NodeJS.CpuUsage }) => {
-  const c = process.cpuUsage(start.c);
-  return [performance.now() - start.t, (c.user + c.system) / 1000] as const;
-};
-const mark = () => ({ t: performance.now(), c: process.cpuUsage() });
+/** Wall milliseconds since `start`, and how many of them the event loop was busy. */
+const since = (start: { t: number; elu: ReturnType<typeof performance.eventLoopUtilization> }) =>
+  [performance.now() - start.t, performance.eventLoopUtilization(start.elu).active] as const;
+const mark = () => ({ t: performance.now(), elu: performance.eventLoopUtilization() });
 try {
   for (let round = 0; round <= RUNS; round++) {
     for (const area of AREAS) {
       const em = db.orm.em.fork();
+      areaPoolFor(em).forgetAreas();
       let t = mark();
       await areaPoolFor(em).resolve(area.geometry, null, 3000);
       if (round) add(`${area.name}|pool resolve`, ...since(t));
       const q = await resolveArea(em, area.geometry);
       const out: Record<string, unknown> = { area: describeArea(q) };
       for (const [name, run] of STAGES) {
+        if (name === 'map') {
+          t = mark();
+          JSON.stringify(out);
+          if (round) add(`${area.name}|JSON`, ...since(t));
+        }
         t = mark();
         out[name] = await run(q);
         if (round) add(`${area.name}|${name}`, ...since(t));
       }
-      t = mark();
-      JSON.stringify(out);
-      if (round) add(`${area.name}|JSON`, ...since(t));
     }
   }
 } finally {
@@ -96,8 +101,8 @@ const median = (list: number[]) => Math.round(percentile([...list].sort((a, b) =
 const table: Record<string, Record<string, string>> = {};
 for (const [key, list] of times) {
   const [area, stage] = key.split('|');
-  (table[stage] ??= {})[area] = `${median(list)} / ${median(cpu.get(key)!)}`;
+  (table[stage] ??= {})[area] = `${median(list)} / ${median(busy.get(key)!)}`;
 }
-console.log(`Median ms per stage, wall / CPU (${RUNS} runs, ${database.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}; stages after crashCells reuse its memoised read)`);
+console.log(`Median ms per stage, wall / event loop busy (${RUNS} runs, ${database.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}; stages after crashCells reuse its memoised read)`);
 console.table(table);
 console.log(`Load average: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);

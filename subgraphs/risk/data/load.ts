@@ -10,7 +10,8 @@ import { rebuildAggregates } from './aggregate.ts';
 import { ingestFars } from './fars.ts';
 import { sampleSensors } from './samples.ts';
 
-const BATCH = 500;
+/** Sensors per insert: each carries two 168-value profiles, and PGlite holds the event loop for the whole statement. */
+const BATCH = 50;
 
 /** The real crashes shipped with the project (see its README): NHTSA FARS 2013-2015, California and Illinois. */
 export const SHIPPED_FARS_FOLDER = new URL('./fars/', import.meta.url).pathname;
