@@ -74,4 +74,4 @@ BookingSchema.setClass(Booking);
 
 export type BookingStatus = 'ACTIVE' | 'ENDED';
 
-export const bookingStatus = (booking: Booking): BookingStatus => (booking.actualEndTimestamp == null ? 'ACTIVE' : 'ENDED');
+export const bookingStatus = (booking: Pick<Booking, 'actualEndTimestamp'>): BookingStatus => (booking.actualEndTimestamp == null ? 'ACTIVE' : 'ENDED');

@@ -1,6 +1,6 @@
 import type { SubgraphContext } from '../platform/context.ts';
-import { bookingStatus, type Booking, type BookingStatus, type Vehicle } from './entities.ts';
-import type { BookingLoaders } from './loaders.ts';
+import { bookingStatus, type BookingStatus } from './entities.ts';
+import type { BookingLoaders, BookingRow, VehicleRow } from './loaders.ts';
 import { checkPageSize, decodeCursor, encodeCursor, type Page } from './paging.ts';
 import { BookingService, normaliseVin, type BookingFilter, type StartBookingInput } from './service.ts';
 
@@ -10,7 +10,7 @@ interface PageArgs { first?: number | null; after?: string | null; status?: Book
 const service = (ctx: Ctx) => new BookingService(ctx.em);
 
 /** The connection shape of a page. */
-const connection = (page: Page<Booking>) => {
+const connection = (page: Page<BookingRow>) => {
   const edges = page.rows.map((node) => ({ node, cursor: encodeCursor({ start: node.startTimestamp, bookingId: node.bookingId }) }));
   return {
     edges,
@@ -40,18 +40,18 @@ export const resolvers = {
   },
   Vehicle: {
     __resolveReference: (ref: { vin: string }, ctx: Ctx) => ctx.loaders.vehicleByVin.load(String(ref.vin).toUpperCase()),
-    VIN: (v: Vehicle) => v.vin,
-    deviceID: (v: Vehicle) => v.deviceId,
-    bookings: async (v: Vehicle, args: PageArgs, ctx: Ctx) => connection(await ctx.loaders.bookingsByVin.load(pageKey(v.vin, args))),
+    VIN: (v: VehicleRow) => v.vin,
+    deviceID: (v: VehicleRow) => v.deviceId,
+    bookings: async (v: VehicleRow, args: PageArgs, ctx: Ctx) => connection(await ctx.loaders.bookingsByVin.load(pageKey(v.vin, args))),
   },
   Booking: {
     __resolveReference: (ref: { bookingId: string }, ctx: Ctx) => ctx.loaders.bookingById.load(ref.bookingId),
-    bookingID: (b: Booking) => b.bookingId,
-    VIN: (b: Booking) => b.vin,
-    userID: (b: Booking) => b.userId,
-    deviceID: (b: Booking) => b.deviceId,
-    status: (b: Booking) => bookingStatus(b),
-    vehicle: (b: Booking, _: unknown, ctx: Ctx) => ctx.loaders.vehicleByVin.load(b.vin),
+    bookingID: (b: BookingRow) => b.bookingId,
+    VIN: (b: BookingRow) => b.vin,
+    userID: (b: BookingRow) => b.userId,
+    deviceID: (b: BookingRow) => b.deviceId,
+    status: (b: BookingRow) => bookingStatus(b),
+    vehicle: (b: BookingRow, _: unknown, ctx: Ctx) => ctx.loaders.vehicleByVin.load(b.vin),
   },
   User: {
     __resolveReference: (ref: { userId: string }) => ({ userId: ref.userId }),

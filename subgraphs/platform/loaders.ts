@@ -1,5 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityManager, EntityName } from '@mikro-orm/core';
+import { rowShape, tenantOf, type Plain } from './db/rows.ts';
+import { readStatement, selectRows, type ReadStatement } from './db/read-statement.ts';
 
 /**
  * A per-request loader of entities by a unique key: one `where key in (...)` query per tick, results
@@ -22,5 +24,31 @@ export function groupedLoader<T extends object, K extends keyof T & string>(
     const groups = new Map<string, T[]>(keys.map((k) => [k, []]));
     for (const row of rows) groups.get(String(row[key]))?.push(row);
     return keys.map((k) => groups.get(k) ?? []);
+  });
+}
+
+const keyedSql = new WeakMap<object, Map<string, ReadStatement>>();
+
+/**
+ * keyedLoader's read-only twin for lookups whose results are only read (resolvers): plain rows
+ * (see db/rows.ts), no hydration or identity map, one fixed statement per tick scoped to the
+ * caller's organisation.
+ */
+export function keyedRowLoader<T extends object, K extends keyof T & string>(em: EntityManager, entity: EntityName<T>, key: K) {
+  const shape = rowShape(em, entity);
+  let byKey = keyedSql.get(shape);
+  if (!byKey) keyedSql.set(shape, byKey = new Map());
+  let statement = byKey.get(key);
+  if (!statement) {
+    const where = shape.tenant ? `t.${shape.column('orgId')} = $1 and t.${shape.column(key)} = any($2)` : `t.${shape.column(key)} = any($1)`;
+    statement = readStatement(`select ${shape.columns('t')} from ${shape.table} as t where ${where}`);
+    byKey.set(key, statement);
+  }
+  const read = statement;
+  return new DataLoader<string, Plain<T> | null>(async (keys) => {
+    const rows = await selectRows(em, read, shape.tenant ? [tenantOf(em), [...keys]] : [[...keys]]);
+    const found = new Map<string, Plain<T>>();
+    for (const row of rows) found.set(String(row[key]), shape.map(row));
+    return keys.map((k) => found.get(k) ?? null);
   });
 }

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { groupedLoader, keyedLoader } from '../platform/loaders.ts';
+import { groupedLoader, keyedRowLoader } from '../platform/loaders.ts';
 import { MvrRecord, User } from './entities.ts';
 
 export const createLoaders = (em: EntityManager) => ({
-  userById: keyedLoader(em, User, 'userId'),
+  /** Plain rows (platform/db/rows.ts): resolvers only read users; services load entities themselves. */
+  userById: keyedRowLoader(em, User, 'userId'),
   /** A user's MVR records, newest first (the first is the one a score uses). */
   mvrRecordsByUser: groupedLoader(em, MvrRecord, 'userId', { seq: 'desc' }),
 });

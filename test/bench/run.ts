@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <scenario>...] [--duration=3] [--rounds=2] [--connections=8] [--warmup=1]`
+ * `npm run bench [-- <scenario>...] [--duration=3] [--rounds=2] [--connections=8] [--warmup=1] [--variants=a,b]`
  *
  * Starts the servers (server.ts) in a child process on loopback, seeds data through the API, then
  * for each scenario measures every variant with autocannon for a bounded time, the variants in turn
@@ -28,7 +28,7 @@ import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/pl
 // Shared with the server process (it inherits the environment): the `direct` variant signs its requests as the gateway does.
 const hopKey = process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 
-interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[] }
+interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[]; variants: string[] }
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string, fallback: number) => {
@@ -38,10 +38,12 @@ function parseOptions(argv: string[]): Options {
     return value;
   };
   const only = argv.filter((a) => !a.startsWith('--'));
+  // --variants=a,b (or BENCH_VARIANTS): only those variants of each scenario, e.g. to iterate on one.
+  const variants = (argv.find((a) => a.startsWith('--variants='))?.split('=')[1] ?? process.env.BENCH_VARIANTS ?? '').split(',').filter(Boolean);
   const unknown = only.filter((name) => name !== 'start' && name !== 'workers' && !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   // Bounded: at most 30 s per measurement and 64 connections, whatever is asked.
-  return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only };
+  return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only, variants };
 }
 
 export interface MeasurementResult {
@@ -200,7 +202,7 @@ function summarise(scenario: Scenario, m: Measurement, samples: Sample[]): Measu
  * the machine's load during the run touches all variants alike; rounds are pooled.
  */
 async function measureScenario(servers: Servers, scenario: Scenario, ctx: ScenarioContext, options: Options): Promise<MeasurementResult[]> {
-  const measurements = scenario.measurements(ctx);
+  const measurements = scenario.measurements(ctx).filter((m) => !options.variants.length || options.variants.includes(m.variant));
   const checks = await Promise.all(measurements.map((m) => verify(m, ctx.token)));
   const samples: Sample[][] = measurements.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
