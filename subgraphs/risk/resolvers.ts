@@ -2,7 +2,7 @@ import type { SubgraphContext } from '../platform/context.ts';
 import { accidentSummary } from './services/accident-summary.ts';
 import { describeArea, resolveArea, type AreaQuery } from './services/area.ts';
 import { farsInfo } from './services/fars-info.ts';
-import { renderMap } from './map/render.ts';
+import { renderMap } from './map/map.ts';
 import { riskInfo } from './services/risk-info.ts';
 import { historicalTraffic, realtimeTraffic } from './services/traffic.ts';
 

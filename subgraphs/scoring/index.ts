@@ -2,7 +2,6 @@ import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { MvrRecord, User } from './entities.ts';
 import { WebhookOutbox } from '../platform/webhooks/outbox.ts';
 import { createLoaders, type ScoringLoaders } from './loaders.ts';
-import { currentCalibration } from './model/calibration.ts';
 import { loadMvrKeyring, registerKeyring } from './mvr/crypto.ts';
 import { adoptKeyring } from './mvr/keyring-db.ts';
 import { resolvers } from './resolvers.ts';
@@ -15,11 +14,10 @@ export const scoring: SubgraphDefinition<ScoringLoaders> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: 'b2b',
   createLoaders,
-  /** Loads the MVR keys and checks them against the database (refusing to start on a mismatch), and calibrates the score model once. */
+  /** Loads the MVR keys and checks them against the database (refusing to start on a mismatch). */
   async onStart(db, config) {
     const keyring = await loadMvrKeyring(config);
     await adoptKeyring(db.orm.em.fork(), keyring);
     registerKeyring(db.orm.em, keyring);
-    currentCalibration();
   },
 };

@@ -5,7 +5,7 @@
  * `node test/bench/start.ts` alone prints the same figures.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,28 +32,34 @@ async function startArguments() {
 }
 const TIMEOUT_MS = 300_000;
 
-/** Spawns `npm start`'s command, resolves with the process, its URL and the seconds until /healthz answered. */
-export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; seconds: number; cpuSeconds: number }> {
+/**
+ * Spawns `npm start`'s command, resolves with the process, its URL and the seconds until /healthz
+ * answered; with `listeners` > 1 (WORKERS), once that many processes printed their "listening" line.
+ */
+export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listeners = 1): Promise<{ child: ChildProcess; url: string; seconds: number; cpuSeconds: number }> {
   const started = performance.now();
+  // The server's output (a log line per request) goes to a file beside DATA_DIR, as it would in
+  // production, not through a pipe this process (the load generator of workers.ts) has to read.
+  const logFile = `${dataDir}.log`;
+  const log = await open(logFile, 'a');
   const child = spawn(process.execPath, await startArguments(), {
     cwd: root,
     env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', log.fd, log.fd],
   });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line within ${TIMEOUT_MS / 1000} s:\n${output.slice(-2000)}`)), TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening at (http:\/\/[\d.:]+)/i.exec(output);
-      if (match) { clearTimeout(timer); resolve(match[1]); }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (code ${code}) before listening:\n${output.slice(-2000)}`)); });
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
+  await log.close();
+  logFiles.set(child, logFile);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => { exited = code; });
+  const output = () => readFile(logFile, 'utf8').catch(() => '');
+  let url: string | undefined;
+  while (!url) {
+    const matches = [...(await output()).matchAll(/listening at (http:\/\/[\d.:]+)/gi)];
+    if (matches.length >= listeners) url = matches[0][1];
+    else if (exited !== undefined) throw new Error(`server exited (code ${exited}) before listening:\n${(await output()).slice(-2000)}`);
+    else if (performance.now() - started > TIMEOUT_MS) throw new Error(`no "listening" line within ${TIMEOUT_MS / 1000} s:\n${(await output()).slice(-2000)}`);
+    else await new Promise((r) => setTimeout(r, 20));
+  }
   for (;;) {
     const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
     if (ok) return { child, url, seconds: (performance.now() - started) / 1000, cpuSeconds: await cpuSeconds(child.pid!) };
@@ -62,17 +68,22 @@ export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv): Promis
   }
 }
 
+const logFiles = new WeakMap<ChildProcess, string>();
+
 export async function stop(child: ChildProcess) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  const logFile = logFiles.get(child);
+  if (logFile) await rm(logFile, { force: true });
 }
 
 /** utime + stime of a process (/proc/<pid>/stat, clock ticks of 1/100 s on Linux). */
-async function cpuSeconds(pid: number) {
+export async function cpuSeconds(pid: number) {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -44,6 +45,21 @@ describe('GET /riskIndex/v1/map', () => {
     expect(svg).toContain('data-state="IL"');
     const gql = await t.graphql('query($w: WKT!, $r: Float) { riskIndex(wkt: $w, radius: $r) { map } }', { w: LOOP.geometry, r: Number(LOOP.radius) }, null);
     expect(gql.data.riskIndex.map).toBe(svg);
+  });
+
+  it('is drawn in a worker thread of the Risk Index pool, not on the event loop', async () => {
+    const pool = areaPoolFor(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
+    pool.forgetAreas();
+    const before = pool.stats();
+    const res = await t.request('GET', mapPath({ geometry: 'POLYGON((-118.95 33.7, -117.65 33.7, -117.65 34.82, -118.95 34.82, -118.95 33.7))' }));
+    expect(res.status).toBe(200);
+    expect(res.body).toContain('class="cell"');
+    const after = pool.stats();
+    // One task resolved the area and one drew it; the drawing thread is a worker (thread 0 is the main thread).
+    expect(after.areas).toBe(before.areas + 1);
+    expect(after.maps).toBe(before.maps + 1);
+    expect(after.mapThreads.length).toBeGreaterThan(0);
+    expect(after.mapThreads).not.toContain(0);
   });
 
   it('validates like every Risk Index method (400 problem+json) and says when the area is outside coverage', async () => {

@@ -5,6 +5,7 @@ import { ingestFars } from '../../subgraphs/risk/data/fars.ts';
 import { ingestTrafficFeed } from '../../subgraphs/risk/data/traffic-feed.ts';
 import { riskDataLoaded, riskDataStatus } from '../../subgraphs/risk/data/load.ts';
 import { Crash, TrafficSensor } from '../../subgraphs/risk/entities.ts';
+import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const BASE = '/riskIndex/v1';
@@ -24,6 +25,26 @@ beforeAll(async () => {
   await riskDataLoaded(riskDb().orm.em);
 }, 600_000);
 afterAll(async () => { await t?.close(); });
+
+describe('resolved-area cache', () => {
+  it('resolves an area once for several calls, whatever its spelling; another radius or area is resolved again; refusals are not kept', async () => {
+    const pool = areaPoolFor(riskDb().orm.em);
+    pool.forgetAreas();
+    const start = pool.stats();
+    const first = await get('riskInfo', { geometry: CHICAGO });
+    expect(pool.stats().areas).toBe(start.areas + 1);
+    const again = await get('accidentSummary', { geometry: `  ${CHICAGO.toLowerCase().replace(/, /g, ',\n ')} ` });
+    expect(again.body.area).toEqual(first.body.area);
+    expect(pool.stats()).toMatchObject({ areas: start.areas + 1, cacheHits: start.cacheHits + 1, cachedAreas: 1 });
+    await get('riskInfo', { geometry: CHICAGO, radius: 0.01 });
+    await get('riskInfo', { geometry: ROUTE });
+    expect(pool.stats()).toMatchObject({ areas: start.areas + 3, cachedAreas: 3 });
+    expect((await get('riskInfo', { geometry: 'POINT(-87.6 141.8)' })).status).toBe(400);
+    expect((await get('riskInfo', { geometry: 'POINT(-87.6 141.8)' })).status).toBe(400);
+    expect(pool.stats()).toMatchObject({ areas: start.areas + 5, cachedAreas: 3 });
+    expect(pool.stats().cachedBytes).toBeGreaterThan(0);
+  });
+});
 
 describe('start-up', () => {
   it('loads the shipped NHTSA FARS crashes (and only sample counting stations) on the first start', async () => {

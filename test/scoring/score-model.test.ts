@@ -65,7 +65,7 @@ describe('calibration on the reference population', () => {
     expect(population).toHaveLength(POPULATION.size);
     expect(referencePopulation(POPULATION.seed, 50)).toEqual(referencePopulation(POPULATION.seed, 50));
     const calibration = calibrate(population);
-    expect(calibration).toEqual(currentCalibration());
+    expect(calibration, 'calibration.json is stale: run `npm run calibrate` and commit it').toEqual(currentCalibration());
 
     const scored = population.map((p) => scoreFromRelativity(relativityOf(p).relativity, calibration));
     const sorted = [...scored].sort((a, b) => a - b);

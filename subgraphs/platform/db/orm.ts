@@ -13,6 +13,7 @@ import type { Config } from '../config.ts';
 import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { clusterTemplate } from './cluster-template.ts';
 
 export type Entity = EntityClass<AnyEntity> | EntitySchema;
 
@@ -39,13 +40,19 @@ export interface Database {
 const TEXT_ARRAY_OID = 1009;
 const clusters = new WeakMap<Config, { pglite: Promise<PGlite>; owners: number }>();
 
+/** Opens the cluster, a new one (no PG_VERSION yet) loaded from the prepared template rather than made by initdb. */
+async function openCluster(dataDir: string, parsers: ReturnType<typeof createPostgreSqlTypeParsers>) {
+  const fresh = dataDir === 'memory://' || !existsSync(join(dataDir, 'PG_VERSION'));
+  return PGlite.create({ dataDir, extensions: { btree_gist }, parsers, loadDataDir: fresh ? await clusterTemplate() : undefined });
+}
+
 function sharedCluster(config: Config) {
   let cluster = clusters.get(config);
   if (!cluster) {
     const dataDir = config.PGLITE_IN_MEMORY ? 'memory://' : join(config.dataDir, 'pglite', 'cluster');
     // MikroORM's own parsers for the instances it creates: dates and intervals stay text (it converts them).
     const parsers = createPostgreSqlTypeParsers(pg.types.getTypeParser(TEXT_ARRAY_OID as never, 'text') as (value: string) => string[]);
-    cluster = { pglite: PGlite.create({ dataDir, extensions: { btree_gist }, parsers }), owners: 0 };
+    cluster = { pglite: openCluster(dataDir, parsers), owners: 0 };
     clusters.set(config, cluster);
   }
   cluster.owners += 1;

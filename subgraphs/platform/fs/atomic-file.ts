@@ -14,7 +14,7 @@ async function syncFolder(folder: string) {
  * fsynced. True when this call created it, false when it was already there: concurrent creators
  * agree on one whole file and a reader never sees a partial one.
  */
-export async function createFileAtomically(path: string, content: string, mode = 0o600): Promise<boolean> {
+export async function createFileAtomically(path: string, content: string | Uint8Array, mode = 0o600): Promise<boolean> {
   const folder = dirname(path);
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const temporary = join(folder, `.${randomBytes(6).toString('hex')}.tmp`);

@@ -1,7 +1,8 @@
+import { setImmediate } from 'node:timers';
 import type { EntityManager } from '@mikro-orm/core';
 import { cellArea } from 'h3-js';
 import { bulkInsert } from '../../platform/db/bulk.ts';
-import { Crash, CrashCell, RESOLUTIONS, TrafficCell, TrafficSensor, type Resolution } from '../entities.ts';
+import { CrashCell, RESOLUTIONS, TrafficCell, TrafficSensor, type Crash, type Resolution } from '../entities.ts';
 import { cellColumn } from '../geometry/cells.ts';
 import { forgetDataSources } from './sources.ts';
 
@@ -35,6 +36,42 @@ const CRASH_CELL_COLUMNS = {
 };
 const TRAFFIC_CELL_COLUMNS = { resolution: 'smallint', cell: 'varchar(16)', sensors: 'int', volume_sum: 'jsonb', speed_volume_sum: 'jsonb' };
 
+/**
+ * Work between two returns to the event loop during a rebuild. PGlite runs every statement on the
+ * event loop, and awaiting one statement after another gives the loop no turn: a first start's
+ * rebuild held it for up to 0.9 s.
+ */
+const CHUNK = 2000;
+/** Cells per turn of the loop: each cell's exact area is an H3 computation (~20 µs). */
+const CELL_CHUNK = 500;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+type CrashFacts = Pick<Crash, 'severity' | 'fatalities' | 'year' | 'month' | 'hourOfWeek' | 'weather' | 'lightCondition' | 'functionalSystem' | 'h3r5' | 'h3r7' | 'h3r9'>;
+const CRASH_FACTS = `"id", "severity", "fatalities", "year", "month", "hour_of_week" as "hourOfWeek", "weather", "light_condition" as "lightCondition",
+  "functional_system" as "functionalSystem", "h3r5", "h3r7", "h3r9"`;
+
+/** Every crash's aggregated facts, read in pages in key order with the event loop given back between them. */
+async function crashFacts(em: EntityManager): Promise<CrashFacts[]> {
+  const all: CrashFacts[] = [];
+  let after = '';
+  for (;;) {
+    const page: (CrashFacts & { id: string })[] = await em.getConnection().execute(
+      `select ${CRASH_FACTS} from "risk"."risk_crashes" where "id" > ? order by "id" limit ?`, [after, CHUNK], 'all', em.getTransactionContext());
+    all.push(...page);
+    await yieldToLoop();
+    if (page.length < CHUNK) return all;
+    after = page[page.length - 1].id;
+  }
+}
+
+/** Statistics the planner uses (PGlite runs no autovacuum), for the columns queries filter and sort on only. */
+const ANALYZED: Record<string, string[]> = {
+  risk_crashes: ['source', 'severity', 'year', 'month', 'day', 'hour', 'case_number', 'h3r5', 'h3r7', 'h3r9'],
+  risk_crash_cells: ['resolution', 'cell', 'rate'],
+  risk_traffic_cells: ['resolution', 'cell'],
+  risk_traffic_sensors: ['source', 'h3r5', 'h3r7', 'h3r9'],
+};
+
 /** The calendar years the crash data span (at least 1). */
 export const yearSpan = (years: Iterable<number>) => {
   const list = [...years];
@@ -47,10 +84,7 @@ export const yearSpan = (years: Iterable<number>) => {
  * index; and the traffic profiles. Run once after a load, not at every start.
  */
 export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells: number; trafficCells: number }> {
-  const crashes = await em.find(Crash, {}, {
-    fields: ['severity', 'fatalities', 'year', 'month', 'hourOfWeek', 'weather', 'lightCondition', 'functionalSystem', 'h3r5', 'h3r7', 'h3r9'] as never,
-    disableIdentityMap: true,
-  });
+  const crashes = await crashFacts(em);
   const sensors = await em.find(TrafficSensor, {}, { disableIdentityMap: true });
   const span = yearSpan(new Set(crashes.map((c) => c.year)));
   const crashRows: Record<string, unknown>[] = [];
@@ -69,7 +103,8 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
       }
     }
     const cells = new Map<string, CellAggregate>();
-    for (const c of crashes) {
+    for (const [i, c] of crashes.entries()) {
+      if (i % CHUNK === CHUNK - 1) await yieldToLoop();
       const cell = c[column];
       let a = cells.get(cell);
       if (!a) {
@@ -87,10 +122,12 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
       bump(a.byLight, c.lightCondition);
       bump(a.byRoadClass, c.functionalSystem);
     }
-    const rated = [...cells].map(([cell, a]) => {
+    const rated: { cell: string; a: CellAggregate; km2: number; rate: number }[] = [];
+    for (const [cell, a] of cells) {
+      if (rated.length % CELL_CHUNK === CELL_CHUNK - 1) await yieldToLoop();
       const km2 = cellArea(cell, 'km2');
-      return { cell, a, km2, rate: indexRate(a.fatal, a.fatalities, km2, span) };
-    });
+      rated.push({ cell, a, km2, rate: indexRate(a.fatal, a.fatalities, km2, span) });
+    }
     const reference = medianOf(rated.map((r) => r.rate));
     for (const { cell, a, km2, rate } of rated) {
       crashRows.push({
@@ -106,11 +143,15 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
   await em.transactional(async (tx) => {
     await tx.nativeDelete(CrashCell, {});
     await tx.nativeDelete(TrafficCell, {});
-    await bulkInsert(tx, { schema: 'risk', name: 'risk_crash_cells' }, CRASH_CELL_COLUMNS, crashRows);
-    await bulkInsert(tx, { schema: 'risk', name: 'risk_traffic_cells' }, TRAFFIC_CELL_COLUMNS, trafficRows);
+    // Rows with JSON breakdowns cost the database more: smaller statements keep each hold of the loop short.
+    await bulkInsert(tx, { schema: 'risk', name: 'risk_crash_cells' }, CRASH_CELL_COLUMNS, crashRows, { rowsPerStatement: 150 });
+    await bulkInsert(tx, { schema: 'risk', name: 'risk_traffic_cells' }, TRAFFIC_CELL_COLUMNS, trafficRows, { rowsPerStatement: 50 });
   });
   // Fresh statistics after a bulk load (PGlite runs no autovacuum), so the planner uses the indexes.
-  for (const table of ['risk_crashes', 'risk_crash_cells', 'risk_traffic_cells', 'risk_traffic_sensors']) await em.getConnection().execute(`analyze "risk"."${table}"`);
+  for (const [table, columns] of Object.entries(ANALYZED)) {
+    await em.getConnection().execute(`analyze "risk"."${table}" (${columns.map((c) => `"${c}"`).join(', ')})`);
+    await yieldToLoop();
+  }
   referenceCache.delete(em.config);
   forgetDataSources(em);
   return { crashCells: crashRows.length, trafficCells: trafficRows.length };

@@ -1,5 +1,6 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setImmediate } from 'node:timers';
 import { setTimeout } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/core';
@@ -9,14 +10,19 @@ import { rebuildAggregates } from './aggregate.ts';
 import { ingestFars } from './fars.ts';
 import { sampleSensors } from './samples.ts';
 
-const BATCH = 500;
+/** Sensors per insert: each carries two 168-value profiles, and PGlite holds the event loop for the whole statement. */
+const BATCH = 50;
 
 /** The real crashes shipped with the project (see its README): NHTSA FARS 2013-2015, California and Illinois. */
 export const SHIPPED_FARS_FOLDER = new URL('./fars/', import.meta.url).pathname;
 export const shippedFarsFiles = () => readdirSync(SHIPPED_FARS_FOLDER).filter((f) => /^accident_\d{4}\.csv\.gz$/.test(f)).sort().map((f) => join(SHIPPED_FARS_FOLDER, f));
 
+/** Inserts in batches, giving the event loop back between them (PGlite runs each statement on it). */
 export async function insertInBatches(em: EntityManager, entity: typeof TrafficSensor, rows: object[]) {
-  for (let i = 0; i < rows.length; i += BATCH) await em.insertMany(entity as never, rows.slice(i, i + BATCH) as never);
+  for (let i = 0; i < rows.length; i += BATCH) {
+    await em.insertMany(entity as never, rows.slice(i, i + BATCH) as never);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 type Log = Pick<FastifyBaseLogger, 'info'>;

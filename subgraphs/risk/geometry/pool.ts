@@ -1,33 +1,80 @@
+import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
-import type { AreaTask, AreaTaskResult, ResolvedArea } from './area-task.ts';
+import type { MapInput } from '../map/render.ts';
+import type { AreaTask, AreaTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
 
 export interface AreaPool {
+  /** The resolved area, from the cache of recent areas or the workers. Shared with other requests: read only. */
   resolve(wkt: string, radius: number | null | undefined, maxCells: number): Promise<ResolvedArea>;
+  /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
+  renderMap(map: MapInput): Promise<string>;
+  /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
+  stats(): { areas: number; maps: number; mapThreads: number[]; cacheHits: number; cachedAreas: number; cachedBytes: number };
+  /** Empties the area cache (benchmarks measure cold answers with it). */
+  forgetAreas(): void;
   close(): Promise<void>;
 }
 
-/** The Risk Index's geometry workers (parse, validate, buffer, clip, cell cover), bounded by RISK_*. */
+/**
+ * Recently resolved areas, so that the several calls an analyst makes for one area (each data set,
+ * the map) parse, clip and cover it once. A resolved area is a pure function of the request and of
+ * fixed inputs (the boundaries, the budget), so a cached one is the same answer. Bounded in entries
+ * and in (estimated) bytes: a whole state holds about 1,700 cells, some 100 KB.
+ */
+export const AREA_CACHE_ENTRIES = 256;
+export const AREA_CACHE_BYTES = 16 * 1024 * 1024;
+const areaBytes = (area: ResolvedArea) => 1024 + area.cells.length * 64;
+
+/** WKT keywords are case-insensitive and spacing is free: such spellings of one area share an entry. */
+const areaKey = (wkt: string, radius: number | null | undefined, maxCells: number) =>
+  createHash('sha256').update(`${maxCells}|${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
+
+/** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing), bounded by RISK_*. */
 export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
   const budget: GeometryBudget = {
     vertices: config.RISK_MAX_VERTICES, areaKm2: config.RISK_MAX_AREA_KM2,
     cells: config.RISK_MAX_CELLS, bufferedVertices: config.RISK_MAX_BUFFERED_VERTICES,
   };
-  const pool = new WorkerPool<AreaTask, AreaTaskResult>({
+  const pool = new WorkerPool<AreaTask | MapTask, AreaTaskResult | MapTaskResult>({
     name: 'Risk Index geometry', filename: new URL('./area-task.ts', import.meta.url),
     threads: config.RISK_WORKERS, taskTimeoutMs: config.RISK_TASK_TIMEOUT_MS, maxQueue: config.RISK_QUEUE_MAX,
     maxHeapMb: config.RISK_WORKER_HEAP_MB, overLimit: tooComplex,
     onWorkerError: (error) => log.warn({ err: { type: error.name, message: error.message } }, 'a Risk Index geometry worker failed and was replaced'),
   });
+  const stats = { areas: 0, maps: 0, mapThreads: new Set<number>(), cacheHits: 0 };
+  const cache = new LRUCache<string, ResolvedArea>({ max: AREA_CACHE_ENTRIES, maxSize: AREA_CACHE_BYTES, sizeCalculation: areaBytes });
   return {
     async resolve(wkt, radius, maxCells) {
-      const result = await pool.run({ wkt, radius, budget, maxCells });
+      const key = areaKey(wkt, radius, maxCells);
+      const cached = cache.get(key);
+      if (cached) {
+        stats.cacheHits += 1;
+        return cached;
+      }
+      const result = await pool.run({ kind: 'area', wkt, radius, budget, maxCells }) as AreaTaskResult;
+      stats.areas += 1;
+      // Refusals are not kept: they are cheap (checked before the work) or bounded by the time limit.
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
+      cache.set(key, result.area);
       return result.area;
     },
+    async renderMap(map) {
+      const result = await pool.run({ kind: 'map', budget, map }) as MapTaskResult;
+      stats.maps += 1;
+      if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
+      stats.mapThreads.add(result.threadId);
+      return result.svg;
+    },
+    stats: () => ({
+      areas: stats.areas, maps: stats.maps, mapThreads: [...stats.mapThreads],
+      cacheHits: stats.cacheHits, cachedAreas: cache.size, cachedBytes: cache.calculatedSize,
+    }),
+    forgetAreas: () => cache.clear(),
     close: () => pool.close(),
   };
 }

@@ -2,11 +2,9 @@ import { rewind } from '@turf/turf';
 import { geoDistance, geoMercator, geoPath } from 'd3-geo';
 import type { Feature, MultiPolygon, Polygon } from 'geojson';
 import { cellToBoundary } from 'h3-js';
-import { Crash } from '../entities.ts';
-import { cellColumn } from '../geometry/cells.ts';
-import { stateBoundaries } from '../geometry/coverage.ts';
-import type { AreaQuery } from '../services/area.ts';
-import { riskInfo } from '../services/risk-info.ts';
+import type { GeometryBudget } from '../geometry/budget.ts';
+import { stateBoundaries, type CoveredState } from '../geometry/coverage.ts';
+import { searchArea } from '../geometry/wkt.ts';
 
 /** Crash points are drawn when the covered area is at most this large (a city) ... */
 export const MAX_POINTS_KM2 = 1000;
@@ -36,24 +34,32 @@ function cellFeature(cell: string): Feature<Polygon> {
   return { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring.reverse()] } };
 }
 
-/** The crash points of the area (most recent first) when there are few enough to draw. */
-async function crashPoints(q: AreaQuery, fatal: number) {
-  if (q.resolution === null || q.coverage.coveredKm2 > MAX_POINTS_KM2 || fatal === 0 || fatal > MAX_MAP_POINTS) return [];
-  return q.em.find(Crash, { [cellColumn(q.resolution)]: { $in: q.cells } } as never, {
-    fields: ['latitude', 'longitude', 'fatalities'] as never, limit: MAX_MAP_POINTS, disableIdentityMap: true,
-  });
+/** What a map shows, gathered on the event loop (map.ts) and drawn in a worker: plain data that crosses threads. */
+export interface MapInput {
+  /** The search area as requested: the worker derives its outline again (no geometry crosses threads). */
+  wkt: string;
+  radius: number | null | undefined;
+  states: CoveredState[];
+  coverageMessage: string;
+  resolution: number | null;
+  cells: string[];
+  /** Index of the cells with a fatal crash. */
+  indexes: Record<string, number>;
+  index: number | null;
+  fatalCrashes: number;
+  fatalities: number;
+  fatalCrashesPerKm2Year: number | null;
+  /** Crash points: longitude, latitude, fatalities. */
+  points: [number, number, number][];
 }
 
 /**
  * The map of a Risk Index report as an SVG document: the search area, the outline of the covered
  * states it touches, its H3 cells coloured by index, crash points when few enough, a legend, a scale
- * bar and the source line. Costs what riskInfo costs plus at most one bounded crash query.
+ * bar and the source line. CPU-bound (d3-geo): runs in the Risk Index workers.
  */
-export async function renderMap(q: AreaQuery): Promise<string> {
-  const info = await riskInfo(q);
-  const cells = await q.crashCells();
-  const indexOf = new Map(cells.map((c) => [c.cell, c.riskIndex]));
-  const area = rewind(q.search.area, { reverse: true }) as Feature<Polygon | MultiPolygon>;
+export function renderMapSvg(m: MapInput, budget?: GeometryBudget): string {
+  const area = rewind(searchArea(m.wkt, m.radius, budget).area, { reverse: true }) as Feature<Polygon | MultiPolygon>;
   const projection = geoMercator().fitExtent([[MAP.x0 + 10, MAP.y0 + 10], [MAP.x1 - 10, MAP.y1 - 10]], area)
     .clipExtent([[MAP.x0, MAP.y0], [MAP.x1, MAP.y1]]);
   const path = geoPath(projection).digits(1);
@@ -62,15 +68,15 @@ export async function renderMap(q: AreaQuery): Promise<string> {
   out.push(`<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`);
   out.push(`<rect x="${MAP.x0}" y="${MAP.y0}" width="${MAP.x1 - MAP.x0}" height="${MAP.y1 - MAP.y0}" fill="#dfeaf2"/>`);
 
-  const touched = new Set(q.coverage.parts.map((p) => p.state.fips));
+  const touched = new Set(m.states.map((state) => state.fips));
   const states = stateBoundaries().filter((b) => touched.has(b.state.fips));
   out.push('<g id="states" fill="#fbfaf6" stroke="#6b6b6b" stroke-width="1.2">');
   for (const s of states) out.push(`<path data-state="${s.state.code}" d="${path(s.feature) ?? ''}"/>`);
   out.push('</g>');
 
   out.push('<g id="cells" stroke="#ffffff" stroke-width="0.4">');
-  for (const cell of q.cells) {
-    const index = indexOf.get(cell);
+  for (const cell of m.cells) {
+    const index = m.indexes[cell];
     const fill = index === undefined || index === 0 ? NO_CRASH : bandOf(index).color;
     out.push(`<path class="cell" data-cell="${cell}" data-index="${index ?? 0}" fill="${fill}" fill-opacity="${index ? 0.9 : 0.55}" d="${path(cellFeature(cell)) ?? ''}"/>`);
   }
@@ -78,20 +84,20 @@ export async function renderMap(q: AreaQuery): Promise<string> {
 
   out.push(`<path id="search-area" d="${path(area) ?? ''}" fill="none" stroke="#1f4e9c" stroke-width="2" stroke-dasharray="6 4"/>`);
 
-  const points = await crashPoints(q, info.fatalCrashes);
+  const points = m.points;
   out.push(`<g id="crashes" fill="#1b1b1b" fill-opacity="0.75" stroke="#ffffff" stroke-width="0.6">`);
-  for (const p of points) {
-    const xy = projection([p.longitude, p.latitude]);
-    if (xy) out.push(`<circle cx="${xy[0].toFixed(1)}" cy="${xy[1].toFixed(1)}" r="${(1.5 + Math.sqrt(p.fatalities)).toFixed(1)}"/>`);
+  for (const [longitude, latitude, fatalities] of points) {
+    const xy = projection([longitude, latitude]);
+    if (xy) out.push(`<circle cx="${xy[0].toFixed(1)}" cy="${xy[1].toFixed(1)}" r="${(1.5 + Math.sqrt(fatalities)).toFixed(1)}"/>`);
   }
   out.push('</g>');
 
-  const title = q.cells.length
-    ? `Road risk index ${info.index ?? 0} (0-100) · ${q.coverage.parts.map((p) => p.state.name).join(' and ')} · ${q.cells.length} H3 cells at resolution ${q.resolution}`
+  const title = m.cells.length
+    ? `Road risk index ${m.index ?? 0} (0-100) · ${m.states.map((state) => state.name).join(' and ')} · ${m.cells.length} H3 cells at resolution ${m.resolution}`
     : 'Outside coverage (California and Illinois): no data';
-  const subtitle = q.cells.length
-    ? `${info.fatalCrashes} fatal crashes, ${info.fatalities} killed${points.length ? ` (${points.length} shown as dots)` : ''} · ${info.fatalCrashesPerKm2Year ?? 0} fatal crashes per km² per year`
-    : q.coverage.message;
+  const subtitle = m.cells.length
+    ? `${m.fatalCrashes} fatal crashes, ${m.fatalities} killed${points.length ? ` (${points.length} shown as dots)` : ''} · ${m.fatalCrashesPerKm2Year ?? 0} fatal crashes per km² per year`
+    : m.coverageMessage;
   out.push(`<text x="${MAP.x0}" y="22" font-size="16" font-weight="bold" fill="#222">${escapeXml(title)}</text>`);
   out.push(`<text x="${MAP.x0}" y="42" font-size="12" fill="#444">${escapeXml(subtitle)}</text>`);
 

@@ -1,12 +1,15 @@
-import { TrafficObservation, type TrafficCell } from '../entities.ts';
+import type { TrafficCell, TrafficObservation } from '../entities.ts';
 import { cellColumn } from '../geometry/cells.ts';
 import { currentHourOfWeek } from '../data/codes.ts';
-import type { AreaQuery } from './area.ts';
+import { cellArray, selectList, type AreaQuery } from './area.ts';
 import { DAYS } from './accident-summary.ts';
 
 /** Observations newer than this are "fresh". */
 export const FRESH_MINUTES = 30;
 export const MAX_OBSERVATIONS = 200;
+
+type Observation = Pick<TrafficObservation, 'sensorId' | 'observedAt' | 'latitude' | 'longitude' | 'speedKph' | 'volumeVph'>;
+const OBSERVATION_SELECT = selectList(['sensor_id', 'observed_at', 'latitude', 'longitude', 'speed_kph', 'volume_vph']);
 
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 
@@ -38,20 +41,25 @@ export async function realtimeTraffic(q: AreaQuery, now = new Date()) {
     return { ...base, source: 'NONE', asOf: null, hourOfWeek: null, sensors: 0, meanSpeedKph: null, meanVolumeVph: null, observations: [], message: 'No traffic data: the area is outside coverage.', sample: false };
   }
   const since = new Date(now.getTime() - FRESH_MINUTES * 60_000);
-  const rows = await q.em.find(TrafficObservation, { [cellColumn(q.resolution)]: { $in: q.cells }, observedAt: { $gte: since, $lte: new Date(now.getTime() + 5 * 60_000) } } as never, {
-    orderBy: { observedAt: 'desc' } as never, limit: 5000, disableIdentityMap: true,
-  });
-  const latest = new Map<string, TrafficObservation>();
+  const until = new Date(now.getTime() + 5 * 60_000);
+  // Most areas have no fresh observation: a probe on the time index alone spares sending the area's cells.
+  const fresh = await q.em.getConnection().execute<unknown[]>(
+    'select 1 as "fresh" from "risk"."risk_traffic_observations" where "observed_at" >= ? and "observed_at" <= ? limit 1', [since, until]);
+  const rows = !fresh.length ? [] : await q.em.getConnection().execute<Observation[]>(
+    `select ${OBSERVATION_SELECT} from "risk"."risk_traffic_observations"
+     where "${cellColumn(q.resolution)}" = any(?::text[]) and "observed_at" >= ? and "observed_at" <= ? order by "observed_at" desc limit 5000`,
+    [cellArray(q.cells), since, until]);
+  const latest = new Map<string, Observation>();
   for (const r of rows) if (!latest.has(r.sensorId)) latest.set(r.sensorId, r);
   const observations = [...latest.values()];
   if (observations.length) {
     const withVolume = observations.filter((o) => o.volumeVph !== null && o.volumeVph !== undefined);
     return {
-      ...base, source: 'REALTIME', asOf: observations[0].observedAt, hourOfWeek: null, sensors: observations.length,
+      ...base, source: 'REALTIME', asOf: new Date(observations[0].observedAt), hourOfWeek: null, sensors: observations.length,
       meanSpeedKph: round(observations.reduce((s, o) => s + o.speedKph, 0) / observations.length),
       meanVolumeVph: withVolume.length ? round(withVolume.reduce((s, o) => s + (o.volumeVph ?? 0), 0) / withVolume.length) : null,
       observations: observations.slice(0, MAX_OBSERVATIONS).map((o) => ({
-        sensorId: o.sensorId, observedAt: o.observedAt, latitude: o.latitude, longitude: o.longitude, speedKph: o.speedKph, volumeVph: o.volumeVph ?? null,
+        sensorId: o.sensorId, observedAt: new Date(o.observedAt), latitude: o.latitude, longitude: o.longitude, speedKph: o.speedKph, volumeVph: o.volumeVph ?? null,
       })),
       message: `Latest feed observations of the last ${FRESH_MINUTES} minutes.`, sample: false,
     };

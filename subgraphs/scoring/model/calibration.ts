@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { referencePopulation } from './population.ts';
 import { relativityOf } from './relativity.ts';
 
@@ -36,9 +38,15 @@ export function calibrate(population = referencePopulation()): Calibration {
   return { knots, anchors: ANCHORS.map(([q, score], i) => ({ quantile: q, score, relativity: Math.exp(knots[i][0]) })) };
 }
 
+/**
+ * The calibration of the current model, computed once from the seeded population (a fixed result:
+ * same seed, same population) and kept in calibration.json, so no process spends the ~0.5 s of CPU
+ * at start. `npm run calibrate` writes it again after a change to the model; the score model's
+ * test fails while the file and `calibrate()` disagree.
+ */
+export const CALIBRATION_FILE = fileURLToPath(new URL('./calibration.json', import.meta.url));
 let cached: Calibration | null = null;
-/** The calibration of the current model, computed once per process from the seeded population. */
-export const currentCalibration = (): Calibration => (cached ??= calibrate());
+export const currentCalibration = (): Calibration => (cached ??= JSON.parse(readFileSync(CALIBRATION_FILE, 'utf8')) as Calibration);
 
 /** Maps a relativity to the 0-900 score through the knots (monotone: a higher relativity never scores more). */
 export function scoreFromRelativity(relativity: number, calibration: Calibration = currentCalibration()): number {

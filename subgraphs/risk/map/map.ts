@@ -1,0 +1,33 @@
+import { cellColumn } from '../geometry/cells.ts';
+import { areaPoolFor } from '../geometry/pool.ts';
+import { cellArray, type AreaQuery } from '../services/area.ts';
+import { riskInfo } from '../services/risk-info.ts';
+import { MAX_MAP_POINTS, MAX_POINTS_KM2, type MapInput } from './render.ts';
+
+/** The crash points of the area (longitude, latitude, fatalities) when there are few enough to draw. */
+async function crashPoints(q: AreaQuery, fatal: number): Promise<MapInput['points']> {
+  if (q.resolution === null || q.coverage.coveredKm2 > MAX_POINTS_KM2 || fatal === 0 || fatal > MAX_MAP_POINTS) return [];
+  type Point = { longitude: number; latitude: number; fatalities: number };
+  const rows: Point[] = await q.em.getConnection().execute<Point[]>(
+    `select "longitude", "latitude", "fatalities" from "risk"."risk_crashes" where "${cellColumn(q.resolution)}" = any(?::text[]) limit ?`,
+    [cellArray(q.cells), MAX_MAP_POINTS]);
+  return rows.map((r) => [r.longitude, r.latitude, r.fatalities]);
+}
+
+/**
+ * The map of a Risk Index report (SVG): the figures and crash points are read here, the drawing is
+ * done in the Risk Index workers, with their time, memory and queue limits (422, 503).
+ */
+export async function renderMap(q: AreaQuery): Promise<string> {
+  const info = await riskInfo(q);
+  const cells = await q.crashCells();
+  const indexes: Record<string, number> = {};
+  for (const c of cells) indexes[c.cell] = c.riskIndex;
+  return areaPoolFor(q.em).renderMap({
+    wkt: q.request.wkt, radius: q.request.radius,
+    states: q.coverage.parts.map((p) => p.state), coverageMessage: q.coverage.message,
+    resolution: q.resolution, cells: q.cells, indexes,
+    index: info.index, fatalCrashes: info.fatalCrashes, fatalities: info.fatalities, fatalCrashesPerKm2Year: info.fatalCrashesPerKm2Year,
+    points: await crashPoints(q, info.fatalCrashes),
+  });
+}
