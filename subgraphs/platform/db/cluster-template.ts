@@ -10,8 +10,8 @@ import { createFileAtomically } from '../fs/atomic-file.ts';
  * initdb is the same for every cluster of a PGlite version, so it is made once, kept as PGlite's
  * own tarball (`dumpDataDir`) under `node_modules/.cache/`, named by the PGlite version, and
  * loaded into each new cluster (`loadDataDir`). `npm install` prepares it; a start that finds none
- * makes it then. Where that folder cannot be written (a read-only install) the cluster is made
- * from the template in memory each time, as costly as initdb was.
+ * makes it then. Where that folder cannot be written (a read-only install) the template is made
+ * in memory for each new cluster, as costly as initdb was.
  */
 const pgliteDir = dirname(dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite'))));
 export const TEMPLATE_DIR = join(dirname(dirname(pgliteDir)), '.cache', 'fleet-risk-graph');
