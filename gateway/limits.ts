@@ -1,6 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
 import type { Config } from '../subgraphs/platform/config.ts';
 import { TokenError, type AttemptLimiter } from './auth/token-route.ts';
 import { problem, sendProblem } from './rest/problem.ts';
@@ -22,6 +21,8 @@ const callerKey = (request: FastifyRequest) => {
  */
 export async function registerRateLimitPlugin(app: FastifyInstance, config: Config) {
   if (!config.REDIS_URL) return app.register(rateLimit, { global: false });
+  // Loaded only here: most starts have no Redis, and the client's modules cost ~50 ms to load.
+  const { Redis } = await import('ioredis');
   // Bounded waits: a Redis outage fails requests in seconds instead of queueing them.
   const redis = new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1, commandTimeout: 2_000 });
   redis.on('error', (error: Error) => app.log.warn({ err: { type: error.name, message: error.message } }, 'redis'));

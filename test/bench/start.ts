@@ -1,7 +1,9 @@
 /**
  * Start time as a new user meets it: `npm start`'s command (from package.json) on an empty
- * DATA_DIR and an empty compile cache until `/healthz` answers, then a restart on the same folder, then the idle resident
- * memory of the restarted process. Run by run.ts (`npm run bench`, or `npm run bench -- start`);
+ * DATA_DIR and an empty compile cache until `/healthz` answers, then a restart on the same folder
+ * (which resumes the data load the first start left unfinished: it was stopped at /healthz), then,
+ * once that load is over, a settled restart as a user usually meets it, then the idle resident
+ * memory of that last process. Run by run.ts (`npm run bench`, or `npm run bench -- start`);
  * `node test/bench/start.ts` alone prints the same figures.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,11 +15,14 @@ import { fileURLToPath } from 'node:url';
 export interface StartResult {
   /** Seconds from spawning the process to the first 200 from /healthz, on an empty DATA_DIR. */
   firstStartSeconds: number;
-  /** The same on the DATA_DIR the first start left. */
+  /** The same on the DATA_DIR the first start left (stopped at /healthz, its background data load unfinished). */
   restartSeconds: number;
+  /** The same again once a start has finished its background data load (the usual restart). */
+  settledRestartSeconds: number;
   /** CPU time (user + system) the process used until /healthz answered, first start and restart. */
   firstStartCpuSeconds: number;
   restartCpuSeconds: number;
+  settledRestartCpuSeconds: number;
   /** Resident set size of the restarted process after it sat idle for a few seconds, MiB. */
   idleRssMiB: number;
 }
@@ -89,6 +94,19 @@ export async function cpuSeconds(pid: number) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Waits until the Risk Index says its data load after `listen` is over (dataStatus no longer LOADING). */
+async function backgroundLoadDone(url: string) {
+  const started = performance.now();
+  const query = '{ riskIndex(wkt: "POINT (-87.6298 41.8781)") { area { dataStatus } } }';
+  for (;;) {
+    const status = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })
+      .then(async (r) => ((await r.json()) as { data?: { riskIndex: { area: { dataStatus: string } } } }).data?.riskIndex.area.dataStatus, () => undefined);
+    if (status && status !== 'LOADING') return;
+    if (performance.now() - started > TIMEOUT_MS) throw new Error(`the background data load did not finish (dataStatus ${status})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 async function rssMiB(pid: number) {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
@@ -108,13 +126,17 @@ export async function measureStart(env: NodeJS.ProcessEnv = process.env, idleSec
     const first = await startOnce(dataDir, clean);
     await stop(first.child);
     const again = await startOnce(dataDir, clean);
-    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
-    const idleRssMiB = await rssMiB(again.child.pid!);
+    await backgroundLoadDone(again.url);
     await stop(again.child);
+    const settled = await startOnce(dataDir, clean);
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const idleRssMiB = await rssMiB(settled.child.pid!);
+    await stop(settled.child);
     const r2 = (n: number) => Math.round(n * 100) / 100;
     return {
       firstStartSeconds: r2(first.seconds), restartSeconds: r2(again.seconds),
-      firstStartCpuSeconds: r2(first.cpuSeconds), restartCpuSeconds: r2(again.cpuSeconds), idleRssMiB,
+      firstStartCpuSeconds: r2(first.cpuSeconds), restartCpuSeconds: r2(again.cpuSeconds),
+      settledRestartSeconds: r2(settled.seconds), settledRestartCpuSeconds: r2(settled.cpuSeconds), idleRssMiB,
     };
   } finally {
     await rm(dataDir, { recursive: true, force: true });
@@ -123,7 +145,8 @@ export async function measureStart(env: NodeJS.ProcessEnv = process.env, idleSec
 
 export const describeStart = (r: StartResult) =>
   `first start ${r.firstStartSeconds} s (${r.firstStartCpuSeconds} s CPU; target < 10 s) ${r.firstStartSeconds < 10 ? 'met' : 'NOT met'}, ` +
-  `restart ${r.restartSeconds} s (${r.restartCpuSeconds} s CPU; target < 4 s) ${r.restartSeconds < 4 ? 'met' : 'NOT met'}, idle RSS ${r.idleRssMiB} MiB`;
+  `restart ${r.restartSeconds} s (${r.restartCpuSeconds} s CPU, the first start's data load resumed; target < 4 s) ${r.restartSeconds < 4 ? 'met' : 'NOT met'}, ` +
+  `settled restart ${r.settledRestartSeconds} s (${r.settledRestartCpuSeconds} s CPU; target < 4 s) ${r.settledRestartSeconds < 4 ? 'met' : 'NOT met'}, idle RSS ${r.idleRssMiB} MiB`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const result = await measureStart();

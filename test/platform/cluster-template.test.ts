@@ -1,6 +1,6 @@
 /**
- * The prepared PGlite cluster (initdb's result, made once and cached): made when missing, read
- * afterwards, stale versions removed, and a cluster loaded from it is a working, persistent one.
+ * The prepared PGlite cluster (initdb's result, made once and cached): made when missing or cut
+ * short, read afterwards, other versions removed, and a cluster loaded from it is a working, persistent one.
  */
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,7 +29,12 @@ describe('PGlite cluster template', () => {
     const again = await clusterTemplate(cache);
     expect(Buffer.from(await again.arrayBuffer()).equals(Buffer.from(await first.arrayBuffer()))).toBe(true);
     expect((await stat(join(cache, name))).mtimeMs).toBe(made.mtimeMs);
-  }, 120_000);
+
+    // A file that is no whole tarball (cut short) is made again rather than handed to PGlite.
+    await writeFile(join(cache, name), 'cut short');
+    expect((await clusterTemplate(cache)).size).toBe(first.size);
+    expect((await stat(join(cache, name))).size).toBe(first.size);
+  }, 240_000);
 
   it('gives a folder cluster that takes writes and keeps them across a reopen', async () => {
     const dataDir = join(folder, 'cluster');

@@ -10,8 +10,8 @@ import { createFileAtomically } from '../fs/atomic-file.ts';
  * initdb is the same for every cluster of a PGlite version, so it is made once, kept as PGlite's
  * own tarball (`dumpDataDir`) under `node_modules/.cache/`, named by the PGlite version, and
  * loaded into each new cluster (`loadDataDir`). `npm install` prepares it; a start that finds none
- * makes it then. Where that folder cannot be written (a read-only install) the cluster is made
- * from the template in memory each time, as costly as initdb was.
+ * makes it then. Where that folder cannot be written (a read-only install) the template is made
+ * in memory for each new cluster, as costly as initdb was.
  */
 const pgliteDir = dirname(dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite'))));
 export const TEMPLATE_DIR = join(dirname(dirname(pgliteDir)), '.cache', 'fleet-risk-graph');
@@ -35,11 +35,10 @@ let making: Promise<Uint8Array> | undefined;
 /** The tarball of a new cluster: read from the cache, or made (and cached when possible). */
 export async function clusterTemplate(folder = TEMPLATE_DIR): Promise<Blob> {
   const file = await templateFile(folder);
-  const cached = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
-  if (cached) return new Blob([cached]);
+  // Anything but a whole tarball (512-byte blocks) is replaced: the start makes one instead of failing.
+  const cached = await readFile(file).catch(() => undefined);
+  if (cached && cached.length >= 1024 && cached.length % 512 === 0) return new Blob([cached]);
+  if (cached) await rm(file, { force: true });
   // One making per process (stacks built side by side in tests); processes that race agree on one file.
   making ??= makeTemplate().finally(() => { making = undefined; });
   const made = await making;
