@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { createGunzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { openDatabase, type Database } from '../../subgraphs/platform/db/orm.ts';
@@ -12,7 +13,7 @@ import { risk } from '../../subgraphs/risk/index.ts';
 import { Crash, CrashCell, TrafficObservation } from '../../subgraphs/risk/entities.ts';
 import { rebuildAggregates } from '../../subgraphs/risk/data/aggregate.ts';
 import { ingestFars } from '../../subgraphs/risk/data/fars.ts';
-import { ensureRiskData } from '../../subgraphs/risk/data/load.ts';
+import { ensureRiskData, shippedFarsFiles } from '../../subgraphs/risk/data/load.ts';
 import { ingestTrafficFeed } from '../../subgraphs/risk/data/traffic-feed.ts';
 import { sampleSensors } from '../../subgraphs/risk/data/samples.ts';
 import { stateAt } from '../../subgraphs/risk/geometry/coverage.ts';
@@ -101,6 +102,36 @@ describe('generated sample', () => {
     expect(s.every((x) => stateAt(x.longitude, x.latitude)?.fips === x.state)).toBe(true);
     expect(s.every((x) => x.volume.length === 168 && x.speed.length === 168)).toBe(true);
   });
+});
+
+describe('the shipped FARS data', () => {
+  it('a first load cut short (crashes written, no aggregates yet) is completed by the next start', async () => {
+    const own = await testDatabase();
+    const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: undefined, ...own.env });
+    const opened = await openDatabase(config, { name: risk.name, entities: risk.entities, migrationsPath: risk.migrationsPath });
+    try {
+      const em = opened.orm.em.fork();
+      // What a process stopped during the first load leaves: the first 300 crashes of the first file.
+      const [first] = shippedFarsFiles();
+      const lines = (await new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        createReadStream(first).pipe(createGunzip()).on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks).toString())).on('error', reject);
+      })).split('\n');
+      await ingestFars(em, Readable.from(lines.slice(0, 301).join('\n')));
+      const partial = await em.count(Crash, { source: 'fars' });
+      expect(partial).toBeGreaterThan(0);
+      expect(partial).toBeLessThan(11_278);
+      expect(await em.count(CrashCell, {})).toBe(0);
+
+      await ensureRiskData(em);
+      expect(await em.count(Crash, { source: 'fars' })).toBe(11_278);
+      const cells = await em.getConnection().execute('select sum(fatal)::int as fatal from "risk"."risk_crash_cells" where resolution = 9');
+      expect(cells[0].fatal).toBe(11_278);
+    } finally {
+      await opened.close();
+      await own.drop();
+    }
+  }, 300_000);
 });
 
 describe('the shipped FARS data on a shared PostgreSQL database', () => {

@@ -43,8 +43,8 @@ export async function loadShippedCrashes(em: EntityManager) {
 const LOAD_LOCK = 4_031_978;
 
 /**
- * Brings the Risk Index data to the default: the shipped real crashes when no FARS crash is stored,
- * the generated (sample) counting stations when no station is, and the aggregates when anything
+ * Brings the Risk Index data to the default: the shipped real crashes when no FARS crash is stored
+ * or no aggregate was ever built (a first load cut short), the generated (sample) counting stations when no station is, and the aggregates when anything
  * changed or none are stored. A start with everything in place costs three counts. With `lock`
  * (PostgreSQL) it runs in one transaction holding an advisory lock, so a second process starting at
  * the same time waits and then finds the data in place.
@@ -67,7 +67,10 @@ export async function ensureRiskData(em: EntityManager, log?: Log, options: { cr
 async function bringIn(em: EntityManager, log: Log | undefined, options: { crashes?: boolean }) {
   const started = Date.now();
   let changed = false;
-  if (options.crashes !== false && (await em.count(Crash, { source: 'fars' })) === 0) {
+  // A first load cut short (the process stopped mid-way) leaves crashes without aggregates, which
+  // are written last, in one transaction: load again, completing it (crashes are upserted by case).
+  // The crashes are not written in one transaction: on PGlite it would hold every subgraph's queries.
+  if (options.crashes !== false && ((await em.count(Crash, { source: 'fars' })) === 0 || (await em.count(CrashCell, {})) === 0)) {
     const loaded = await loadShippedCrashes(em);
     log?.info({ ...loaded, ms: Date.now() - started }, 'risk: NHTSA FARS 2013-2015 crashes loaded');
     changed = true;
