@@ -1,4 +1,5 @@
-import { area as turfArea, booleanPointInPolygon } from '@turf/turf';
+import { area as turfArea, booleanPointInPolygon, featureCollection, intersect } from '@turf/turf';
+import type { Feature, MultiPolygon, Polygon } from 'geojson';
 import { geojsonToWKT } from '@terraformer/wkt';
 import { cellToLatLng, getResolution, latLngToCell } from 'h3-js';
 import { describe, expect, it } from 'vitest';
@@ -139,6 +140,27 @@ describe('coverage', () => {
     expect(sel!.cells).not.toContain(latLngToCell(39.3, -119.2, sel!.resolution));
     const outside = sel!.cells.filter((cell) => { const [lat, lon] = cellToLatLng(cell); return stateAt(lon, lat) === null; });
     expect(outside.length / sel!.cells.length).toBeLessThan(0.1);
+  });
+
+  it('an area holding a whole state is that state, with the same cells as the clipped area', () => {
+    for (const [i, b] of stateBoundaries().entries()) {
+      // The state's outline, and a box around it reaching into the neighbouring states.
+      const [w, s, e, n] = b.bbox;
+      for (const wkt of [geojsonToWKT(b.feature.geometry), `POLYGON((${w - 0.5} ${s - 0.5}, ${e + 0.5} ${s - 0.5}, ${e + 0.5} ${n + 0.5}, ${w - 0.5} ${n + 0.5}, ${w - 0.5} ${s - 0.5}))`]) {
+        const { c, sel } = covered(wkt);
+        const part = c.parts.find((p) => p.state.code === b.state.code)!;
+        expect(part.area).toBe(b.feature);
+        expect(part.areaKm2).toBeCloseTo(b.km2, 3);
+        // The same cells as covering the intersection itself (the state's outline is covered once per thread).
+        const clipped = intersect(featureCollection([searchArea(wkt).area, b.feature])) as Feature<Polygon | MultiPolygon>;
+        expect(clipped.geometry).not.toEqual(b.feature.geometry);
+        expect(selectCells([clipped], part.areaKm2).cells.sort()).toEqual(selectCells([b.feature], b.km2).cells.sort());
+        if (c.parts.length === 1) expect(sel!.cells.length).toBe([1661, 657][i]);
+      }
+    }
+    // A box cutting a strip off California is not the state.
+    const { c } = covered('POLYGON((-124 32, -114 32, -114 42.1, -124 42.1, -124 32))');
+    expect(c.parts[0].area).not.toBe(stateBoundaries()[0].feature);
   });
 
   it('an area inside a state is COVERED', () => {

@@ -13,15 +13,25 @@ export interface CellSelection {
   cells: string[];
 }
 
+/** Cells by area object and resolution: a state's outline (see clipToCoverage) is covered once per thread. */
+const covered = new WeakMap<Feature, Map<Resolution, string[]>>();
+
+function cover(area: Feature<Polygon | MultiPolygon>, res: Resolution): string[] {
+  let byRes = covered.get(area);
+  if (!byRes) covered.set(area, (byRes = new Map()));
+  let cells = byRes.get(res);
+  if (!cells) {
+    const polygons = area.geometry.type === 'Polygon' ? [area.geometry.coordinates] : area.geometry.coordinates;
+    cells = polygons.flatMap((rings) => polygonToCellsExperimental(rings, res, POLYGON_TO_CELLS_FLAGS.containmentOverlapping, true));
+    byRes.set(res, cells);
+  }
+  return cells;
+}
+
 /** Every cell of `res` that overlaps the area (so a city block still gets its cell). */
 export function cellsOverlapping(areas: Feature<Polygon | MultiPolygon>[], res: Resolution): string[] {
   const out = new Set<string>();
-  for (const a of areas) {
-    const polygons = a.geometry.type === 'Polygon' ? [a.geometry.coordinates] : a.geometry.coordinates;
-    for (const rings of polygons) {
-      for (const c of polygonToCellsExperimental(rings, res, POLYGON_TO_CELLS_FLAGS.containmentOverlapping, true)) out.add(c);
-    }
-  }
+  for (const a of areas) for (const c of cover(a, res)) out.add(c);
   return [...out];
 }
 

@@ -17,6 +17,7 @@ export interface StateBoundary {
   state: CoveredState;
   feature: Feature<Polygon | MultiPolygon>;
   bbox: [number, number, number, number];
+  km2: number;
 }
 
 let boundaries: StateBoundary[] | null = null;
@@ -29,7 +30,7 @@ export function stateBoundaries(): StateBoundary[] {
   boundaries = COVERED_STATES.map((state) => {
     const f = states.features.find((s) => Number(s.id) === state.fips);
     if (!f) throw new Error(`us-atlas has no boundary for ${state.name}`);
-    return { state, feature: f, bbox: turfBbox(f) as [number, number, number, number] };
+    return { state, feature: f, bbox: turfBbox(f) as [number, number, number, number], km2: turfArea(f) / 1e6 };
   });
   return boundaries;
 }
@@ -62,6 +63,9 @@ export interface Coverage {
   message: string;
 }
 
+/** Relative difference of areas under which a clipped state is the whole state (floating error is ~1e-15). */
+const WHOLE_STATE_TOLERANCE = 1e-9;
+
 const overlaps = (a: number[], b: number[]) => a[0] <= b[2] && a[2] >= b[0] && a[1] <= b[3] && a[3] >= b[1];
 
 /** A state cut to a bounding box, without the degenerate rings bboxClip leaves; null when nothing is left. */
@@ -88,7 +92,10 @@ export function clipToCoverage(area: Feature<Polygon | MultiPolygon>): Coverage 
     const clipped = intersect(featureCollection([area, local]));
     if (!clipped) continue;
     const km2 = turfArea(clipped) / 1e6;
-    if (km2 > 0) parts.push({ state: b.state, area: clipped as Feature<Polygon | MultiPolygon>, areaKm2: km2 });
+    // An area holding the whole state (a state-wide query) is the state's own outline: the same
+    // object every time, so its cells are computed once per thread (cellsOverlapping).
+    const whole = Math.abs(km2 - b.km2) <= b.km2 * WHOLE_STATE_TOLERANCE;
+    if (km2 > 0) parts.push({ state: b.state, area: whole ? b.feature : clipped as Feature<Polygon | MultiPolygon>, areaKm2: km2 });
   }
   const coveredKm2 = parts.reduce((s, p) => s + p.areaKm2, 0);
   const coveredFraction = requestedKm2 > 0 ? Math.min(1, coveredKm2 / requestedKm2) : 0;
