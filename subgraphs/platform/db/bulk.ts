@@ -1,4 +1,4 @@
-import { setImmediate } from 'node:timers';
+import { setImmediate } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/core';
 
 /**
@@ -32,7 +32,7 @@ export async function bulkInsert(em: EntityManager, table: { schema: string; nam
   const connection = em.getConnection();
   for (let i = 0; i < rows.length; i += size) {
     await connection.execute(sql, [JSON.stringify(rows.slice(i, i + size))], 'run', em.getTransactionContext());
-    await new Promise(setImmediate);
+    await setImmediate();
   }
   return rows.length;
 }

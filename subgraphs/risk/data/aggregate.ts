@@ -1,4 +1,4 @@
-import { setImmediate } from 'node:timers';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/core';
 import { cellArea } from 'h3-js';
 import { bulkInsert } from '../../platform/db/bulk.ts';
@@ -44,7 +44,6 @@ const TRAFFIC_CELL_COLUMNS = { resolution: 'smallint', cell: 'varchar(16)', sens
 const CHUNK = 2000;
 /** Cells per turn of the loop: each cell's exact area is an H3 computation (~20 µs). */
 const CELL_CHUNK = 500;
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 type CrashFacts = Pick<Crash, 'severity' | 'fatalities' | 'year' | 'month' | 'hourOfWeek' | 'weather' | 'lightCondition' | 'functionalSystem' | 'h3r5' | 'h3r7' | 'h3r9'>;
 const CRASH_FACTS = `"id", "severity", "fatalities", "year", "month", "hour_of_week" as "hourOfWeek", "weather", "light_condition" as "lightCondition",

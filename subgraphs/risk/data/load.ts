@@ -1,7 +1,6 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { setImmediate } from 'node:timers';
-import { setTimeout } from 'node:timers/promises';
+import { setImmediate, setTimeout } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger } from 'fastify';
@@ -21,7 +20,7 @@ export const shippedFarsFiles = () => readdirSync(SHIPPED_FARS_FOLDER).filter((f
 export async function insertInBatches(em: EntityManager, entity: typeof TrafficSensor, rows: object[]) {
   for (let i = 0; i < rows.length; i += BATCH) {
     await em.insertMany(entity as never, rows.slice(i, i + BATCH) as never);
-    await new Promise((resolve) => setImmediate(resolve));
+    await setImmediate();
   }
 }
 
@@ -44,8 +43,8 @@ const LOAD_LOCK = 4_031_978;
 
 /**
  * Brings the Risk Index data to the default: the shipped real crashes when no FARS crash is stored
- * or no aggregate was ever built (a first load cut short), the generated (sample) counting stations when no station is, and the aggregates when anything
- * changed or none are stored. A start with everything in place costs three counts. With `lock`
+ * or no aggregate was ever built (a first load cut short), the generated (sample) counting stations
+ * when no station is, and the aggregates when anything changed or none are stored. A start with everything in place costs three counts. With `lock`
  * (PostgreSQL) it runs in one transaction holding an advisory lock, so a second process starting at
  * the same time waits and then finds the data in place.
  */
