@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/core';
 import { keyedRowLoader } from '../platform/loaders.ts';
-import { rowShape, tenantOf, type Plain } from '../platform/db/rows.ts';
-import { readStatement, selectRows, type ReadStatement } from '../platform/db/read-statement.ts';
+import { rowShape, tenantOf, type Plain, type RowShape } from '../platform/db/rows.ts';
+import { selectRows, statementOf } from '../platform/db/read-statement.ts';
 import { Booking, Vehicle, type BookingStatus } from './entities.ts';
 import { toPage, type BookingCursor, type Page } from './paging.ts';
 
@@ -21,20 +21,18 @@ type GroupField = 'vin' | 'userId';
 
 const argsKey = (k: BookingPageKey) => JSON.stringify([k.first, k.after?.start ?? null, k.after?.bookingId ?? null, k.status]);
 
-/** The statement of one kind of page (grouping field, one parent or many, status, cursor), built once per ORM. */
-const pageSql = new WeakMap<object, Map<string, ReadStatement>>();
-
 /** Prefix of the joined vehicle's columns in a page row. */
 const VEHICLE = 'vehicle.';
 
+/** The statement of one kind of page (grouping field, one parent or many, status, cursor), built once per ORM. */
 function pageStatement(em: EntityManager, field: GroupField, many: boolean, status: BookingStatus | null, cursor: boolean) {
   const shape = rowShape(em, Booking);
   const vehicle = rowShape(em, Vehicle);
-  let texts = pageSql.get(shape);
-  if (!texts) pageSql.set(shape, texts = new Map());
-  const key = `${field}|${many}|${status}|${cursor}`;
-  const known = texts.get(key);
-  if (known) return { shape, vehicle, statement: known };
+  const statement = statementOf(shape, `page|${field}|${many}|${status}|${cursor}`, () => pageText(shape, vehicle, field, many, status, cursor));
+  return { shape, vehicle, statement };
+}
+
+function pageText(shape: RowShape<Booking>, vehicle: RowShape<Vehicle>, field: GroupField, many: boolean, status: BookingStatus | null, cursor: boolean) {
   // Values: the parent(s), the organisation, the cursor (start, bookingId) if any, the row limit.
   const [parents, org, start, bookingId, limit] = cursor ? ['$1', '$2', '$3', '$4', '$5'] : ['$1', '$2', '', '', '$3'];
   const c = (property: keyof Booking & string) => `b.${shape.column(property)}`;
@@ -53,9 +51,7 @@ function pageStatement(em: EntityManager, field: GroupField, many: boolean, stat
   // BOOKING_ORDER: most recent start first, bookingId breaking ties.
   const page = `select ${columns} from ${shape.table} as b${join} where ${where} order by ${c('startTimestamp')} desc, ${c('bookingId')} desc limit ${limit}`;
   // Many parents: the same page per parent (an index scan each), in one statement.
-  const statement = readStatement(many ? `select x.* from unnest(${parents}::text[]) as p(parent) cross join lateral (${page}) as x` : page);
-  texts.set(key, statement);
-  return { shape, vehicle, statement };
+  return many ? `select x.* from unnest(${parents}::text[]) as p(parent) cross join lateral (${page}) as x` : page;
 }
 
 /**

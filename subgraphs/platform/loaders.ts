@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityManager, EntityName } from '@mikro-orm/core';
 import { rowShape, tenantOf, type Plain } from './db/rows.ts';
-import { readStatement, selectRows, type ReadStatement } from './db/read-statement.ts';
+import { selectRows, statementOf } from './db/read-statement.ts';
 
 /**
  * A per-request loader of entities by a unique key: one `where key in (...)` query per tick, results
@@ -27,8 +27,6 @@ export function groupedLoader<T extends object, K extends keyof T & string>(
   });
 }
 
-const keyedSql = new WeakMap<object, Map<string, ReadStatement>>();
-
 /**
  * keyedLoader's read-only twin for lookups whose results are only read (resolvers): plain rows
  * (see db/rows.ts), no hydration or identity map, one fixed statement per tick scoped to the
@@ -36,15 +34,10 @@ const keyedSql = new WeakMap<object, Map<string, ReadStatement>>();
  */
 export function keyedRowLoader<T extends object, K extends keyof T & string>(em: EntityManager, entity: EntityName<T>, key: K) {
   const shape = rowShape(em, entity);
-  let byKey = keyedSql.get(shape);
-  if (!byKey) keyedSql.set(shape, byKey = new Map());
-  let statement = byKey.get(key);
-  if (!statement) {
+  const read = statementOf(shape, `keyed|${key}`, () => {
     const where = shape.tenant ? `t.${shape.column('orgId')} = $1 and t.${shape.column(key)} = any($2)` : `t.${shape.column(key)} = any($1)`;
-    statement = readStatement(`select ${shape.columns('t')} from ${shape.table} as t where ${where}`);
-    byKey.set(key, statement);
-  }
-  const read = statement;
+    return `select ${shape.columns('t')} from ${shape.table} as t where ${where}`;
+  });
   return new DataLoader<string, Plain<T> | null>(async (keys) => {
     const rows = await selectRows(em, read, shape.tenant ? [tenantOf(em), [...keys]] : [[...keys]]);
     const found = new Map<string, Plain<T>>();

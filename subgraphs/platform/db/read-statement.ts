@@ -25,6 +25,17 @@ export const readStatement = (text: string): ReadStatement => ({
   text, name: `frg_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`,
 });
 
+const built = new WeakMap<object, Map<string, ReadStatement>>();
+
+/** The statement `key` of `owner` (an entity's row shape), its text built on first use only. */
+export function statementOf(owner: object, key: string, text: () => string): ReadStatement {
+  let byKey = built.get(owner);
+  if (!byKey) built.set(owner, byKey = new Map());
+  let statement = byKey.get(key);
+  if (!statement) byKey.set(key, statement = readStatement(text()));
+  return statement;
+}
+
 type Value = string | number | null | readonly string[];
 
 function literal(platform: Platform, value: unknown): string {
