@@ -13,22 +13,15 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { geojsonToWKT } from '@terraformer/wkt';
-import { buildStack } from '../../gateway/stack.ts';
-import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
-import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
-import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
-import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
+import { box, buildRiskStack, CALIFORNIA, ILLINOIS } from './risk-stack.ts';
 
 const RUNS = Math.round(flag('runs', 15, 100));
 const BUDGET_MS = flag('budget', 150, 600) * 1000;
 
-const [california, illinois] = stateBoundaries().map((b) => geojsonToWKT(b.feature.geometry));
-const box = (w: number, s: number, e: number, n: number) => `POLYGON((${w} ${s}, ${e} ${s}, ${e} ${n}, ${w} ${n}, ${w} ${s}))`;
 
 const AREAS: { name: string; geometry: string; radius?: number }[] = [
   { name: 'city block (Chicago Loop)', geometry: box(-87.6305, 41.8775, -87.6290, 41.8785) },
@@ -36,8 +29,8 @@ const AREAS: { name: string; geometry: string; radius?: number }[] = [
   { name: 'neighbourhood (~10 km²)', geometry: box(-87.70, 41.86, -87.66, 41.89) },
   { name: 'city (Chicago, ~750 km²)', geometry: box(-87.95, 41.7, -87.68, 42.0) },
   { name: 'metro (Los Angeles, ~13,000 km²)', geometry: box(-118.95, 33.7, -117.65, 34.82) },
-  { name: 'state (Illinois)', geometry: illinois },
-  { name: 'state (California)', geometry: california },
+  { name: 'state (Illinois)', geometry: ILLINOIS },
+  { name: 'state (California)', geometry: CALIFORNIA },
 ];
 const CITY = 3;
 
@@ -45,20 +38,12 @@ const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 
 const dataDir = await mkdtemp(join(os.tmpdir(), 'risk-bench-'));
 const database = await testDatabase();
-const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions).filter((n) => n !== 'risk').map((n) => [subgraphUrlVariable(n), 'http://127.0.0.1:9/graphql']));
-// The other subgraphs are named as remote (and never called) so that only the risk subgraph is built;
-// load shedding is off, since this measures latency, not admission.
-const env = {
-  ...process.env, NODE_ENV: 'test' as const, LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined, ...database.env, ...unreachable,
-  INTERNAL_HOP_KEY: process.env.INTERNAL_HOP_KEY ?? generateHopKey(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
-};
 const started = Date.now();
-const stack = await buildStack(loadConfig(env), env);
+const { stack, riskEm } = await buildRiskStack(dataDir, database.env);
 const base = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 const listening = Date.now();
 console.log(`Stack listening in ${((listening - started) / 1000).toFixed(1)} s (risk subgraph) on ${database.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
 // The first start loads the shipped FARS crashes and builds the aggregates in the background.
-const riskEm = stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em;
 await riskDataLoaded(riskEm);
 const areaPool = areaPoolFor(riskEm);
 console.log(`Crash data loaded and aggregated ${((Date.now() - started) / 1000).toFixed(1)} s after the start (${((Date.now() - listening) / 1000).toFixed(1)} s after listening)`);

@@ -11,13 +11,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { buildStack } from '../../gateway/stack.ts';
-import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
-import { subgraphDefinitions } from '../../subgraphs/index.ts';
-import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
+import { buildRiskStack } from './risk-stack.ts';
 
 const RUNS = Math.round(flag('runs', 1, 5));
 const EVERY_MS = flag('every', 20, 1000);
@@ -28,15 +25,10 @@ for (let run = 1; run <= RUNS; run++) {
   const dataDir = await mkdtemp(join(os.tmpdir(), 'risk-first-start-'));
   // PGlite on disk under DATA_DIR, as a first `npm start` runs it (in memory, its files grow by copying).
   const database = process.env.DATABASE_URL ? await testDatabase() : { env: {}, drop: async () => undefined };
-  const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions).filter((n) => n !== 'risk').map((n) => [subgraphUrlVariable(n), 'http://127.0.0.1:9/graphql']));
-  const env = {
-    ...process.env, NODE_ENV: 'test' as const, LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined, ...database.env, ...unreachable,
-    INTERNAL_HOP_KEY: process.env.INTERNAL_HOP_KEY ?? generateHopKey(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
-  };
-  const stack = await buildStack(loadConfig(env), env);
+  const { stack, riskEm } = await buildRiskStack(dataDir, database.env);
   const base = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const listening = performance.now();
-  const loaded = riskDataLoaded(stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
+  const loaded = riskDataLoaded(riskEm);
   let done = false;
   void loaded.finally(() => { done = true; });
 

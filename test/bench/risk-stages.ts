@@ -11,13 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { geojsonToWKT } from '@terraformer/wkt';
-import { buildStack } from '../../gateway/stack.ts';
-import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
-import { subgraphDefinitions } from '../../subgraphs/index.ts';
-import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
-import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { accidentSummary } from '../../subgraphs/risk/services/accident-summary.ts';
 import { describeArea, resolveArea } from '../../subgraphs/risk/services/area.ts';
@@ -27,27 +21,20 @@ import { historicalTraffic, realtimeTraffic } from '../../subgraphs/risk/service
 import { renderMap } from '../../subgraphs/risk/map/map.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
+import { box, buildRiskStack, CALIFORNIA, ILLINOIS } from './risk-stack.ts';
 
 const RUNS = Math.round(flag('runs', 15, 100));
-const [california, illinois] = stateBoundaries().map((b) => geojsonToWKT(b.feature.geometry));
-const box = (w: number, s: number, e: number, n: number) => `POLYGON((${w} ${s}, ${e} ${s}, ${e} ${n}, ${w} ${n}, ${w} ${s}))`;
 const AREAS = [
   { name: 'city (Chicago)', geometry: box(-87.95, 41.7, -87.68, 42.0) },
   { name: 'metro (Los Angeles)', geometry: box(-118.95, 33.7, -117.65, 34.82) },
-  { name: 'state (Illinois)', geometry: illinois },
-  { name: 'state (California)', geometry: california },
+  { name: 'state (Illinois)', geometry: ILLINOIS },
+  { name: 'state (California)', geometry: CALIFORNIA },
 ];
 
 const dataDir = await mkdtemp(join(os.tmpdir(), 'risk-stages-'));
 const database = await testDatabase();
-const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions).filter((n) => n !== 'risk').map((n) => [subgraphUrlVariable(n), 'http://127.0.0.1:9/graphql']));
-const env = {
-  ...process.env, NODE_ENV: 'test' as const, LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined, ...database.env, ...unreachable,
-  INTERNAL_HOP_KEY: process.env.INTERNAL_HOP_KEY ?? generateHopKey(), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
-};
-const stack = await buildStack(loadConfig(env), env);
-const db = stack.subgraphs.find((s) => s.name === 'risk')!.db;
-await riskDataLoaded(db.orm.em);
+const { stack, riskEm } = await buildRiskStack(dataDir, database.env);
+await riskDataLoaded(riskEm);
 
 type Stage = [string, (q: Awaited<ReturnType<typeof resolveArea>>) => Promise<unknown>];
 const STAGES: Stage[] = [
@@ -73,7 +60,7 @@ const mark = () => ({ t: performance.now(), elu: performance.eventLoopUtilizatio
 try {
   for (let round = 0; round <= RUNS; round++) {
     for (const area of AREAS) {
-      const em = db.orm.em.fork();
+      const em = riskEm.fork();
       areaPoolFor(em).forgetAreas();
       let t = mark();
       await areaPoolFor(em).resolve(area.geometry, null, 3000);
