@@ -109,8 +109,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
 
   const clients = new ClientStore(db.orm.em);
   const keys = await loadSigningKeys(config);
-  await registerRateLimitPlugin(app, config);
-  const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config) };
+  const redis = await registerRateLimitPlugin(app, config);
+  const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config, redis) };
   registerTokenRoute(app, tokenDeps);
   await registerRoadsideRoutes(app, tokenDeps);
   const gate = createTokenGate(cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation), revocation);

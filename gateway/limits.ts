@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../subgraphs/platform/config.ts';
 import { TokenError, type AttemptLimiter } from './auth/token-route.ts';
 import { problem, sendProblem } from './rest/problem.ts';
@@ -17,17 +21,21 @@ const callerKey = (request: FastifyRequest) => {
 /**
  * Registers the rate-limit plugin on the gateway; limits are attached where they apply. With
  * REDIS_URL the counters live in Redis, so every gateway process counts against one limit;
- * without it each process counts on its own.
+ * without it each process counts on its own. Returns the Redis client, for the token-attempt counters.
  */
-export async function registerRateLimitPlugin(app: FastifyInstance, config: Config) {
-  if (!config.REDIS_URL) return app.register(rateLimit, { global: false });
+export async function registerRateLimitPlugin(app: FastifyInstance, config: Config): Promise<Redis | undefined> {
+  if (!config.REDIS_URL) {
+    await app.register(rateLimit, { global: false });
+    return undefined;
+  }
   // Loaded only here: most starts have no Redis, and the client's modules cost ~50 ms to load.
   const { Redis } = await import('ioredis');
   // Bounded waits: a Redis outage fails requests in seconds instead of queueing them.
   const redis = new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1, commandTimeout: 2_000 });
   redis.on('error', (error: Error) => app.log.warn({ err: { type: error.name, message: error.message } }, 'redis'));
   app.addHook('onClose', async () => { await redis.quit().catch(() => redis.disconnect()); });
-  return app.register(rateLimit, { global: false, redis, nameSpace: `${config.REDIS_KEY_PREFIX}limit:` });
+  await app.register(rateLimit, { global: false, redis, nameSpace: `${config.REDIS_KEY_PREFIX}limit:` });
+  return redis;
 }
 
 /** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
@@ -56,20 +64,49 @@ export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance
 }
 
 /**
- * Slows token brute force: at most TOKEN_RATE_LIMIT_PER_MINUTE attempts per address and per client id.
- * Needs @fastify/rate-limit registered on `app` (the gateway does so with `global: false`).
+ * Whose failures an address's are: an IPv4 address (IPv4-mapped IPv6 included) on its own, an IPv6
+ * address with its /64, the block one host or subscriber usually holds whole.
  */
-export function tokenAttemptLimiter(app: FastifyInstance, config: Config): AttemptLimiter {
-  type Attempt = FastifyRequest & { key: string };
-  const options = { max: config.TOKEN_RATE_LIMIT_PER_MINUTE, timeWindow: 60_000, keyGenerator: (r: FastifyRequest) => (r as Attempt).key };
-  const byAddress = app.createRateLimit(options);
-  const byClient = app.createRateLimit(options);
-  // The limiter reads only the key and the route's rate-limit group from the request it is given.
-  const attempt = (key: string) => ({ key, routeOptions: { config: {} } }) as unknown as Attempt;
-  return async (ip, clientId) => {
-    const results = await Promise.all([byAddress(attempt(`token:ip:${ip}`)), ...(clientId ? [byClient(attempt(`token:client:${clientId}`))] : [])])
-      .catch(() => { throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS); });
-    const waits = results.flatMap((r) => ('isExceeded' in r && r.isExceeded ? [r.ttlInSeconds] : []));
-    return waits.length ? Math.max(1, ...waits) : null;
+export function attemptAddress(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/64`).toString()}/64`;
+}
+
+/**
+ * Failed token attempts, counted per address (TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE, over every client
+ * id) and per client id from one address (TOKEN_RATE_LIMIT_PER_MINUTE), in fixed one-minute windows
+ * (in Redis with REDIS_URL). An attempt is counted before its secret is checked, so that a burst
+ * from one address hashes no more secrets than its limit, and given back when the secret was right:
+ * only failures stay counted, and only against the address they came from.
+ */
+export function tokenAttemptLimiter(app: FastifyInstance, config: Config, redis: Redis | undefined): AttemptLimiter {
+  const counter = (name: string, points: number) => (redis
+    ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${config.REDIS_KEY_PREFIX}${name}`, points, duration: 60 })
+    : new RateLimiterMemory({ keyPrefix: name, points, duration: 60 }));
+  const byAddress = counter('token-address', config.TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE);
+  const byClient = counter('token-client', config.TOKEN_RATE_LIMIT_PER_MINUTE);
+  // A client id is as long as the caller makes it: its digest keeps the counter's key bounded.
+  const clientKey = (address: string, clientId: string) => `${address} ${createHash('sha256').update(clientId).digest('base64url')}`;
+  const waitOf = (error: unknown) => {
+    if (error instanceof RateLimiterRes) return Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+    throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS);
+  };
+  return {
+    async begin(ip, clientId) {
+      const address = attemptAddress(ip);
+      // The address first: an address over its limit adds no per-client keys.
+      const overAddress = await byAddress.consume(address).then(() => null, waitOf);
+      if (overAddress || !clientId) return overAddress;
+      return byClient.consume(clientKey(address, clientId)).then(() => null, waitOf);
+    },
+    async succeeded(ip, clientId) {
+      const address = attemptAddress(ip);
+      await Promise.all([byAddress.reward(address), byClient.reward(clientKey(address, clientId))]).catch((error: Error) => {
+        // The token is issued all the same; the attempt stays counted until its window ends.
+        app.log.warn({ err: { type: error.name, message: error.message } }, 'could not uncount a successful token attempt');
+      });
+    },
   };
 }

@@ -6,8 +6,13 @@ import type { ClientStore } from './clients.ts';
 
 export const TOKEN_PATH = '/platform/oauth/v1/token';
 
-/** Counts a token attempt by address and by client id; returns the seconds to wait when over the limit. */
-export type AttemptLimiter = (ip: string, clientId: string | undefined) => Promise<number | null>;
+/** Counts failed token attempts (gateway/limits.ts): an attempt counts from its start and is given back when it succeeds. */
+export interface AttemptLimiter {
+  /** Counts an attempt before its secret is checked; the seconds to wait when the address is over a limit. */
+  begin(ip: string, clientId: string | undefined): Promise<number | null>;
+  /** The secret was right: the attempt is not a failure. */
+  succeeded(ip: string, clientId: string): Promise<void>;
+}
 
 export interface TokenDeps { clients: ClientStore; privateKey: CryptoKey; issuer: string; limit?: AttemptLimiter }
 
@@ -98,11 +103,12 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
   if (grantType !== 'client_credentials') throw new TokenError('unsupported_grant_type', 'only grant_type=client_credentials is supported');
   const clientId = basic?.id ?? bodyId;
   const clientSecret = basic?.secret ?? bodySecret;
-  const wait = await deps.limit?.(req.ip, clientId);
+  const wait = await deps.limit?.begin(req.ip, clientId);
   if (wait) throw new TokenError('too_many_requests', `too many token requests; retry in ${wait} s`, 429, wait);
   if (!clientId || !clientSecret) throw new TokenError('invalid_client', 'client_id and client_secret are required', 401);
   const client = clientId.length <= MAX_CLIENT_ID && clientSecret.length <= MAX_CLIENT_SECRET ? await deps.clients.authenticate(clientId, clientSecret) : null;
   if (!client) throw new TokenError('invalid_client', 'client authentication failed', 401);
+  await deps.limit?.succeeded(req.ip, clientId);
   const allowed = client.scopes as Scope[];
   const requested = field(body, 'scope')?.split(' ').filter(Boolean);
   if (requested?.some((s) => !allowed.includes(s as Scope))) {

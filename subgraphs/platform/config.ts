@@ -30,7 +30,10 @@ const schema = z.object({
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
+  /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  /** Failed token attempts a minute from one address (an IPv6 /64) over every client id. */
+  TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Shared counters of the request and token-attempt limits; without it each process counts alone. */
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),

@@ -1,11 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../gateway/auth/clients.ts';
+import { attemptAddress } from '../../gateway/limits.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 const TOKEN = '/platform/oauth/v1/token';
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 let t: TestStack;
+
+/** POST from a chosen loopback source address (127.0.0.x): the gateway sees each as its own caller. */
+function postFrom(base: string, path: string, from: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; retryAfter?: string; body: Record<string, string> }> {
+  const body = new URLSearchParams(form).toString();
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${base}${path}`, { method: 'POST', localAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), ...headers } }, (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'], body: JSON.parse(text) as Record<string, string> }));
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'] }); });
 afterAll(async () => { await t?.close(); });
@@ -122,6 +139,85 @@ describe('POST /platform/oauth/v1/token', () => {
     await t.stack.gateway.clients.setDisabled(d.clientId, true);
     t.stack.gateway.tokenGate.forget(d.clientId);
     expect((await t.request('GET', '/shared-mobility-insights/v2/users/x', { token: d.token })).status).toBe(401);
+  });
+});
+
+const PER_CLIENT = 5;
+const PER_ADDRESS = 12;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe.each([
+  ['by each process', {}],
+  ['in Redis', { REDIS_URL, REDIS_KEY_PREFIX: `frg-test-${randomBytes(6).toString('hex')}:` }],
+])('failed token attempts, counted %s', (_where, env: Record<string, string>) => {
+  let s: TestStack;
+  beforeAll(async () => {
+    s = await startTestStack({ subgraphs: [], env: { ...env, TOKEN_RATE_LIMIT_PER_MINUTE: String(PER_CLIENT), TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE: String(PER_ADDRESS) } });
+  });
+  afterAll(async () => { await s?.close(); });
+
+  const endpoints = [
+    { name: 'platform', send: (from: string, id: string, secret: string) => postFrom(s.url, TOKEN, from, { grant_type: 'client_credentials', client_id: id, client_secret: secret }) },
+    { name: 'roadside', send: (from: string, id: string, secret: string) => postFrom(s.url, '/services/roadside/v1/oauth/accesstoken?grant_type=client_credentials', from, {}, { authorization: basic(id, secret) }) },
+  ];
+
+  it.each(endpoints.map((e, i) => [e.name, e, `127.0.0.${10 + 2 * i}`, `127.0.0.${11 + 2 * i}`] as const))(
+    "never refuse the right secret because of another address's failures (%s endpoint)",
+    async (_name, endpoint, attacker, partner) => {
+      const c = await s.clientFor(`org-lockout-${endpoint.name}`, ['b2b', 'roadside']);
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 32; i++) {
+        last = await endpoint.send(attacker, c.clientId, `wrong-${i}`);
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([...Array(PER_CLIENT).fill(401), ...Array(32 - PER_CLIENT).fill(429)]);
+      expect(Number(last!.retryAfter)).toBeGreaterThan(0);
+      expect(last!.body.error).toBe('too_many_requests');
+      const partnerRes = await endpoint.send(partner, c.clientId, c.clientSecret);
+      expect(partnerRes.status, JSON.stringify(partnerRes.body)).toBe(200);
+      expect(partnerRes.body.access_token).toBeTruthy();
+      // The address over its limit stays refused, even with the right secret, until its window ends.
+      expect((await endpoint.send(attacker, c.clientId, c.clientSecret)).status).toBe(429);
+    },
+  );
+
+  it('count only failures: the right secret past the limit is still served, and failures after it are counted', async () => {
+    const c = await s.clientFor('org-busy', ['b2b']);
+    const from = '127.0.0.20';
+    for (let i = 0; i < PER_CLIENT * 2; i++) expect((await endpoints[0].send(from, c.clientId, c.clientSecret)).status).toBe(200);
+    const wrong: number[] = [];
+    for (let i = 0; i < PER_CLIENT + 1; i++) wrong.push((await endpoints[0].send(from, c.clientId, `wrong-${i}`)).status);
+    expect(wrong).toEqual([...Array(PER_CLIENT).fill(401), 429]);
+  });
+
+  it('bound one address over every client id, before any secret of a burst is checked', async () => {
+    const c = await s.clientFor('org-burst', ['b2b']);
+    const clients = s.stack.gateway.clients;
+    const authenticate = clients.authenticate.bind(clients);
+    let checked = 0;
+    clients.authenticate = (id, secret) => { checked += 1; return authenticate(id, secret); };
+    try {
+      const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => endpoints[0].send('127.0.0.21', `guessed-client-${i}`, 'x')));
+      const statuses = burst.map((r) => r.status);
+      expect(statuses.filter((st) => st === 401).length).toBe(PER_ADDRESS);
+      expect(statuses.filter((st) => st === 429).length).toBe(40 - PER_ADDRESS);
+      expect(checked).toBe(PER_ADDRESS);
+      expect((await endpoints[0].send('127.0.0.21', c.clientId, c.clientSecret)).status).toBe(429);
+      expect(checked).toBe(PER_ADDRESS);
+      expect((await endpoints[0].send('127.0.0.22', c.clientId, c.clientSecret)).status).toBe(200);
+    } finally {
+      clients.authenticate = authenticate;
+    }
+  });
+});
+
+describe('the address failed attempts count against', () => {
+  it('is an IPv4 address on its own (also IPv4-mapped), and an IPv6 address with its /64', () => {
+    expect(attemptAddress('127.0.0.2')).toBe('127.0.0.2');
+    expect(attemptAddress('::ffff:127.0.0.2')).toBe('127.0.0.2');
+    expect(attemptAddress('2001:db8:1:2:aaaa::1')).toBe(attemptAddress('2001:db8:1:2:ffff:ffff:ffff:ffff'));
+    expect(attemptAddress('2001:db8:1:2::1')).not.toBe(attemptAddress('2001:db8:1:3::1'));
   });
 });
 

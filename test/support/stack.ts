@@ -58,7 +58,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     .map((name) => [subgraphUrlVariable(name), 'http://127.0.0.1:9/graphql']));
   const env = {
     ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: undefined,
-    RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', INTERNAL_HOP_KEY: TEST_HOP_KEY,
+    RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000', INTERNAL_HOP_KEY: TEST_HOP_KEY,
     // Load shedding off: test files share the machine's cores, and test/gateway/overload.test.ts turns it on.
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
