@@ -115,6 +115,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await registerRoadsideRoutes(app, tokenDeps);
   const gate = createTokenGate(cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation), revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
+  // Apollo Server keeps the texts of automatic persisted queries in its cache under `apq:` (its APQ_CACHE_PREFIX).
+  const apqDocument = async (hash: string) => apollo.cache.get(`apq:${hash}`);
 
   const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
@@ -127,7 +129,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       ? reply.code(statusForCode(error.code)).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
-    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
+    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
     registerRestRoutes(api, restRoutes, execute);
     registerAdminClientRoutes(api, clients, revocation);

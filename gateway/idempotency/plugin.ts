@@ -4,7 +4,7 @@ import type { ParseOptions } from 'graphql';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { statusForCode } from '../../subgraphs/platform/errors.ts';
 import { problem, sendProblem } from '../rest/problem.ts';
-import { hasMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from './request.ts';
+import { graphqlMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint, type DocumentByHash } from './request.ts';
 import type { Claim, IdempotencyStore } from './store.ts';
 
 export interface IdempotencyOptions {
@@ -12,6 +12,8 @@ export interface IdempotencyOptions {
   /** The GraphQL endpoint: there only documents holding a mutation take part. */
   graphqlPath: string;
   parseOptions: ParseOptions;
+  /** Documents sent by APQ hash alone are looked up here. */
+  documentByHash: DocumentByHash;
   /** How often expired keys are deleted (0: never, e.g. in tests that call purgeExpired themselves). */
   purgeEveryMs: number;
   /** Counts each keyed request's outcome (metrics). */
@@ -33,11 +35,14 @@ interface IdempotentRequest extends FastifyRequest {
   idempotencyRecord?: string;
 }
 
-/** A server-side failure in a GraphQL answer (an error whose code maps to a 5xx, or no code at all). */
-function graphqlServerError(payload: Buffer): boolean {
+/** APQ answers asking for the document's text: nothing ran, and Apollo Client retries with the text under the same key. */
+const PERSISTED_QUERY_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
+
+/** A GraphQL answer not to keep: a server-side failure (an error whose code maps to a 5xx, or no code at all), or a request for the document. */
+function graphqlNotKept(payload: Buffer): boolean {
   try {
     const errors = (JSON.parse(payload.toString('utf8')) as { errors?: { extensions?: { code?: unknown } }[] }).errors;
-    return !!errors?.some((e) => statusForCode(e.extensions?.code) >= 500);
+    return !!errors?.some(({ extensions }) => PERSISTED_QUERY_CODES.has(extensions?.code as string) || statusForCode(extensions?.code) >= 500);
   } catch {
     return true;
   }
@@ -49,7 +54,7 @@ function graphqlServerError(payload: Buffer): boolean {
  */
 function keepable(status: number, body: Buffer | null, graphql: boolean): body is Buffer {
   if (!body || body.length > MAX_STORED_BODY_BYTES || status >= 500 || NOT_KEPT.has(status)) return false;
-  return !(graphql && graphqlServerError(body));
+  return !(graphql && graphqlNotKept(body));
 }
 
 /**
@@ -59,7 +64,7 @@ function keepable(status: number, body: Buffer | null, graphql: boolean): body i
  * a repeat gets that response again with `Idempotent-Replayed: true`, a repeat while it runs 409,
  * the key with another request 422. Server errors are not stored: the key is free again.
  */
-export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, purgeEveryMs, count = () => undefined }: IdempotencyOptions) => {
+export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, documentByHash, purgeEveryMs, count = () => undefined }: IdempotencyOptions) => {
   function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
     if (request.routeOptions.url === graphqlPath) return reply.code(status).send({ errors: [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }] });
     return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
@@ -69,13 +74,16 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     const header = request.headers[IDEMPOTENCY_HEADER];
     // Without a caller the route answers 401 itself: an anonymous request learns nothing about keys.
     if (header === undefined || !METHODS.has(request.method) || !request.caller) return;
-    if (request.routeOptions.url === graphqlPath && !hasMutation(request.body, parseOptions)) return;
+    // On GraphQL the operation is the request (however its document was sent); a query takes no part.
+    const graphql = request.routeOptions.url === graphqlPath;
+    const operation = graphql ? await graphqlMutation(request.body, documentByHash, parseOptions) : request.body;
+    if (graphql && !operation) return;
     const key = parseIdempotencyKey(header);
     if (key === null) {
       count('invalid');
       return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
     }
-    const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, request.body));
+    const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, operation));
     count(claim.kind);
     switch (claim.kind) {
       case 'claimed':

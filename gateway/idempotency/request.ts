@@ -34,12 +34,29 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
   return createHash('sha256').update(`${method.toUpperCase()} ${url}\n`).update(text).digest('hex');
 }
 
-/** True when a POST /graphql body's document holds a mutation (a document that does not parse runs no mutation). */
-export function hasMutation(body: unknown, options: ParseOptions): boolean {
-  const query = (body as { query?: unknown } | null)?.query;
-  if (typeof query !== 'string') return false;
+/** The text of a document this process has seen under its APQ hash (Apollo Server's persisted-query cache). */
+export type DocumentByHash = (sha256Hash: string) => Promise<string | undefined>;
+
+/**
+ * The mutation a POST /graphql body asks to run, as what tells two requests apart (see
+ * requestFingerprint), or null when it runs none. Its document is the text sent, or the one its APQ
+ * hash names (unknown here: Apollo answers PERSISTED_QUERY_NOT_FOUND and runs nothing). The document
+ * counts by its sha256, which is the APQ hash: a full-text and a hash-only send of one operation are
+ * the same request, whichever process has the text cached.
+ */
+export async function graphqlMutation(body: unknown, documentByHash: DocumentByHash, options: ParseOptions): Promise<object | null> {
+  if (typeof body !== 'object' || body === null) return null;
+  const { query, variables, operationName, extensions } = body as { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } };
+  const hash = extensions?.persistedQuery?.sha256Hash;
+  const text = typeof query === 'string' ? query : typeof hash === 'string' ? await documentByHash(hash) : undefined;
+  if (text === undefined || !hasMutation(text, options)) return null;
+  return { document: createHash('sha256').update(text).digest('hex'), variables: variables ?? null, operationName: operationName ?? null };
+}
+
+/** True when a document holds a mutation (a document that does not parse runs no mutation). */
+function hasMutation(text: string, options: ParseOptions): boolean {
   try {
-    return parse(query, options).definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation');
+    return parse(text, options).definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation');
   } catch {
     return false;
   }

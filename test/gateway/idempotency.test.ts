@@ -4,6 +4,7 @@
  * while the first still runs is 409, and stored answers survive a restart. Runs on PGlite and,
  * with DATABASE_URL, on PostgreSQL.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClientPaths } from '../../gateway/admin/clients-routes.ts';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
@@ -341,6 +342,82 @@ describe('GraphQL mutations', () => {
     const bad = await t.request('POST', '/graphql', { token: t.token, body: { query: createUser, variables: {} }, headers: { 'idempotency-key': '' } });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('GraphQL mutations sent as automatic persisted queries (by hash)', () => {
+  /** A mutation text of its own per test, so that no other test has put it in the APQ cache. */
+  const createUser = (name: string) => `mutation ${name}($zip: ZipCode) { createUser(input: { homeZip: $zip }) { userId homeZip } }`;
+  const apq = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } });
+  /** POST /graphql as Apollo Client sends it: the hash alone (`text` omitted) or the text with its hash. */
+  const post = (key: string, text: string, variables: Record<string, unknown>, hashOnly: boolean, withHash = true) => t.request('POST', '/graphql', {
+    token: t.token, headers: { 'idempotency-key': key },
+    body: { ...(hashOnly ? {} : { query: text }), ...(withHash ? { extensions: apq(text) } : {}), variables, operationName: /mutation (\w+)/.exec(text)![1] },
+  });
+  const users = async () => (await countRows(t.stack))['scoring.User'];
+
+  it('a hash-only mutation sent twice under one key runs once; other variables under the key are refused', async () => {
+    const text = createUser('ApqTwice');
+    // Apollo Client's first send of a new document: the hash, then the text (here without a key, as another call).
+    await post(newKey(), text, { zip: '60601' }, false);
+    const key = newKey();
+    const before = await users();
+    const first = await post(key, text, { zip: '60602' }, true);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.data.createUser.homeZip).toBe('60602');
+    expect(await users()).toBe(before + 1);
+    const replay = await post(key, text, { zip: '60602' }, true);
+    expectSameAnswer(replay, first);
+    expect(await users()).toBe(before + 1);
+    const other = await post(key, text, { zip: '60603' }, true);
+    expect(other.status).toBe(422);
+    expect(other.body.errors[0].extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await users()).toBe(before + 1);
+  });
+
+  it('PERSISTED_QUERY_NOT_FOUND is not kept: the full-text retry under the same key runs, and is what a later hash-only send replays', async () => {
+    const text = createUser('ApqRetry');
+    const key = newKey();
+    const before = await users();
+    const notFound = await post(key, text, { zip: '60604' }, true);
+    expect(notFound.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await idempotencyRows()).find((r) => r.key === key)).toBeUndefined();
+    const retry = await post(key, text, { zip: '60604' }, false);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.body.data.createUser.homeZip).toBe('60604');
+    expect((await idempotencyRows()).find((r) => r.key === key)?.state).toBe('done');
+    expect(await users()).toBe(before + 1);
+    expectSameAnswer(await post(key, text, { zip: '60604' }, true), retry);
+    expect(await users()).toBe(before + 1);
+  });
+
+  it('the full text without a hash, then the hash alone under the same key: one operation, replayed', async () => {
+    const text = createUser('ApqTextFirst');
+    const key = newKey();
+    const before = await users();
+    const first = await post(key, text, { zip: '60605' }, false, false);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // The text is in the APQ cache once a send carried its hash (Apollo registers only then).
+    await post(newKey(), text, { zip: '60606' }, false);
+    expect(await users()).toBe(before + 2);
+    expectSameAnswer(await post(key, text, { zip: '60605' }, true), first);
+    expect(await users()).toBe(before + 2);
+  });
+
+  it('GET never runs a mutation, by text or by hash, and keeps nothing', async () => {
+    const text = createUser('ApqGet');
+    await post(newKey(), text, { zip: '60607' }, false);
+    const before = await users();
+    const rows = (await idempotencyRows()).length;
+    const variables = JSON.stringify({ zip: '60607' });
+    for (const params of [{ query: text, variables }, { extensions: JSON.stringify(apq(text)), variables }] as Record<string, string>[]) {
+      const res = await t.request('GET', `/graphql?${new URLSearchParams(params)}`, { token: t.token, headers: { 'idempotency-key': newKey(), 'apollo-require-preflight': 'true' } });
+      expect(res.status, JSON.stringify(res.body)).toBe(405);
+      expect(res.body.errors[0].message).toMatch(/only support query/);
+    }
+    expect(await users()).toBe(before);
+    expect((await idempotencyRows()).length).toBe(rows);
   });
 });
 
