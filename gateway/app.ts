@@ -7,7 +7,8 @@ import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
-import { statusForCode } from '../subgraphs/platform/errors.ts';
+import { AppError, statusForCode } from '../subgraphs/platform/errors.ts';
+import { boundedJsonParser, boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
 import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
@@ -72,6 +73,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   });
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
   await registerOverloadProtection(app, config);
+  boundedJsonParser(app, config.JSON_MAX_DEPTH);
   await app.register(formbody);
 
   // Set before any route scope is registered: scopes inherit the handlers present when they are created.
@@ -80,6 +82,12 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     if (error instanceof ServiceUnavailable) {
       reply.header('retry-after', String(error.retryAfter));
       return sendProblem(reply, problem(503, error.code, error.message));
+    }
+    // Refused before a route ran (a body nested too deep): answered in the endpoint's own shape.
+    if (error instanceof AppError) {
+      return request.url.startsWith('/graphql')
+        ? reply.code(statusForCode(error.code)).send({ errors: [error.toJSON()] })
+        : sendProblem(reply, problemFromErrors([error.toJSON()]));
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) {
@@ -129,9 +137,11 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       ? reply.code(statusForCode(error.code)).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
+    // Before the idempotency plugin, which parses the document.
+    boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
     await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
-    registerRestRoutes(api, restRoutes, execute);
+    registerRestRoutes(api, restRoutes, execute, config.JSON_MAX_DEPTH);
     registerAdminClientRoutes(api, clients, revocation);
   });
 

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
 import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
+import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';
 import { problemFromErrors, sendProblem } from '../rest/problem.ts';
 
 export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
 
 const createBody = z.object({
-  organisation: z.string().trim().min(1).max(128),
+  organisation: organisationName,
   scopes: z.array(z.string()).min(1).max(10).default(['b2b', 'roadside']),
 }).strict();
 
@@ -99,7 +100,7 @@ export const adminClientPaths = {
   [ADMIN_CLIENTS_PATH]: {
     post: {
       operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security,
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', maxLength: 128 }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', pattern: ORGANISATION_PATTERN.source }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
       responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...errors },
     },
     get: {

@@ -1,6 +1,7 @@
 import { defineEntity, p, type EntityManager } from '@mikro-orm/core';
 import { SCOPES, type Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { badInput, conflict, notFound } from '../../subgraphs/platform/errors.ts';
+import { parseOrganisation } from '../../subgraphs/platform/organisation.ts';
 import { generateSecret, hashSecret, verifySecret } from './secrets.ts';
 
 /** An API client. Not tenant-filtered: it is how a caller's organisation is found in the first place. */
@@ -37,7 +38,7 @@ export class ClientStore {
   constructor(em: EntityManager) { this.em = em; }
 
   async create(organisation: string, scopes: Scope[], clientId = `client_${crypto.randomUUID().replaceAll('-', '')}`, clientSecret = generateSecret()): Promise<IssuedCredentials> {
-    if (!organisation.trim()) throw badInput('organisation must not be empty', 'org');
+    parseOrganisation(organisation);
     const em = this.em.fork();
     if (await em.count(Client, { clientId })) throw conflict(`client '${clientId}' already exists`);
     em.create(Client, { clientId, secretHash: await hashSecret(clientSecret), organisation, scopes, disabled: false } as never);

@@ -3,6 +3,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { problemFromErrors, sendProblem } from './problem.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
+import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 
 export interface OperationResult {
@@ -15,20 +16,27 @@ export type Execute = (query: string, variables: Record<string, unknown>, reques
 
 const toFormatted = (error: GraphQLError): GraphQLFormattedError => error.toJSON();
 
-/** A string parser for every content type, so a `rawBody` route sees the body text exactly as sent. */
-function rawBodyScope(scope: FastifyInstance) {
+/**
+ * A string parser for every content type, so a `rawBody` route sees the body text exactly as sent;
+ * JSON text still gets the nesting bound of every JSON body.
+ */
+function rawBodyScope(scope: FastifyInstance, jsonMaxDepth: number) {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  scope.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const error = /\bjson\b/i.test(request.headers['content-type'] ?? '') ? jsonBodyDepthError(body as string, jsonMaxDepth) : null;
+    if (error) done(error, undefined);
+    else done(null, body);
+  });
 }
 
-/** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope). */
-export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, raw = false) {
+/** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope); JSON bodies nest at most `jsonMaxDepth`. */
+export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, jsonMaxDepth: number, raw = false) {
   for (const route of routes) {
     if (route.rawBody && !raw) {
       // An encapsulated scope: its content-type parsers apply to this route only.
       app.register(async (scope) => {
-        rawBodyScope(scope);
-        registerRestRoutes(scope, [route], execute, true);
+        rawBodyScope(scope, jsonMaxDepth);
+        registerRestRoutes(scope, [route], execute, jsonMaxDepth, true);
       });
       continue;
     }

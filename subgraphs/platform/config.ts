@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { organisationName } from './organisation.ts';
 
 const optionalString = z.string().trim().min(1).optional();
 
@@ -20,7 +21,7 @@ const schema = z.object({
   JWT_ISSUER: z.string().default('fleet-risk-graph'),
   BOOTSTRAP_CLIENT_ID: optionalString,
   BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
-  BOOTSTRAP_ORG: z.string().trim().min(1).default('default'),
+  BOOTSTRAP_ORG: organisationName.default('default'),
   MVR_ENCRYPTION_KEY: optionalString,
   /** Older MVR keys still read during a rotation (comma-separated base64). */
   MVR_ENCRYPTION_OLD_KEYS: optionalString,
@@ -29,6 +30,8 @@ const schema = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).default(20_000),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
+  /** Nesting of objects and arrays in JSON bodies and GraphQL variables, and of brackets in GraphQL documents, checked before parsing. */
+  JSON_MAX_DEPTH: z.coerce.number().int().min(16).max(1_000).default(64),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),

@@ -56,6 +56,7 @@ export const EpochSecondsScalar = new GraphQLScalarType<number, number>({
   parseLiteral: (ast) => parseEpoch(ast.kind === Kind.INT ? Number(ast.value) : undefined),
 });
 
+// Recursion here is bounded: every document reaching a GraphQL route has had its bracket nesting checked (JSON_MAX_DEPTH) before parsing.
 function literalToJson(ast: ValueNode, variables?: Record<string, unknown> | null): unknown {
   switch (ast.kind) {
     case Kind.STRING: case Kind.BOOLEAN: return ast.value;

@@ -11,6 +11,8 @@ import type { Config } from './config.ts';
 import { createContext, type SubgraphContext } from './context.ts';
 import { openDatabase, type Database, type Entity } from './db/orm.ts';
 import { formatError } from './format-error.ts';
+import { AppError, statusForCode } from './errors.ts';
+import { boundedJsonParser, boundGraphqlNesting } from './nesting-http.ts';
 import { guardResolvers, type ResolverMap } from './guard.ts';
 import { loadSigningKeys } from './auth/keys.ts';
 import { cachedTokenVerifier, type Caller, type Scope } from './auth/tokens.ts';
@@ -94,12 +96,18 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
     bodyLimit: 2 * 1024 * 1024,
   });
+  boundedJsonParser(app, config.JSON_MAX_DEPTH);
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof AppError) return reply.code(statusForCode(error.code)).send({ errors: [error.toJSON()] });
+    throw error;
+  });
   const db = await openDatabase(config, { name: definition.name, entities: definition.entities, migrationsPath: definition.migrationsPath });
   try {
     await definition.onStart?.(db, config, app.log);
     const { publicKey } = await loadSigningKeys(config);
     const schema = buildSchema(definition as SubgraphDefinition);
     requireInternalHop(app, config.INTERNAL_HOP_KEY, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
+    boundGraphqlNesting(app, '/graphql', config.JSON_MAX_DEPTH);
     // The gateway's limits again: a request that reaches this port directly gets no more.
     const limits = graphqlLimits(config);
     const revocation = options.revocation ?? revocationCheck(clientStatusFromDatabase(db.orm.em));

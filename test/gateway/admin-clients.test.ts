@@ -69,6 +69,23 @@ describe('the admin API for API clients', () => {
     expect(unknown.body.code).toBe('NOT_FOUND');
     expect((await t.request('POST', `${ADMIN}/no-such-client/disable`, { token: admin })).status).toBe(404);
   });
+
+  it('refuses organisation names outside [A-Za-z0-9][A-Za-z0-9._-]{0,63} (NUL, control characters, paths): 400 naming the field, nothing stored', async () => {
+    const before = ((await t.request('GET', ADMIN, { token: admin })).body.clients as unknown[]).length;
+    for (const organisation of ['a\u0000b', '../etc', 'a\u0007b', 'line\nbreak', ' padded ', 'a/b', 'x'.repeat(65)]) {
+      const res = await t.request('POST', ADMIN, { token: admin, body: { organisation } });
+      const label = `${JSON.stringify(organisation)} -> ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+      expect(res.status, label).toBe(400);
+      expect(res.headers.get('content-type'), label).toMatch(/problem\+json/);
+      expect(res.body, label).toMatchObject({ code: 'BAD_USER_INPUT', field: 'organisation' });
+    }
+    // The store refuses them too (npm run clients opens it directly when no gateway answers).
+    await expect(t.stack.gateway.clients.create('../etc', ['b2b'])).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT', field: 'organisation' } });
+    expect(((await t.request('GET', ADMIN, { token: admin })).body.clients as unknown[]).length).toBe(before);
+    for (const organisation of ['default', 'org-a', 'Acme_Fleet.EU', 'x'.repeat(64)]) {
+      expect((await t.request('POST', ADMIN, { token: admin, body: { organisation } })).status, organisation).toBe(201);
+    }
+  });
 });
 
 describe('a listening subgraph applies the same revocation check as the gateway', () => {

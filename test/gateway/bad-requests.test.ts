@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatError } from '../../subgraphs/platform/format-error.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { countRows } from '../support/rows.ts';
+import { sourceAFull } from '../scoring/mvr-fixtures.ts';
 
 /**
  * Inputs that used to answer 500 or a non-problem body: each is a 4xx problem (or 503 with
@@ -93,6 +94,75 @@ describe('bad input that reached the database', () => {
     expect(res.status).toBe(400);
     expect(res.errors?.[0].extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
     expect(res.errors?.[0].message).toMatch(/tokens/);
+  });
+});
+
+/** JSON text of objects nested `depth` deep around `leaf`. */
+const deepObject = (depth: number, leaf = '1') => `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`;
+const TOO_DEEP = { code: 'BAD_USER_INPUT', reason: 'TOO_DEEP' };
+
+describe('JSON nested deeper than JSON_MAX_DEPTH (64): refused before parsing, 400 BAD_USER_INPUT', () => {
+  const createMvr = 'mutation($u: ID!, $r: JSON) { createMvr(userId: $u, source: SOURCE_A, report: $r) { id } }';
+  let userId: string;
+  beforeAll(async () => {
+    userId = (await t.graphql('mutation { createUser(input: { dateOfBirth: "1980-01-01", homeZip: "60601" }) { userId } }')).data.createUser.userId;
+  });
+
+  it('a 3,000-deep JSON variable, document literal, or GET variables: 400 BAD_USER_INPUT, not INTERNAL_SERVER_ERROR, nothing written', async () => {
+    const before = await countRows(t.stack);
+    const variable = await t.request('POST', '/graphql', { token: t.token, body: `{"query":${JSON.stringify(createMvr)},"variables":{"u":"${userId}","r":${deepObject(3_000)}}}` });
+    const literal = await t.request('POST', '/graphql', { token: t.token, body: { query: `mutation { createMvr(userId: "${userId}", source: SOURCE_A, report: ${'['.repeat(3_000)}${']'.repeat(3_000)}) { id } }` } });
+    const get = await t.request('GET', `/graphql?query=${encodeURIComponent('query($r: JSON) { __typename }')}&variables=${encodeURIComponent(`{"r":${deepObject(200)}}`)}`, { token: t.token });
+    for (const [name, res] of Object.entries({ variable, literal, get })) {
+      const label = `${name} -> ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+      expect(res.status, label).toBe(400);
+      expect(res.body.errors?.[0]?.extensions, label).toMatchObject(TOO_DEEP);
+      expect(res.body.errors[0].message, label).toMatch(/nests deeper than 64 levels \(JSON_MAX_DEPTH\)/);
+    }
+    expect(await countRows(t.stack)).toEqual(before);
+  });
+
+  it('a deep REST JSON body, parsed or kept as text (an MVR): 400 problem+json BAD_USER_INPUT', async () => {
+    const before = await countRows(t.stack);
+    const body = JSON.stringify({ ...sourceAFull(), extra: '__DEEP__' }).replace('"__DEEP__"', deepObject(3_000));
+    for (const path of ['/shared-mobility-insights/v2/users', `/shared-mobility-insights/v2/users/${userId}/sourcea-mvr`]) {
+      const res = await t.request('POST', path, { token: t.token, body });
+      const label = `${path} -> ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+      expect(res.status, label).toBe(400);
+      expect(res.headers.get('content-type'), label).toMatch(/application\/problem\+json/);
+      expect(res.body, label).toMatchObject({ status: 400, ...TOO_DEEP });
+    }
+    expect(await countRows(t.stack)).toEqual(before);
+  });
+
+  it('a report nested just within the bound is accepted, over GraphQL and REST', async () => {
+    // The GraphQL body: {variables: {r: {extra: <61>}}} is 64 levels in all.
+    const report = JSON.stringify({ ...sourceAFull(), extra: '__DEEP__' }).replace('"__DEEP__"', deepObject(61));
+    const gql = await t.request('POST', '/graphql', { token: t.token, body: `{"query":${JSON.stringify(createMvr)},"variables":{"u":"${userId}","r":${report}}}` });
+    expect(gql.body.errors, JSON.stringify(gql.body).slice(0, 300)).toBeUndefined();
+    expect(gql.body.data.createMvr.id).toEqual(expect.any(String));
+    const rest = await t.request('POST', `/shared-mobility-insights/v2/users/${userId}/sourcea-mvr`, { token: t.token, body: JSON.stringify({ ...sourceAFull(), extra: '__DEEP__' }).replace('"__DEEP__"', deepObject(63)) });
+    expect(rest.status, JSON.stringify(rest.body).slice(0, 300)).toBe(201);
+  });
+});
+
+describe('malformed multipart uploads', () => {
+  const UPLOAD = '/services/roadside/v1/provider/fileservice/upload';
+  const part = (name: string, value: string) => `--XYZ\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const file = '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello';
+
+  it('no closing boundary, or no boundary= parameter: 400 problem+json, not 500', async () => {
+    for (const [name, contentType, body] of [
+      ['no closing boundary', 'multipart/form-data; boundary=XYZ', `${part('fileType', 'PHOTO')}${file}`],
+      ['no boundary parameter', 'multipart/form-data', `${part('fileType', 'PHOTO')}${file}\r\n--XYZ--\r\n`],
+    ]) {
+      const res = await t.request('POST', UPLOAD, { token: t.token, headers: { 'content-type': contentType }, body });
+      const label = `${name} -> ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+      expect(res.status, label).toBe(400);
+      expect(res.headers.get('content-type'), label).toMatch(/application\/problem\+json/);
+      expect(res.body, label).toMatchObject({ status: 400, code: 'BAD_USER_INPUT' });
+      expect(res.body.detail, label).toMatch(/multipart/i);
+    }
   });
 });
 

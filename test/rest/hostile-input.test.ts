@@ -178,6 +178,8 @@ describe('GraphQL documents', () => {
     ['NUL in a literal', { query: '{ user(userId: "a\\u0000b") { userId } }' }],
     ['NUL in a variable', { query: 'query($id: ID!) { user(userId: $id) { userId } }', variables: { id: 'a\u0000b' } }],
     ['variables nested 500 deep', { query: 'mutation($i: CreateUserInput) { createUser(input: $i) { userId } }', variables: { i: deepJson(500) } }],
+    ['a JSON variable nested 3,000 deep', { query: 'mutation($r: JSON) { createMvr(userId: "u", source: SOURCE_A, report: $r) { id } }', variables: { r: deepJson(3_000) } }],
+    ['a JSON literal nested 3,000 deep', { query: `mutation { createMvr(userId: "u", source: SOURCE_A, report: ${'['.repeat(3_000)}${']'.repeat(3_000)}) { id } }` }],
     ['variable of the wrong type', { query: 'query($id: ID!) { user(userId: $id) { userId } }', variables: { id: { nested: [1, 2] } } }],
     ['unknown operation name', { query: 'query A { __typename }', operationName: 'B' }],
     ['two anonymous operations', { query: '{ __typename } { __typename }' }],
