@@ -7,7 +7,7 @@ import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';
 const TAG = 'Webhooks';
 
-const SUBSCRIPTION = 'id url eventTypes description createdAt';
+const SUBSCRIPTION = 'id url eventTypes description createdAt pausedUntil';
 const DELIVERY = 'id subscriptionId eventId eventType status attempts nextAttemptAt lastResponseStatus lastError deliveredAt createdAt payload attemptLog { at responseStatus error durationMs }';
 
 type Obj = Record<string, unknown>;
@@ -51,6 +51,7 @@ const subscriptionSchema: JsonSchema = {
   properties: {
     id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' }, eventTypes: eventTypesSchema,
     description: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' },
+    pausedUntil: { type: ['string', 'null'], format: 'date-time', description: 'Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time' },
   },
 };
 const deliverySchema: JsonSchema = {
@@ -68,7 +69,7 @@ const deliverySchema: JsonSchema = {
 };
 const exampleSubscription = {
   id: '0b8f8a53-5a3c-4a57-9a57-4a3f1f0f7c11', url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'],
-  description: 'Dispatch board', createdAt: '2026-11-23T10:00:00.000Z',
+  description: 'Dispatch board', createdAt: '2026-11-23T10:00:00.000Z', pausedUntil: null,
 };
 const idsDoc = 'Another organisation\'s id, or one that does not exist, is 404.';
 
@@ -86,8 +87,8 @@ export const webhookRoutes: RestRoute[] = [
       return { ...restSubscription(created.subscription), secret: created.secret };
     },
     docs: {
-      description: 'Any client of the organisation may subscribe, whatever its scopes. `url`: https, or http on a loopback address; a host that is or resolves to a private, '
-        + 'link-local or other non-public address is refused (400). Deliveries follow the Standard Webhooks specification; see docs/webhooks.md. '
+      description: 'Any client of the organisation may subscribe, whatever its scopes. `url`: https; a host that is or resolves to a private, link-local, '
+        + 'loopback or other non-public address is refused (400); loopback (and plain http to it) only where the deployment sets WEBHOOK_ALLOW_LOOPBACK=true. Deliveries follow the Standard Webhooks specification; see docs/webhooks.md. '
         + 'At most 25 subscriptions per organisation (409).',
       requestBody: { type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } },
       requestExample: { url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'], description: 'Dispatch board' },

@@ -71,6 +71,15 @@ const schema = z.object({
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(9),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
   WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(65_536),
+  /** Receivers on loopback (tests, local development); refused otherwise. */
+  WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
+  /** Attempts in flight at once: in one worker process, and (counted in the database) per organisation and per subscription. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
+  WEBHOOK_CONCURRENCY_PER_ORGANISATION: z.coerce.number().int().min(1).max(1_000).default(8),
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: z.coerce.number().int().min(1).max(100).default(2),
+  /** Circuit breaker: after this many failed attempts in a row a subscription is paused for the cool-down, then probed one delivery at a time. */
+  WEBHOOK_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
+  WEBHOOK_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

@@ -15,6 +15,9 @@ export const WebhookSubscriptionSchema = defineEntity({
     /** Standard Webhooks secret (`whsec_...`); shown once, kept to sign every delivery. */
     secret: p.string().length(100).hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /** Circuit breaker (shared by every worker process): failed attempts in a row, and the pause they earned. */
+    consecutiveFailures: p.integer().default(0),
+    pausedUntil: p.datetime().nullable(),
   },
 });
 export class WebhookSubscription extends WebhookSubscriptionSchema.class {}

@@ -1,6 +1,7 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { resolvers } from './resolvers.ts';
+import { registerReceiverPolicy } from './service.ts';
 import { startDeliveryWorker } from './worker.ts';
 
 /** Webhook subscriptions of partners and the deliveries of the events the other subgraphs record. */
@@ -13,5 +14,8 @@ export const webhooks: SubgraphDefinition = {
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,
   createLoaders: () => ({}),
+  onStart: async (db, config) => {
+    registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });
+  },
   worker: startDeliveryWorker,
 };

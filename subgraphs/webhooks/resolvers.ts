@@ -31,6 +31,7 @@ export const resolvers = {
   },
   WebhookSubscription: {
     eventTypes: (s: WebhookSubscription) => s.eventTypes.map(eventTypeToEnum),
+    pausedUntil: (s: WebhookSubscription) => (s.pausedUntil && s.pausedUntil > new Date() ? s.pausedUntil : null),
   },
   WebhookDelivery: {
     eventType: (d: WebhookDelivery) => eventTypeToEnum(d.eventType),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, conflict, notFound } from '../platform/errors.ts';
 import { EVENT_TYPES, type EventType } from '../platform/webhooks/events.ts';
-import { parseReceiverUrl, resolveReceiver } from '../platform/webhooks/receiver-url.ts';
+import { parseReceiverUrl, resolveReceiver, type ReceiverPolicy } from '../platform/webhooks/receiver-url.ts';
 import { WebhookDelivery, WebhookSubscription, type DeliveryStatus } from './entities.ts';
 
 /** Bounds what one organisation can make the worker do. */
@@ -18,18 +18,27 @@ const isId = (id: string) => UUID.test(id);
 /** A new Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
+/**
+ * The receiver policy of each database (`WEBHOOK_ALLOW_LOOPBACK`): registered when the subgraph
+ * starts and found again from any EntityManager forked from it.
+ */
+const policies = new WeakMap<object, ReceiverPolicy>();
+export const registerReceiverPolicy = (em: { config: object }, policy: ReceiverPolicy) => { policies.set(em.config, policy); };
+/** Nothing registered (a service built outside a subgraph) is the default configuration: public receivers only. */
+const policyFor = (em: { config: object }): ReceiverPolicy => policies.get(em.config) ?? { allowLoopback: false };
+
 /** Subscriptions and their delivery log, within the EntityManager's organisation (the tenant filter). */
 export class WebhookService {
   private readonly em: EntityManager;
-  private readonly checkReceiver: (url: URL) => Promise<unknown>;
+  private readonly policy: ReceiverPolicy;
 
-  constructor(em: EntityManager, checkReceiver: (url: URL) => Promise<unknown> = resolveReceiver) {
+  constructor(em: EntityManager) {
     this.em = em;
-    this.checkReceiver = checkReceiver;
+    this.policy = policyFor(em);
   }
 
   async subscribe(input: SubscriptionInput): Promise<{ subscription: WebhookSubscription; secret: string }> {
-    const url = parseReceiverUrl(input.url);
+    const url = parseReceiverUrl(input.url, this.policy);
     const eventTypes = this.eventTypes(input.eventTypes);
     if (input.description != null && (typeof input.description !== 'string' || input.description.length > 255)) {
       throw badInput('description must be a string of at most 255 characters', 'description');
@@ -37,7 +46,7 @@ export class WebhookService {
     if (await this.em.count(WebhookSubscription, {}) >= MAX_SUBSCRIPTIONS_PER_ORG) {
       throw conflict(`An organisation has at most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions; delete one first`);
     }
-    await this.checkReceiver(url);
+    await resolveReceiver(url, this.policy);
     const secret = newSecret();
     const subscription = this.em.create(WebhookSubscription, {
       url: url.toString(), eventTypes, description: (input.description as string | undefined) ?? null, secret,

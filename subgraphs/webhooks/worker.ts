@@ -1,21 +1,12 @@
 import type { SqlEntityManager } from '@mikro-orm/sql';
-import type { Config } from '../platform/config.ts';
 import type { Database } from '../platform/db/orm.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
 import { EVENT_SOURCES } from '../platform/webhooks/events.ts';
-import { sendWebhook } from '../platform/webhooks/send.ts';
 import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
-import type { AttemptLogEntry } from './entities.ts';
+import { attempt, claimDue, DELIVERIES, SUBSCRIPTIONS, type Run } from './deliver.ts';
 
-type Row = Record<string, unknown>;
-type Run = (sql: string, params?: unknown[]) => Promise<Row[]>;
-
-const DELIVERIES = '"webhooks"."webhook_deliveries"';
-const SUBSCRIPTIONS = '"webhooks"."webhook_subscriptions"';
-/** Events relayed, and deliveries claimed, per round. */
+/** Events relayed, and deliveries claimed, per statement. */
 const BATCH = 50;
-/** Attempts kept in a delivery's log (a replayed delivery adds to it). */
-const LOG_KEPT = 30;
 /** Finished deliveries stay readable in the log this long, then go (checked every few minutes). */
 export const LOG_RETENTION_DAYS = 30;
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -28,16 +19,6 @@ async function transaction<T>(db: Database, fn: (run: Run) => Promise<T>): Promi
     const ctx = tx.getTransactionContext();
     return fn((sql, params = []) => connection.execute(sql, params, 'all', ctx));
   });
-}
-
-/** The wait before retry n (1-based): base x 4^(n-1). */
-export const retryDelayMs = (config: Pick<Config, 'WEBHOOK_RETRY_BASE_MS'>, attempt: number) => config.WEBHOOK_RETRY_BASE_MS * 4 ** (attempt - 1);
-
-/** The schedule of a delivery that never succeeds: seconds after the event of each attempt. */
-export function retrySchedule(config: Pick<Config, 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_MAX_ATTEMPTS'>): number[] {
-  const at = [0];
-  for (let n = 1; n < config.WEBHOOK_MAX_ATTEMPTS; n += 1) at.push(at[n - 1] + retryDelayMs(config, n) / 1000);
-  return at;
 }
 
 /** A stable advisory-lock key per outbox, so one relay at a time moves its events (in order), whatever the number of processes. */
@@ -85,47 +66,12 @@ async function relay(source: { name: string; db: Database }, webhooks: Run, tran
   });
 }
 
-interface Claimed { id: string; subscription_id: string; payload: string; attempts: number; attempt_log: AttemptLogEntry[] | string }
-
-/**
- * Claims due deliveries with a lease (a crashed worker's claims come back when it runs out), never
- * one whose resource has an earlier delivery still pending, sends them and records the outcome.
- */
-async function deliverDue(run: Run, config: Config): Promise<number> {
-  const leaseMs = config.WEBHOOK_TIMEOUT_MS * 2 + 10_000;
-  const claimed = await run(`with due as (
-      select d.id from ${DELIVERIES} d
-      where d.status = 'PENDING' and d.next_attempt_at <= now() and (d.locked_until is null or d.locked_until < now())
-        and not exists (select 1 from ${DELIVERIES} e where e.subscription_id = d.subscription_id and e.resource_key = d.resource_key
-          and e.status = 'PENDING' and e.source_seq < d.source_seq)
-      order by d.next_attempt_at, d.source_seq limit ${BATCH} for update of d skip locked)
-    update ${DELIVERIES} w set locked_until = now() + (? * interval '1 millisecond') from due where w.id = due.id
-    returning w.id, w.subscription_id, w.payload, w.attempts, w.attempt_log`, [leaseMs]) as unknown as Claimed[];
-  if (!claimed.length) return 0;
-  const ids = [...new Set(claimed.map((c) => c.subscription_id))];
-  const subscriptions = new Map((await run(`select id, url, secret from ${SUBSCRIPTIONS} where id in (${ids.map(() => '?').join(', ')})`, ids))
-    .map((s) => [String(s.id), s as { url: string; secret: string }]));
-  await Promise.all(claimed.map(async (delivery) => {
-    const subscription = subscriptions.get(delivery.subscription_id);
-    if (!subscription) return;
-    const result = await sendWebhook(subscription.url, subscription.secret, delivery.id, delivery.payload, {
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS, maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
-    });
-    const attempts = delivery.attempts + 1;
-    const previous = typeof delivery.attempt_log === 'string' ? JSON.parse(delivery.attempt_log) as AttemptLogEntry[] : delivery.attempt_log;
-    const log = [...previous, { at: new Date().toISOString(), status: result.status, error: result.error, durationMs: result.durationMs }].slice(-LOG_KEPT);
-    const status = result.ok ? 'SUCCEEDED' : attempts >= config.WEBHOOK_MAX_ATTEMPTS ? 'FAILED' : 'PENDING';
-    await run(`update ${DELIVERIES} set status = ?, attempts = ?, locked_until = null, last_attempt_at = now(), last_response_status = ?, last_error = ?,
-        delivered_at = ${result.ok ? 'now()' : 'null'}, next_attempt_at = now() + (? * interval '1 millisecond'), attempt_log = ?::jsonb where id = ?`,
-    [status, attempts, result.status, result.error, status === 'PENDING' ? retryDelayMs(config, attempts) : 0, JSON.stringify(log), delivery.id]);
-  }));
-  return claimed.length;
-}
-
 /**
  * Polls the outboxes of the event sources and the due deliveries. Each outbox is read through the
  * database of its subgraph when that subgraph runs in this process, and otherwise (compose) through
  * this subgraph's own connection, since every schema lives in the one PostgreSQL database.
+ * Deliveries go concurrently, at most WEBHOOK_CONCURRENCY from this process: each attempt frees its
+ * slot when it ends, and the poll goes on claiming while slow receivers keep theirs.
  */
 export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): Worker {
   if (!config.WEBHOOK_WORKER) return { stop: async () => undefined };
@@ -144,6 +90,27 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
   let current: Promise<void> = Promise.resolve();
   const reported = new Set<string>();
   let pruned = 0;
+  const inFlight = new Set<Promise<void>>();
+  const stopping = new AbortController();
+
+  /** Claims as many due deliveries as this process has free slots, and starts each on its own. */
+  const fill = async () => {
+    for (;;) {
+      const free = Math.min(BATCH, config.WEBHOOK_CONCURRENCY - inFlight.size);
+      if (stopped || free <= 0) return;
+      const claimed = await claimDue(webhooks, config, free);
+      for (const delivery of claimed) {
+        const task = attempt(webhooks, config, log, delivery, stopping.signal)
+          .catch((error: unknown) => log.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; its claim runs out and it is retried'))
+          .finally(() => {
+            inFlight.delete(task);
+            wake();
+          });
+        inFlight.add(task);
+      }
+      if (claimed.length < free) return;
+    }
+  };
 
   const tick = async () => {
     for (const source of sources) {
@@ -157,7 +124,7 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
       }
     }
     try {
-      while (!stopped && await deliverDue(webhooks, config) === BATCH);
+      await fill();
       if (Date.now() - pruned > PRUNE_EVERY_MS) {
         pruned = Date.now();
         await webhooks(`delete from ${DELIVERIES} where status <> 'PENDING' and created_at < now() - interval '${LOG_RETENTION_DAYS} days'`);
@@ -179,18 +146,23 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
       again = false;
     });
   };
-  // Events committed in this process are relayed at once; others wait for the next poll.
-  const unsubscribe = onEventsCommitted(() => {
+  /** Another round now (or right after the running one): events were committed, or a slot came free. */
+  function wake() {
     if (running) again = true;
     else loop();
-  });
+  }
+  // Events committed in this process are relayed at once; others wait for the next poll.
+  const unsubscribe = onEventsCommitted(wake);
   timer = setTimeout(loop, 0);
   return {
     async stop() {
       stopped = true;
       unsubscribe();
       clearTimeout(timer);
+      // Attempts under way are abandoned, their claims freed: the next worker sends them again.
+      stopping.abort();
       await current;
+      await Promise.all(inFlight);
     },
   };
 }

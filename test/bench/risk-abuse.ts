@@ -7,7 +7,9 @@
  *    through GraphQL: answer time and status, and /healthz p50/p99 while they run;
  * 2. a bounded flood: `connections` concurrent heavy risk requests for `flood` seconds (the refused
  *    zig-zag and an 80-position zig-zag under the budget that keeps a worker busy for seconds),
- *    with /healthz p99 and the success rate of ordinary booking reads sent meanwhile.
+ *    with /healthz p99 and the success rate of ordinary booking reads sent meanwhile;
+ * 3. webhook starvation (webhook-starvation.ts): another organisation's delivery latency while one
+ *    organisation has 25 receivers that never answer.
  * Prints the figures and writes JSON to test/bench/results/risk-abuse-latest.json.
  */
 import { fork } from 'node:child_process';
@@ -19,6 +21,7 @@ import type { ServerMessage, ServerReply, ServerStats } from './protocol.ts';
 import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { zigzag } from '../support/zigzag.ts';
 import { flag, percentile } from './args.ts';
+import { describeStarvation, webhookStarvation } from './webhook-starvation.ts';
 
 process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 
@@ -176,6 +179,10 @@ try {
 } finally {
   await closeServer();
 }
+// Issue 20, item 3: its own stack, after the Risk Index servers are gone.
+const starvation = await webhookStarvation();
+console.log(describeStarvation(starvation));
+results.webhookStarvation = starvation;
 const report = { at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg().map((l) => round(l, 2)) }, database: ready.database, ...results };
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 await mkdir(dir, { recursive: true });

@@ -11,13 +11,13 @@
 import { startTestStack } from '../support/stack.ts';
 import { dispatch, provision, session, status } from '../roadside/helpers.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
-import { retrySchedule } from '../../subgraphs/webhooks/worker.ts';
+import { retrySchedule } from '../../subgraphs/webhooks/deliver.ts';
 import { flag } from './args.ts';
 
 const RESCUES = Math.round(flag('rescues', 40, 200));
 const BUDGET_MS = flag('budget', 20, 60) * 1000;
 
-const t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: { LOG_LEVEL: 'error' } });
+const t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: { LOG_LEVEL: 'error', WEBHOOK_ALLOW_LOOPBACK: 'true' } });
 const receiver = await startReceiver();
 try {
   const sub = await t.request('POST', '/platform/webhooks/v1/subscriptions', { token: t.token, body: { url: `${receiver.url}/bench`, eventTypes: ['rescue.status_changed'] } });

@@ -30,7 +30,7 @@ let c: { token: string };
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  t = await startTestStack();
+  t = await startTestStack({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });
   const a = t.token;
   const ok = async (method: string, path: string, body?: unknown, form?: Record<string, string>) => {
     const res = await t.request(method, path, { token: a, body, form });

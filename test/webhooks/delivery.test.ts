@@ -4,7 +4,7 @@ import { dispatch, provision, RS, session, status } from '../roadside/helpers.ts
 import { startReceiver, waitFor } from './receiver.ts';
 
 const WH = '/platform/webhooks/v1';
-const FAST = { WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_MAX_ATTEMPTS: '9' };
+const FAST = { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_MAX_ATTEMPTS: '9' };
 
 let t: TestStack;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;

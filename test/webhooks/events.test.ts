@@ -14,7 +14,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let secret: string;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'registration', 'webhooks'], env: { WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'registration', 'webhooks'], env: { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' } });
   receiver = await startReceiver();
   const sub = await t.request('POST', `${WH}/subscriptions`, {
     token: t.token, body: { url: `${receiver.url}/all`, eventTypes: ['booking.started', 'booking.ended', 'device.status_changed', 'consent.changed', 'mvr.created'] },

@@ -17,7 +17,7 @@ let t: TestStack | undefined;
 /** A stack over the same data every time (a PGlite folder, or one PostgreSQL database), as a restarted server sees it. */
 async function start(env: Record<string, string>) {
   const store: Record<string, string> = database.env.DATABASE_URL ? { DATABASE_URL: database.env.DATABASE_URL } : { PGLITE_IN_MEMORY: 'false', DATA_DIR: dataDir };
-  t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: { ...store, WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100', ...env } });
+  t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: { ...store, WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100', ...env } });
   return t;
 }
 

@@ -2,18 +2,28 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { resolveReceiver, type ResolvedAddress } from './receiver-url.ts';
+import { resolveReceiver, type ReceiverPolicy, type ResolvedAddress } from './receiver-url.ts';
 
-export interface SendLimits {
+export interface SendLimits extends ReceiverPolicy {
+  /** The whole attempt: name resolution, connection, answer. */
   timeoutMs: number;
   /** Bytes of the receiver's response read at most (the rest is dropped). */
   maxResponseBytes: number;
+  /** Abandons the attempt (the worker stopping). */
+  signal?: AbortSignal;
 }
 
 export interface SendResult {
   ok: boolean;
   status: number | null;
+  /**
+   * What the partner reads in the delivery log: `status N`, `timeout` (connected, no answer in
+   * time), `connection failed` (refused, reset, unreachable, no connection in time: closed and
+   * filtered ports look alike), `TLS failed`, or why the receiver's address is refused.
+   */
   error: string | null;
+  /** For the server log only: the errno and the address tried. */
+  detail: string | null;
   durationMs: number;
 }
 
@@ -34,6 +44,8 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   }) as LookupFunction;
 }
 
+const TLS_ERROR = /CERT|TLS|SSL|EPROTO/;
+
 /**
  * POSTs one signed webhook. 2xx is success; anything else (including a redirect, which is never
  * followed), a timeout or a refused address is a failure to retry. Reads at most
@@ -41,17 +53,22 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
  */
 export async function sendWebhook(target: string, secret: string, id: string, body: string, limits: SendLimits): Promise<SendResult> {
   const started = performance.now();
-  const done = (ok: boolean, status: number | null, error: string | null): SendResult =>
-    ({ ok, status, error, durationMs: Math.round(performance.now() - started) });
+  const done = (ok: boolean, status: number | null, error: string | null, detail: string | null = null): SendResult =>
+    ({ ok, status, error, detail, durationMs: Math.round(performance.now() - started) });
+  const deadline = AbortSignal.timeout(limits.timeoutMs);
+  const signal = limits.signal ? AbortSignal.any([deadline, limits.signal]) : deadline;
   const url = new URL(target);
   let addresses: ResolvedAddress[];
   try {
-    addresses = await resolveReceiver(url);
+    addresses = await Promise.race([resolveReceiver(url, limits), new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    })]);
   } catch (error) {
-    return done(false, null, (error as Error).message);
+    return (error as Error).name === 'TimeoutError' ? done(false, null, 'timeout', 'name resolution') : done(false, null, (error as Error).message);
   }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<SendResult>((resolve) => {
+    let connected = false;
     const request = client.request(url, {
       method: 'POST',
       lookup: pinnedLookup(addresses),
@@ -59,7 +76,7 @@ export async function sendWebhook(target: string, secret: string, id: string, bo
         'content-type': 'application/json', 'user-agent': 'fleet-risk-graph-webhooks/1',
         'content-length': Buffer.byteLength(body), ...signedHeaders(secret, id, body),
       },
-      signal: AbortSignal.timeout(limits.timeoutMs),
+      signal,
     }, (response) => {
       const status = response.statusCode ?? 0;
       let read = 0;
@@ -67,13 +84,20 @@ export async function sendWebhook(target: string, secret: string, id: string, bo
         read += chunk.length;
         if (read > limits.maxResponseBytes) response.destroy();
       });
-      const finish = () => resolve(status >= 200 && status < 300 ? done(true, status, null) : done(false, status, `receiver answered ${status}`));
+      const finish = () => resolve(status >= 200 && status < 300 ? done(true, status, null) : done(false, status, `status ${status}`));
       response.on('end', finish);
       response.on('close', finish);
       response.on('error', finish);
     });
-    request.on('error', (error: Error) => {
-      resolve(done(false, null, error.name === 'TimeoutError' || error.name === 'AbortError' ? `no answer within ${limits.timeoutMs} ms` : error.message));
+    // A kept-alive socket comes connected already.
+    request.on('socket', (socket) => {
+      if (socket.connecting) socket.once('connect', () => { connected = true; });
+      else connected = true;
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const detail = `${error.code ?? error.name}: ${error.message} (${addresses[0].address})`;
+      if (error.name === 'TimeoutError' || error.name === 'AbortError') return resolve(done(false, null, connected ? 'timeout' : 'connection failed', detail));
+      resolve(done(false, null, connected && TLS_ERROR.test(error.code ?? '') ? 'TLS failed' : 'connection failed', detail));
     });
     request.end(body);
   });
