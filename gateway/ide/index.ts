@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { printSchema, Supergraph } from '@apollo/federation-internals';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -14,6 +15,7 @@ import fp from 'fastify-plugin';
 import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
+import { pageHeaders, selfAndSameHostWebSockets } from '../security-headers.ts';
 import { ideExamples, type IdeExample } from './examples.ts';
 
 const require = createRequire(import.meta.url);
@@ -21,15 +23,14 @@ const require = createRequire(import.meta.url);
 /** A file inside an installed package, also where the package's `exports` hide it (react's umd/). */
 export const packageFile = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file);
 
-/** Serves a file of an installed package, read once and gzipped once when the client accepts it. */
+/** Serves a file, read once and gzipped once when the client accepts it. */
 export function assetSender() {
   const cache = new Map<string, { raw: Buffer; gzip?: Buffer }>();
-  return (request: FastifyRequest, reply: FastifyReply, pkg: string, file: string, type: string) => {
-    const key = `${pkg}/${file}`;
-    let entry = cache.get(key);
+  return (request: FastifyRequest, reply: FastifyReply, { path, type }: Asset) => {
+    let entry = cache.get(path);
     if (!entry) {
-      entry = { raw: readFileSync(packageFile(pkg, file)) };
-      cache.set(key, entry);
+      entry = { raw: readFileSync(path) };
+      cache.set(path, entry);
     }
     reply.type(type).header('cache-control', 'public, max-age=86400').header('vary', 'accept-encoding');
     if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) || type.startsWith('image/')) return reply.send(entry.raw);
@@ -38,16 +39,25 @@ export function assetSender() {
   };
 }
 
-/** The files the page loads, by the name it asks for; each is resolved in node_modules. */
-const JS = 'text/javascript; charset=utf-8';
-const ASSETS: Record<string, { pkg: string; file: string; type: string }> = {
-  'react.production.min.js': { pkg: 'react', file: 'umd/react.production.min.js', type: JS },
-  'react-dom.production.min.js': { pkg: 'react-dom', file: 'umd/react-dom.production.min.js', type: JS },
-  'graphiql.min.js': { pkg: 'graphiql', file: 'graphiql.min.js', type: JS },
-  'graphiql.min.css': { pkg: 'graphiql', file: 'graphiql.min.css', type: 'text/css; charset=utf-8' },
+/** A file the gateway serves: its path on disk and content type. */
+export interface Asset { path: string; type: string }
+
+export const JS = 'text/javascript; charset=utf-8';
+export const CSS = 'text/css; charset=utf-8';
+
+/** The files the page loads, by the name it asks for: the UMD builds in node_modules and the page's own start-up. */
+const ASSETS: Record<string, Asset> = {
+  'react.production.min.js': { path: packageFile('react', 'umd/react.production.min.js'), type: JS },
+  'react-dom.production.min.js': { path: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS },
+  'graphiql.min.js': { path: packageFile('graphiql', 'graphiql.min.js'), type: JS },
+  'graphiql.min.css': { path: packageFile('graphiql', 'graphiql.min.css'), type: CSS },
+  'ide.js': { path: fileURLToPath(new URL('./page/ide.js', import.meta.url)), type: JS },
+  'ide.css': { path: fileURLToPath(new URL('./page/ide.css', import.meta.url)), type: CSS },
 };
 
 export const IDE_ASSET_PREFIX = '/ide/';
+/** GraphiQL's stylesheet embeds its fonts as data: URLs; queries (and subscriptions, later) go to this host. */
+const IDE_HEADERS = pageHeaders({ 'connect-src': [selfAndSameHostWebSockets], 'font-src': ['data:'] });
 export const AUTHORIZATION_TEMPLATE = `Bearer <paste an access_token from POST ${TOKEN_PATH}>`;
 
 /** The API schema clients see (the supergraph without the join/link machinery). */
@@ -81,7 +91,7 @@ export function idePage(examples: readonly IdeExample[]): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>GraphiQL · Fleet risk graph</title>
 <link rel="stylesheet" href="${IDE_ASSET_PREFIX}graphiql.min.css">
-<style>html, body, #graphiql { height: 100%; margin: 0; }</style>
+<link rel="stylesheet" href="${IDE_ASSET_PREFIX}ide.css">
 </head>
 <body>
 <div id="graphiql">Loading GraphiQL…</div>
@@ -89,28 +99,7 @@ export function idePage(examples: readonly IdeExample[]): string {
 <script src="${IDE_ASSET_PREFIX}react.production.min.js"></script>
 <script src="${IDE_ASSET_PREFIX}react-dom.production.min.js"></script>
 <script src="${IDE_ASSET_PREFIX}graphiql.min.js"></script>
-<script>
-(function () {
-  var config = JSON.parse(document.getElementById('ide-config').textContent);
-  // The Authorization template is not sent until a token replaces its placeholder.
-  var fetchWithoutTemplate = function (input, init) {
-    var headers = Object.assign({}, (init && init.headers) || {});
-    Object.keys(headers).forEach(function (name) {
-      if (name.toLowerCase() === 'authorization' && /^\\s*(Bearer\\s*)?(<[^>]*>)?\\s*$/i.test(String(headers[name]))) delete headers[name];
-    });
-    return fetch(input, Object.assign({}, init, { headers: headers }));
-  };
-  var fetcher = GraphiQL.createFetcher({ url: window.location.pathname, fetch: fetchWithoutTemplate });
-  ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, {
-    fetcher: fetcher,
-    defaultTabs: config.tabs,
-    defaultHeaders: config.headers,
-    defaultEditorToolsVisibility: 'headers',
-    isHeadersEditorEnabled: true,
-    shouldPersistHeaders: false,
-  }));
-})();
-</script>
+<script src="${IDE_ASSET_PREFIX}ide.js"></script>
 </body>
 </html>
 `;
@@ -133,12 +122,14 @@ async function ide(app: FastifyInstance) {
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!wantsIde(request)) return;
     page ??= idePage(servedExamples(apiSchema()));
+    // The page shares its route with JSON GraphQL over GET, which keeps the API's headers.
+    reply.helmet(IDE_HEADERS);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {
     const asset = ASSETS[request.params.file];
     if (!asset) return reply.callNotFound();
-    return send(request, reply, asset.pkg, asset.file, asset.type);
+    return send(request, reply, asset);
   });
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { badInput } from '../../subgraphs/platform/errors.ts';
+import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
@@ -84,6 +85,7 @@ const mapRoute: RestRoute = {
   variables: (req) => variables(req, false),
   result: (d) => (d.riskIndex as { map: string }).map,
   headers: () => ({ 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'public, max-age=300' }),
+  securityHeaders: embeddableHeaders,
   docs: {
     description: `No authentication; the same validation and limits as the other Risk Index paths (invalid input is 400 problem+json). `
       + 'An 800 x 640 SVG: the search area (dashed), the outline of the covered state(s), the H3 cells coloured by their 0-100 index with a legend, '

@@ -1,4 +1,5 @@
 import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
+import type { RouteHeaders } from '../security-headers.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -43,6 +44,8 @@ export interface RestRoute {
   status?: number;
   /** Extra headers on success (e.g. content type of a file). */
   headers?: (data: Record<string, unknown>) => Record<string, string>;
+  /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
+  securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */
   docs?: {
     description?: string;

@@ -1,8 +1,12 @@
 /**
  * GraphiQL and the REST docs page in a real headless browser: the Chromium that `npm install`
- * brings (test/support/browser.ts), driven by playwright-core. Screenshots go to artifacts/ (git-ignored).
+ * brings (test/support/browser.ts), driven by playwright-core, under the pages' Content-Security-Policy
+ * (gateway/security-headers.ts): every page records CSP violations and each test asserts there were none.
+ * Screenshots go to artifacts/ (git-ignored).
  */
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
@@ -17,7 +21,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  t = await startTestStack({ subgraphs: ['scoring'] });
+  t = await startTestStack({ subgraphs: ['scoring', 'risk'] });
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -25,12 +29,19 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Opens a page that records every URL it requests. */
-async function openPage(): Promise<{ page: Page; requested: string[] }> {
+/** Opens a page that records every URL it requests and every Content-Security-Policy violation, in any of its frames. */
+async function openPage(): Promise<{ page: Page; requested: string[]; violations: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const requested: string[] = [];
+  const violations: string[] = [];
   page.on('request', (request) => { requested.push(request.url()); });
-  return { page, requested };
+  // Chromium logs each violation to the console; the DOM event also catches those a script swallows (eval in a try).
+  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
+  await page.exposeFunction('reportCspViolation', (violation: string) => { violations.push(violation); });
+  await page.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => {
+    window.reportCspViolation(e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' (' + e.sourceFile + ':' + e.lineNumber + ')');
+  });`);
+  return { page, requested, violations };
 }
 
 /** Replaces the content of the visible editor in GraphiQL's editor tools (Variables or Headers). */
@@ -49,7 +60,7 @@ describe('GraphiQL in headless Chromium', () => {
   it('loads from the gateway alone, shows the schema docs, and runs a query with a pasted token', async () => {
     const created = await t.graphql('mutation { createUser(input: { userId: "ide-browser-1", homeZip: "60601" }) { userId } }');
     expect(created.data).toEqual({ createUser: { userId: USER_ID } });
-    const { page, requested } = await openPage();
+    const { page, requested, violations } = await openPage();
     const started = performance.now();
     await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
     await page.locator('.graphiql-container').waitFor();
@@ -84,11 +95,17 @@ describe('GraphiQL in headless Chromium', () => {
     // Everything came from the gateway: no CDN, nothing else.
     expect(requested.length).toBeGreaterThan(4);
     expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
+    expect(violations).toEqual([]);
+
+    // The record is live: a script injected into the page is refused, and seen by both listeners.
+    await page.evaluate(`document.body.appendChild(Object.assign(document.createElement('script'), { textContent: 'window.injected = true' }))`);
+    await expect.poll(() => violations.filter((v) => /^script-src-elem blocked inline|Executing inline script violates/.test(v))).toHaveLength(2);
+    expect(await page.evaluate('window.injected')).toBeUndefined();
     await page.close();
   }, 90_000);
 
-  it('renders the REST docs page from /openapi.json', async () => {
-    const { page, requested } = await openPage();
+  it('renders the REST docs page from /openapi.json, and Try it out calls the API', async () => {
+    const { page, requested, violations } = await openPage();
     const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const operations = Object.values(openapi.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
     await page.goto(`${t.url}/docs`, { waitUntil: 'load' });
@@ -96,7 +113,46 @@ describe('GraphiQL in headless Chromium', () => {
     await expect.poll(() => blocks.count(), { timeout: 20_000 }).toBe(operations);
     expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('REST compatibility paths');
     await page.screenshot({ path: `${ARTIFACTS}rest-docs.png`, fullPage: false });
+
+    // Try it out on a public path: Swagger UI sends the request from the page (connect-src) and shows the answer.
+    const operation = page.locator('#operations-Risk_Index-riskInfo');
+    await operation.locator('.opblock-summary').click();
+    await operation.getByRole('button', { name: 'Try it out' }).click();
+    await operation.locator('tr[data-param-name="geometry"] input').fill('POINT(-115.14 36.17)');
+    await operation.getByRole('button', { name: 'Execute' }).click();
+    const live = operation.locator('.live-responses-table');
+    await expect.poll(() => live.locator('tbody .response-col_status').first().innerText().catch(() => ''), { timeout: 15_000 }).toBe('200');
+    expect(await live.locator('tbody .response-col_description').first().innerText()).toContain('"outsideCoverage": true');
+    expect(requested.filter((url) => url.startsWith(`${t.url}/riskIndex/v1/riskInfo?geometry=`))).toHaveLength(1);
+
     expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
+    expect(violations).toEqual([]);
     await page.close();
+  }, 60_000);
+});
+
+describe('framing from another origin', () => {
+  /** A page served from another origin (another loopback port, so that no private-network rule interferes). */
+  async function otherOriginPage(html: string) {
+    const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(html));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { page } = await openPage();
+    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { waitUntil: 'load' });
+    return { page, async close() { await page.close(); server.close(); } };
+  }
+
+  it('blocks the IDE and the docs in a frame, and lets the Risk Index map be embedded', async () => {
+    const map = `${t.url}/riskIndex/v1/map?${new URLSearchParams({ geometry: 'POINT(-115.14 36.17)', radius: '0.1' })}`;
+    const { page, close } = await otherOriginPage(`<iframe name="ide" src="${t.url}/graphql"></iframe>`
+      + `<iframe name="docs" src="${t.url}/docs"></iframe><iframe name="map" src="${map}"></iframe><img id="map" src="${map}">`);
+    const frame = (name: string) => page.frames().find((f) => f.name() === name)!;
+    // The map, from the same server, shows in a frame and as an image...
+    await expect.poll(() => frame('map').locator('svg text').first().textContent()).toBeTruthy();
+    expect(frame('map').url()).toBe(map);
+    await expect.poll(() => page.evaluate<number>('document.getElementById("map").naturalWidth')).toBe(800);
+    // ...while a frame refused by frame-ancestors shows Chromium's error page instead of the document.
+    await expect.poll(() => frame('ide').url()).toMatch(/^chrome-error:/);
+    await expect.poll(() => frame('docs').url()).toMatch(/^chrome-error:/);
+    await close();
   }, 60_000);
 });
