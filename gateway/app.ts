@@ -28,7 +28,7 @@ import { idempotencyPlugin } from './idempotency/plugin.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
-import { securityHeadersPlugin } from './security-headers.ts';
+import { API_FALLBACK_HEADERS, securityHeadersPlugin } from './security-headers.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { registerOverloadProtection } from './overload.ts';
@@ -70,7 +70,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Malformed URLs and over-long path parameters are refused before routing: answer them as problems too.
     clientErrorHandler,
-    frameworkErrors: (error, _request, reply) => sendProblem(reply, problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
+    frameworkErrors: (error, _request, reply) => sendProblem(reply.headers(API_FALLBACK_HEADERS), problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
   });
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
   await app.register(securityHeadersPlugin);

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { problem, PROBLEM_TYPE } from './rest/problem.ts';
+import { API_FALLBACK_HEADERS } from './security-headers.ts';
 
 type ClientError = Error & { code?: string; rawPacket?: unknown };
 
@@ -29,7 +30,8 @@ export function clientErrorHandler(this: { log: FastifyBaseLogger }, error: Clie
   this.log.debug({ err: { code: error.code, message: error.message } }, 'client error');
   if (socket.writable) {
     const body = JSON.stringify(problem(status, code, detail));
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const security = Object.entries(API_FALLBACK_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\n${security}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy(error);
 }

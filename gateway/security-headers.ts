@@ -58,6 +58,16 @@ export const embeddableHeaders: RouteHeaders = {
   crossOriginResourcePolicy: { policy: 'cross-origin' },
 };
 
+/**
+ * The API headers, for the few answers written before helmet's hooks can run (a URL Fastify cannot
+ * route, a request Node's HTTP parser refuses).
+ */
+export const API_FALLBACK_HEADERS = {
+  'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+} as const;
+
 async function securityHeaders(app: FastifyInstance) {
   await app.register(helmet, {
     contentSecurityPolicy: csp(API_CSP),

@@ -49,6 +49,14 @@ describe('security headers', () => {
     }
   });
 
+  it('answers written before routing (a URL Fastify cannot decode) carry the API policy too', async () => {
+    const res = await fetch(`${t.url}/shared-mobility-insights/v2/users/%zz`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('content-security-policy')).toBe(API_CSP);
+  });
+
   it('the GraphiQL page: its own files, data: fonts, fetch and WebSocket to the same host, no framing', async () => {
     const res = await t.request('GET', '/graphql', { headers: html });
     expect(res.status).toBe(200);
