@@ -29,6 +29,7 @@ import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
+import { inFlightBoundPlugin } from './in-flight.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
@@ -53,6 +54,9 @@ export interface Gateway {
   idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
+
+/** A Risk Index evaluation takes well under a second: a refused caller may retry soon. */
+const RISK_RETRY_AFTER_SECONDS = 1;
 
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
@@ -103,7 +107,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     allowBatchedHttpRequests: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>,
+      inFlightBoundPlugin({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS }) as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
 
