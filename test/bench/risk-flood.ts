@@ -4,57 +4,23 @@
  * back, ask for costly Risk Index answers for `seconds` (every data set of a city, the SVG map, the
  * same through GraphQL; half of them on areas shifted a little each time, so the cache of resolved
  * areas does not spare the geometry work) while /healthz is sampled every 50 ms from 127.0.0.1.
- * The server runs in a process of its own (risk-flood-server.ts) in the default configuration.
+ * The server runs in a process of its own (risk-flood-server.ts) in the default configuration, the
+ * callers in a worker thread (risk-flood-callers.ts): the samples time the server, not the callers.
  *
  * Run by `npm run bench:abuse` (risk-abuse.ts); alone: `npx node test/bench/risk-flood.ts [--seconds=30]`.
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { percentile } from './args.ts';
-import { box } from './risk-stack.ts';
+import { KINDS, send, type CallersResult, type CallersTask } from './risk-flood-callers.ts';
 import type { FloodServerMessage, FloodServerReply } from './risk-flood-server.ts';
 
 export interface FloodOptions { seconds: number; callers: number }
 
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const GRAPHQL = 'query Flood($wkt: WKT!) { riskIndex(wkt: $wkt) { area { cellsTouched } riskInfo { index riskiestCells { cell riskIndex } } accidentSummary { total byHourOfWeek { hourOfWeek crashes } } } }';
-/** Chicago (~750 km², resolution 7) and a part of Los Angeles: hundreds of cells each. */
-const CHICAGO = [-87.95, 41.7, -87.68, 42.0] as const;
-const LOS_ANGELES = [-118.6, 33.8, -118.1, 34.2] as const;
-
-/** The area, shifted by up to ~1 km when `vary` (a new area each time: the geometry work is done again). */
-function area([w, s, e, n]: readonly number[], vary: boolean) {
-  const dx = vary ? Math.round(Math.random() * 1000) / 100_000 : 0;
-  const dy = vary ? Math.round(Math.random() * 1000) / 100_000 : 0;
-  return box(w + dx, s + dy, e + dx, n + dy);
-}
-
-interface FloodRequest { method: 'GET' | 'POST'; path: string; body?: string }
-const KINDS: ((vary: boolean) => FloodRequest)[] = [
-  (vary) => ({ method: 'GET', path: `/riskIndex/v1/all?${new URLSearchParams({ geometry: area(CHICAGO, vary), limit: '1000' })}` }),
-  (vary) => ({ method: 'GET', path: `/riskIndex/v1/map?${new URLSearchParams({ geometry: area(LOS_ANGELES, vary) })}` }),
-  (vary) => ({ method: 'POST', path: '/graphql', body: JSON.stringify({ query: GRAPHQL, variables: { wkt: area(LOS_ANGELES, vary) } }) }),
-];
-
-/** One request through `agent` (bound to the caller's address): the status, and the Retry-After header. */
-function send(base: URL, agent: http.Agent, request: FloodRequest) {
-  return new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
-    const req = http.request({
-      host: base.hostname, port: base.port, method: request.method, path: request.path, agent, timeout: 30_000,
-      headers: request.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body) } : {},
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(request.body);
-  });
-}
 
 function startServer() {
   const child = fork(fileURLToPath(new URL('./risk-flood-server.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -91,49 +57,37 @@ export async function manyAddressFlood({ seconds, callers }: FloodOptions) {
     const ready = await server.ready;
     const base = new URL(ready.base);
     console.log(`many-address flood: ${callers} callers from 127.0.0.10-${9 + callers} for ${seconds} s against the risk-only gateway (${ready.database}, default configuration)`);
-    const agents = Array.from({ length: callers }, (_, i) => new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: `127.0.0.${10 + i}` }));
     // Warm-up: each kind of request once (compiles, first reads).
-    for (const kind of KINDS) await send(base, agents[0], kind(false));
+    const warmAgent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.2' });
+    for (const kind of KINDS) await send(base, warmAgent, kind(false));
+    warmAgent.destroy();
 
     server.start();
+    const task: CallersTask = { base: ready.base, callers, seconds };
+    const worker = new Worker(new URL('./risk-flood-callers.ts', import.meta.url), { workerData: task });
+    const flood = new Promise<CallersResult>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
     const health: number[] = [];
     let healthFailures = 0;
-    const statuses: Record<string, number> = {};
-    const latencies: number[] = [];
-    let withoutRetryAfter = 0;
     const deadline = performance.now() + seconds * 1000;
     const healthAgent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.1' });
-    const sampler = (async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        const res = await send(base, healthAgent, { method: 'GET', path: '/healthz' }).catch(() => ({ status: 0 }));
-        health.push(performance.now() - t0);
-        if (res.status !== 200) healthFailures += 1;
-        await sleep(50);
-      }
-    })();
-    const caller = async (agent: http.Agent, i: number) => {
-      for (let n = i; performance.now() < deadline; n++) {
-        const t0 = performance.now();
-        try {
-          const res = await send(base, agent, KINDS[n % KINDS.length]!(n % 2 === 0));
-          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-          if (res.status === 503 && !res.retryAfter) withoutRetryAfter += 1;
-        } catch { statuses.error = (statuses.error ?? 0) + 1; }
-        latencies.push(performance.now() - t0);
-      }
-    };
-    await Promise.all([sampler, ...agents.map(caller)]);
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      const res = await send(base, healthAgent, { method: 'GET', path: '/healthz' }).catch(() => ({ status: 0 }));
+      health.push(performance.now() - t0);
+      if (res.status !== 200) healthFailures += 1;
+      await sleep(50);
+    }
+    const { requests: total, statuses, withoutRetryAfter, p50, p99 } = await flood;
     const stats = await server.stop();
-    for (const agent of [...agents, healthAgent]) agent.destroy();
+    healthAgent.destroy();
+    await worker.terminate();
 
-    const total = latencies.length;
     const result = {
       callers, seconds,
       health: { samples: health.length, failures: healthFailures, p50: round(percentile(health, 50)), p99: round(percentile(health, 99)), max: round(Math.max(...health)) },
       flood: {
         requests: total, perSecond: round(total / seconds), statuses, served: statuses[200] ?? 0, servedPerSecond: round((statuses[200] ?? 0) / seconds),
-        refusedWithoutRetryAfter: withoutRetryAfter, latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
+        refusedWithoutRetryAfter: withoutRetryAfter, latencyMs: { p50: round(p50), p99: round(p99) },
       },
       server: { cpuSeconds: round(stats.cpuMicros / 1e6), eventLoopUtilization: round(stats.eventLoopUtilization, 2), profile: stats.profile },
       database: ready.database,
