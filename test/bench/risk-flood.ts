@@ -11,6 +11,7 @@
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { percentile } from './args.ts';
@@ -62,6 +63,7 @@ export async function manyAddressFlood({ seconds, callers }: FloodOptions) {
     for (const kind of KINDS) await send(base, warmAgent, kind(false));
     warmAgent.destroy();
 
+    const loadBefore = loadavg()[0]!;
     server.start();
     const task: CallersTask = { base: ready.base, callers, seconds };
     const worker = new Worker(new URL('./risk-flood-callers.ts', import.meta.url), { workerData: task });
@@ -91,11 +93,13 @@ export async function manyAddressFlood({ seconds, callers }: FloodOptions) {
       },
       server: { cpuSeconds: round(stats.cpuMicros / 1e6), eventLoopUtilization: round(stats.eventLoopUtilization, 2), profile: stats.profile },
       database: ready.database,
+      // The machine's 1-minute load average before and after: the figures are only as quiet as the machine.
+      machineLoad: [round(loadBefore, 2), round(loadavg()[0]!, 2)],
     };
     console.log(`  /healthz: p50 ${result.health.p50} ms, p99 ${result.health.p99} ms, max ${result.health.max} ms (${result.health.samples} samples, ${healthFailures} failed)`);
     console.log(`  flood: ${total} requests (${result.flood.perSecond}/s; ${Object.entries(statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}), ${result.flood.servedPerSecond} answers 200/s, `
       + `latency p50 ${result.flood.latencyMs.p50} ms, p99 ${result.flood.latencyMs.p99} ms${withoutRetryAfter ? `, ${withoutRetryAfter} 503 without Retry-After` : ''}`);
-    console.log(`  server: ${result.server.cpuSeconds} s CPU (threads included), event loop busy ${Math.round(stats.eventLoopUtilization * 100)}%${stats.profile ? `, profile ${stats.profile}` : ''}`);
+    console.log(`  server: ${result.server.cpuSeconds} s CPU (threads included), event loop busy ${Math.round(stats.eventLoopUtilization * 100)}%${stats.profile ? `, profile ${stats.profile}` : ''}; machine load ${result.machineLoad.join(' -> ')}`);
     return result;
   } finally {
     await server.close();
