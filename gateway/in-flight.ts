@@ -26,6 +26,15 @@ function countRootField(set: SelectionSetNode, field: string, document: Document
   return count;
 }
 
+export interface InFlightBound {
+  /** Takes the slots of the operations that ask for `field`, refusing those that find none free. */
+  plugin: ApolloServerPlugin;
+  /** True while no evaluation could start: a path known to ask for one may be refused before any other work. */
+  full(): boolean;
+  /** The refusal's text. */
+  busy: string;
+}
+
 /**
  * A process-wide bound on costly evaluations (GraphQL and the REST rows, which run through the same
  * server): an operation asking for `field` takes one slot per occurrence when its operation is
@@ -33,9 +42,10 @@ function countRootField(set: SelectionSetNode, field: string, document: Document
  * taken the answer is at once HTTP 503 SERVICE_UNAVAILABLE with Retry-After (REST: problem+json),
  * not a wait: the work a flood can queue on the event loop stays bounded, whatever its addresses.
  */
-export function inFlightBoundPlugin({ field, label, max, retryAfterSeconds }: InFlightBoundOptions): ApolloServerPlugin {
+export function inFlightBound({ field, label, max, retryAfterSeconds }: InFlightBoundOptions): InFlightBound {
   let inFlight = 0;
-  return {
+  const busy = `The ${label} is busy (${max} evaluations running); retry in ${retryAfterSeconds} s`;
+  const plugin: ApolloServerPlugin = {
     async requestDidStart() {
       let held = 0;
       const release = () => { inFlight -= held; held = 0; };
@@ -47,7 +57,7 @@ export function inFlightBoundPlugin({ field, label, max, retryAfterSeconds }: In
           // Never admitted, however long the caller waits: the caller's error, not a 503.
           if (wanted > max) throw new AppError('BAD_USER_INPUT', `an operation may ask for at most ${max} ${field} at once; got ${wanted}`, { field, http: { status: 400 } });
           if (inFlight + wanted > max) {
-            throw new GraphQLError(`The ${label} is busy (${max} evaluations running); retry in ${retryAfterSeconds} s`, {
+            throw new GraphQLError(busy, {
               extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: retryAfterSeconds, http: { status: 503, headers: new HeaderMap([['retry-after', String(retryAfterSeconds)]]) } },
             });
           }
@@ -58,4 +68,5 @@ export function inFlightBoundPlugin({ field, label, max, retryAfterSeconds }: In
       };
     },
   };
+  return { plugin, full: () => inFlight >= max, busy };
 }
