@@ -8,13 +8,13 @@ const riskInfo = (wkt: string, radius: number) => `/riskIndex/v1/riskInfo?${new 
 
 /**
  * Issue 20, item 8: a process-wide bound of in-flight Risk Index evaluations, checked before any
- * work. Two zig-zags under the geometry budget keep the one geometry thread busy for seconds and so
+ * work. Two zig-zags under the geometry budget keep the two geometry threads busy for seconds and so
  * hold both slots; meanwhile every other Risk Index request is refused at once, /healthz answers.
  */
 describe('Risk Index: in-flight bound (RISK_MAX_IN_FLIGHT)', () => {
   let t: TestStack;
   beforeAll(async () => {
-    t = await startTestStack({ subgraphs: ['risk'], env: { RISK_MAX_IN_FLIGHT: '2', RISK_WORKERS: '1', RISK_TASK_TIMEOUT_MS: '4000' } });
+    t = await startTestStack({ subgraphs: ['risk'], env: { RISK_MAX_IN_FLIGHT: '2', RISK_WORKERS: '2', RISK_TASK_TIMEOUT_MS: '4000' } });
   });
   afterAll(async () => { await t?.close(); });
 
@@ -50,7 +50,8 @@ describe('Risk Index: in-flight bound (RISK_MAX_IN_FLIGHT)', () => {
     expect(settled).toBe(0);
 
     const held = await Promise.all(holders);
-    for (const res of held) expect(res.status).not.toBe(503);
+    // Admitted: each ends as its geometry does (an answer, or the time limit), never refused by the bound.
+    for (const res of held) expect(res.body.detail ?? '').not.toMatch(/evaluations running/);
     const after = await t.request('GET', riskInfo(CORRIDOR, 0.002));
     expect(after.status).toBe(200);
     const afterGql = await t.graphql(QUERY, { wkt: CORRIDOR }, null);
