@@ -19,6 +19,7 @@ import { createTokenGate } from './auth/token-gate.ts';
 import { addRequestRateLimit, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
 import { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { restRoutes } from './rest/index.ts';
+import { RISK_PREFIX } from './rest/risk.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
@@ -31,6 +32,7 @@ import { idePlugin } from './ide/index.ts';
 import { API_FALLBACK_HEADERS, securityHeadersPlugin } from './security-headers.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
+import { inFlightBound } from './in-flight.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
@@ -55,6 +57,9 @@ export interface Gateway {
   idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
+
+/** A Risk Index evaluation takes well under a second: a refused caller may retry soon. */
+const RISK_RETRY_AFTER_SECONDS = 1;
 
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
@@ -106,6 +111,12 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await app.register(idePlugin);
   await app.register(docsPlugin);
   const limits = graphqlLimits(config);
+  const riskBound = inFlightBound({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS });
+  // A REST Risk Index path asks for one evaluation: with none free it is refused before the token
+  // gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get.
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url?.startsWith(`${RISK_PREFIX}/`) && riskBound.full()) throw new ServiceUnavailable(riskBound.busy, RISK_RETRY_AFTER_SECONDS);
+  });
   const apollo = new ApolloServer<GatewayContext>({
     gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }),
     introspection: config.GRAPHQL_INTROSPECTION,
@@ -113,7 +124,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     allowBatchedHttpRequests: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>,
+      riskBound.plugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
 

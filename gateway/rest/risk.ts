@@ -20,6 +20,9 @@ const DATA_SETS = {
 } as const;
 type DataSet = keyof typeof DATA_SETS;
 
+/** The in-flight bound (gateway/in-flight.ts), on every Risk Index path. */
+const BUSY = 'SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After';
+
 const operationName = (name: string) => `RiskIndex${name[0].toUpperCase()}${name.slice(1)}`;
 
 function document(name: string, sets: DataSet[]) {
@@ -94,6 +97,7 @@ const mapRoute: RestRoute = {
     query: queryDocs(false),
     response: { type: 'string', description: 'SVG document' },
     responseContentType: 'image/svg+xml',
+    problems: { 503: BUSY },
   },
 };
 
@@ -109,7 +113,7 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
       description: 'No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). '
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
-      problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, timeMs, heapMb) with `max` and `got`' },
+      problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, timeMs, heapMb) with `max` and `got`', 503: BUSY },
       response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, { type: 'object' }])) }, required: ['area', ...sets] },
       // A real answer for an area outside coverage (lists shortened to two entries).
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:abuse [-- --flood=20 --connections=200]`
+ * `npm run bench:abuse [-- --flood=20 --connections=200 --addresses-flood=30 --callers=50]`
  *
  * Issue 12's Risk Index cost figures. Starts the benchmark servers (server.ts, a child process) and
  * measures, on the embedded default (gateway executing the subgraphs in-process):
@@ -9,7 +9,9 @@
  *    zig-zag and an 80-position zig-zag under the budget that keeps a worker busy for seconds),
  *    with /healthz p99 and the success rate of ordinary booking reads sent meanwhile;
  * 3. webhook starvation (webhook-starvation.ts): another organisation's delivery latency while one
- *    organisation has 25 receivers that never answer.
+ *    organisation has 25 receivers that never answer;
+ * 4. issue 20's many-address flood (risk-flood.ts, a server of its own in the default configuration):
+ *    `callers` callers from as many loopback addresses for `addresses-flood` seconds, /healthz p50/p99/max.
  * Prints the figures and writes JSON to test/bench/results/risk-abuse-latest.json.
  */
 import { fork } from 'node:child_process';
@@ -22,12 +24,15 @@ import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { zigzag } from '../support/zigzag.ts';
 import { flag, percentile } from './args.ts';
 import { describeStarvation, webhookStarvation } from './webhook-starvation.ts';
+import { manyAddressFlood } from './risk-flood.ts';
 
 process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 
 // Bounded, whatever is asked: the machine is shared.
 const FLOOD_SECONDS = flag('flood', 20, 30);
 const CONNECTIONS = Math.round(flag('connections', 200, 200));
+const ADDRESSES_FLOOD_SECONDS = flag('addresses-flood', 30, 30);
+const CALLERS = Math.round(flag('callers', 50, 50));
 
 const QUERY = 'query Risk($wkt: WKT!, $radius: Float) { riskIndex(wkt: $wkt, radius: $radius) { area { cellsTouched } riskInfo { index } } }';
 const riskPath = (wkt: string, radius: number) => `/riskIndex/v1/riskInfo?${new URLSearchParams({ geometry: wkt, radius: String(radius) })}`;
@@ -183,6 +188,7 @@ try {
 const starvation = await webhookStarvation();
 console.log(describeStarvation(starvation));
 results.webhookStarvation = starvation;
+results.manyAddressFlood = await manyAddressFlood({ seconds: ADDRESSES_FLOOD_SECONDS, callers: CALLERS });
 const report = { at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg().map((l) => round(l, 2)) }, database: ready.database, ...results };
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 await mkdir(dir, { recursive: true });

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { readRows } from '../services/read.ts';
 
 /** What the stored crashes and counting stations are: real or generated, and which years. */
 export interface DataSources {
@@ -17,7 +18,7 @@ export async function dataSources(em: EntityManager): Promise<DataSources> {
   const hit = cache.get(em.config);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
   type Row = { kind: string; source: string; first: number | null; last: number | null };
-  const rows: Row[] = await em.getConnection().execute(
+  const rows = await readRows<Row>(em, 
     `select 'crashes' as kind, source, min(year) as first, max(year) as last from "risk"."risk_crashes" group by source
      union all select 'traffic' as kind, source, null, null from "risk"."risk_traffic_sensors" group by source`);
   const crashes = rows.filter((r) => r.kind === 'crashes');

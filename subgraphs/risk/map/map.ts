@@ -3,12 +3,13 @@ import { areaPoolFor } from '../geometry/pool.ts';
 import { cellArray, type AreaQuery } from '../services/area.ts';
 import { riskInfo } from '../services/risk-info.ts';
 import { MAX_MAP_POINTS, MAX_POINTS_KM2, type MapInput } from './render.ts';
+import { readRows } from '../services/read.ts';
 
 /** The crash points of the area (longitude, latitude, fatalities) when there are few enough to draw. */
 async function crashPoints(q: AreaQuery, fatal: number): Promise<MapInput['points']> {
   if (q.resolution === null || q.coverage.coveredKm2 > MAX_POINTS_KM2 || fatal === 0 || fatal > MAX_MAP_POINTS) return [];
   type Point = { longitude: number; latitude: number; fatalities: number };
-  const rows: Point[] = await q.em.getConnection().execute<Point[]>(
+  const rows = await readRows<Point>(q.em, 
     `select "longitude", "latitude", "fatalities" from "risk"."risk_crashes" where "${cellColumn(q.resolution)}" = any(?::text[]) limit ?`,
     [cellArray(q.cells), MAX_MAP_POINTS]);
   return rows.map((r) => [r.longitude, r.latitude, r.fatalities]);

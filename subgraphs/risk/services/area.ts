@@ -6,6 +6,7 @@ import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
 import { MAX_CELLS } from '../geometry/cells.ts';
 import type { ResolvedArea } from '../geometry/area-task.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
+import { readRows } from './read.ts';
 
 export const QUERY_METHODS = ['ContainsBuffer'] as const;
 
@@ -58,7 +59,7 @@ export function cellArray(cells: string[]): string {
  * with six JSON columns each.
  */
 async function cellRows<T>(em: EntityManager, table: string, select: string, resolution: Resolution, cells: string[]): Promise<T[]> {
-  const [row] = await em.getConnection().execute<{ rows: string }[]>(
+  const [row] = await readRows<{ rows: string }>(em, 
     `select coalesce(json_agg(t), '[]')::text as "rows" from (select ${select} from "risk"."${table}" where "resolution" = ? and "cell" = any(?::text[])) t`,
     [resolution, cellArray(cells)]);
   return JSON.parse(row.rows) as T[];

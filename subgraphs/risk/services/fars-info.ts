@@ -3,6 +3,7 @@ import { RURAL_URBAN } from '../data/codes.ts';
 import type { Crash } from '../entities.ts';
 import { cellColumn } from '../geometry/cells.ts';
 import { cellArray, selectList, type AreaQuery } from './area.ts';
+import { readRows } from './read.ts';
 
 export const MAX_FARS_RECORDS = 1000;
 
@@ -28,7 +29,7 @@ export async function farsInfo(q: AreaQuery, limit = 100) {
   // Plain rows in the order of the recency index (risk_crashes_recent_idx), no entities. Only the cells
   // holding a fatal crash are named: a shorter list is planned in a third of the time.
   const withCrashes = cells.filter((c) => c.fatal > 0).map((c) => c.cell);
-  const rows: FarsRow[] = limit === 0 || total === 0 ? [] : await q.em.getConnection().execute<FarsRow[]>(
+  const rows: FarsRow[] = limit === 0 || total === 0 ? [] : await readRows<FarsRow>(q.em, 
     `select ${RECORD_SELECT} from "risk"."risk_crashes" where "severity" = 'fatal' and "${cellColumn(q.resolution)}" = any(?::text[])
      order by "year" desc, "month" desc, "day" desc, "hour" desc, "case_number" asc limit ?`, [cellArray(withCrashes), limit]);
   const sources = await q.sources();

@@ -3,6 +3,7 @@ import { cellColumn } from '../geometry/cells.ts';
 import { currentHourOfWeek } from '../data/codes.ts';
 import { cellArray, selectList, type AreaQuery } from './area.ts';
 import { DAYS } from './accident-summary.ts';
+import { readRows } from './read.ts';
 
 /** Observations newer than this are "fresh". */
 export const FRESH_MINUTES = 30;
@@ -43,9 +44,9 @@ export async function realtimeTraffic(q: AreaQuery, now = new Date()) {
   const since = new Date(now.getTime() - FRESH_MINUTES * 60_000);
   const until = new Date(now.getTime() + 5 * 60_000);
   // Most areas have no fresh observation: a probe on the time index alone spares sending the area's cells.
-  const fresh = await q.em.getConnection().execute<unknown[]>(
+  const fresh = await readRows(q.em, 
     'select 1 as "fresh" from "risk"."risk_traffic_observations" where "observed_at" >= ? and "observed_at" <= ? limit 1', [since, until]);
-  const rows = !fresh.length ? [] : await q.em.getConnection().execute<Observation[]>(
+  const rows = !fresh.length ? [] : await readRows<Observation>(q.em, 
     `select ${OBSERVATION_SELECT} from "risk"."risk_traffic_observations"
      where "${cellColumn(q.resolution)}" = any(?::text[]) and "observed_at" >= ? and "observed_at" <= ? order by "observed_at" desc limit 5000`,
     [cellArray(q.cells), since, until]);

@@ -1,0 +1,72 @@
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError, Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { AppError } from '../subgraphs/platform/errors.ts';
+
+export interface InFlightBoundOptions {
+  /** Root query fields whose evaluations are bounded, e.g. `riskIndex`; each occurrence (alias) counts. */
+  field: string;
+  /** Named in the refusal, e.g. `Risk Index`. */
+  label: string;
+  max: number;
+  retryAfterSeconds: number;
+}
+
+/** Occurrences of `field` among the operation's root fields, fragments included. */
+function countRootField(set: SelectionSetNode, field: string, document: DocumentNode, seen = new Set<string>()): number {
+  let count = 0;
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) count += selection.name.value === field ? 1 : 0;
+    else if (selection.kind === Kind.INLINE_FRAGMENT) count += countRootField(selection.selectionSet, field, document, seen);
+    else if (!seen.has(selection.name.value)) {
+      seen.add(selection.name.value);
+      const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value);
+      if (fragment?.kind === Kind.FRAGMENT_DEFINITION) count += countRootField(fragment.selectionSet, field, document, seen);
+    }
+  }
+  return count;
+}
+
+export interface InFlightBound {
+  /** Takes the slots of the operations that ask for `field`, refusing those that find none free. */
+  plugin: ApolloServerPlugin;
+  /** True while no evaluation could start: a path known to ask for one may be refused before any other work. */
+  full(): boolean;
+  /** The refusal's text. */
+  busy: string;
+}
+
+/**
+ * A process-wide bound on costly evaluations (GraphQL and the REST rows, which run through the same
+ * server): an operation asking for `field` takes one slot per occurrence when its operation is
+ * resolved, before planning and execution, and frees them when its answer is sent. With every slot
+ * taken the answer is at once HTTP 503 SERVICE_UNAVAILABLE with Retry-After (REST: problem+json),
+ * not a wait: the work a flood can queue on the event loop stays bounded, whatever its addresses.
+ */
+export function inFlightBound({ field, label, max, retryAfterSeconds }: InFlightBoundOptions): InFlightBound {
+  let inFlight = 0;
+  const busy = `The ${label} is busy (${max} evaluations running); retry in ${retryAfterSeconds} s`;
+  const plugin: ApolloServerPlugin = {
+    async requestDidStart() {
+      let held = 0;
+      const release = () => { inFlight -= held; held = 0; };
+      return {
+        async didResolveOperation({ operation, document }: { operation?: OperationDefinitionNode | null; document: DocumentNode }) {
+          if (!operation || operation.operation !== 'query') return;
+          const wanted = countRootField(operation.selectionSet, field, document);
+          if (wanted === 0) return;
+          // Never admitted, however long the caller waits: the caller's error, not a 503.
+          if (wanted > max) throw new AppError('BAD_USER_INPUT', `an operation may ask for at most ${max} ${field} at once; got ${wanted}`, { field, http: { status: 400 } });
+          if (inFlight + wanted > max) {
+            throw new GraphQLError(busy, {
+              extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: retryAfterSeconds, http: { status: 503, headers: new HeaderMap([['retry-after', String(retryAfterSeconds)]]) } },
+            });
+          }
+          inFlight += wanted;
+          held = wanted;
+        },
+        async willSendResponse() { release(); },
+      };
+    },
+  };
+  return { plugin, full: () => inFlight >= max, busy };
+}
