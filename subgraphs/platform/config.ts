@@ -27,6 +27,8 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(30),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).default(20_000),
+  /** Objects one GraphQL answer may hold (gateway and every subgraph); past it the answer is one RESPONSE_TOO_LARGE error. */
+  GRAPHQL_MAX_RESPONSE_OBJECTS: z.coerce.number().int().min(100).default(50_000),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
