@@ -1,3 +1,4 @@
+import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -49,6 +50,12 @@ describe('GraphQL cost counts what will be returned', () => {
     const read = await t.graphql(`{ vehicle(vin: "${vin}") { vin } }`);
     expect(read.errors).toBeUndefined();
     expect(read.data.vehicle).toBeNull();
+  });
+
+  it('lets the IDE\'s full introspection through the default answer cap', async () => {
+    const res = await t.graphql(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }));
+    expect(res.errors).toBeUndefined();
+    expect(res.data.__schema.types.length).toBeGreaterThan(100);
   });
 
   it('applies the same limit in the subgraph\'s own server', async () => {
