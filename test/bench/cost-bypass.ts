@@ -47,7 +47,7 @@ export async function costBypass(base: string, token: string, aliases: number) {
   const ms = round(performance.now() - t0);
   running = false;
   await sampler;
-  let code = 'OK';
+  let code: string;
   try { code = (JSON.parse(answer.text) as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code ?? 'OK'; } catch { code = 'unparsable'; }
   const result = {
     aliases, status: answer.status, code, answerBytes: Buffer.byteLength(answer.text), ms,
