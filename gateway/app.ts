@@ -3,6 +3,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { parse } from 'graphql';
 import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
@@ -23,7 +24,7 @@ import { RISK_PREFIX } from './rest/risk.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
-import { createGateway, subgraphProbes, type GatewayContext } from './supergraph.ts';
+import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
 import { idempotencyPlugin } from './idempotency/plugin.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
@@ -110,7 +111,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await app.register(metricsPlugin, { metrics, probes, db });
   await app.register(idePlugin);
   await app.register(docsPlugin);
-  const limits = graphqlLimits(config);
+  const limits = graphqlLimits(config, parse(readSupergraphSdl()));
   const riskBound = inFlightBound({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS });
   // A REST Risk Index path asks for one evaluation: with none free it is refused before the token
   // gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get.

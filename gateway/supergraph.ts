@@ -63,9 +63,12 @@ export interface GatewayTransport {
   hopKey?: string;
 }
 
+/** The committed static supergraph's SDL. */
+export const readSupergraphSdl = () => readFileSync(supergraphPath, 'utf8');
+
 /** The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. */
 export function createGateway(urls: Record<string, string>, transport: GatewayTransport = {}) {
-  const supergraphSdl = readFileSync(supergraphPath, 'utf8');
+  const supergraphSdl = readSupergraphSdl();
   // One keep-alive pool shared by every HTTP subgraph; the query plan cache also keeps each fetch's
   // parsed document, which the in-process data source executes without parsing again.
   const pool = keepAliveFetcher({ timeoutMs: transport.timeoutMs });

@@ -28,6 +28,8 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(30),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).default(20_000),
+  /** Objects one GraphQL answer may hold (gateway and every subgraph); past it the answer is one RESPONSE_TOO_LARGE error. */
+  GRAPHQL_MAX_RESPONSE_OBJECTS: z.coerce.number().int().min(100).default(50_000),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   /** Nesting of objects and arrays in JSON bodies and GraphQL variables, and of brackets in GraphQL documents, checked before parsing. */

@@ -1,6 +1,8 @@
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, type ASTVisitor, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
 import type { Config } from './config.ts';
+import { costDirectivesOf } from './cost/directives.ts';
+import { demandControlPlugin } from './cost/plugin.ts';
 
 /** Introspection fields (`__schema`, `__type`) per document, and their depth: bounds what introspection can answer. */
 export const MAX_INTROSPECTION_FIELDS = 2;
@@ -51,16 +53,20 @@ export function introspectionLimitRule(context: ValidationContext): ASTVisitor {
 }
 
 /**
- * Depth, alias, cost, token and introspection limits on every GraphQL document the gateway accepts
- * (REST rows included) and every listening subgraph accepts: one implementation for both. Rejections
- * are GRAPHQL_VALIDATION_FAILED naming the limit; over the token limit the document is not parsed
- * at all (GRAPHQL_PARSE_FAILED, HTTP 400). Spread `apolloOptions` into the ApolloServer config.
+ * Depth, alias, cost, token, introspection and answer-size limits on every GraphQL document the
+ * gateway accepts (REST rows included) and every listening subgraph accepts: one implementation for
+ * both. `sdl` is the schema's source (the supergraph, or the subgraph's file), whose `@listSize` and
+ * `@cost` the cost estimate reads. Depth, alias and introspection rejections are
+ * GRAPHQL_VALIDATION_FAILED naming the limit; cost is COST_LIMIT_EXCEEDED and an oversized answer
+ * RESPONSE_TOO_LARGE (see cost/plugin.ts); over the token limit the document is not parsed at all
+ * (GRAPHQL_PARSE_FAILED). All answer HTTP 400.
  */
-export function graphqlLimits(config: Config) {
+export function graphqlLimits(config: Config, sdl: DocumentNode) {
   const armor = new ApolloArmor({
     maxDepth: { n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, exposeLimits: true },
     maxAliases: { n: config.GRAPHQL_MAX_ALIASES, exposeLimits: true },
-    costLimit: { maxCost: config.GRAPHQL_MAX_COST, ignoreIntrospection: true, exposeLimits: true },
+    // Armor's estimate ignores list sizes (an omitted or variable `first` counted as 1): cost/ replaces it.
+    costLimit: { enabled: false },
     // Counted by graphql-js's own parser (parseOptions below): armor's plugin throws outside parsing, which answers 500.
     maxTokens: { enabled: false },
     maxDirectives: { n: 50, exposeLimits: true },
@@ -69,7 +75,7 @@ export function graphqlLimits(config: Config) {
   const { validationRules, plugins } = armor.protect();
   return {
     validationRules: [...validationRules, introspectionLimitRule],
-    plugins,
+    plugins: [...plugins, demandControlPlugin(costDirectivesOf(sdl), { maxCost: config.GRAPHQL_MAX_COST, maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS })],
     parseOptions: { maxTokens: config.GRAPHQL_MAX_TOKENS },
   };
 }

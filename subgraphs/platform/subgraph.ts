@@ -70,8 +70,7 @@ export interface Subgraph {
 export const readTypeDefs = (url: URL) => parse(readFileSync(url, 'utf8'));
 
 /** Builds the federated schema: SDL + scalars it declares + guarded resolvers. */
-export function buildSchema(definition: SubgraphDefinition): GraphQLSchema {
-  const typeDefs = readTypeDefs(definition.typeDefs);
+export function buildSchema(definition: SubgraphDefinition, typeDefs = readTypeDefs(definition.typeDefs)): GraphQLSchema {
   const declared = new Set(typeDefs.definitions.flatMap((d) => (d.kind === 'ScalarTypeDefinition' ? [d.name.value] : [])));
   const scalars = Object.fromEntries(Object.entries(scalarResolvers).filter(([name]) => declared.has(name)));
   const resolvers = { ...scalars, ...guardResolvers(definition.resolvers, definition.scope) } as GraphQLResolverMap<unknown>;
@@ -105,11 +104,12 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
   try {
     await definition.onStart?.(db, config, app.log);
     const { publicKey } = await loadSigningKeys(config);
-    const schema = buildSchema(definition as SubgraphDefinition);
+    const typeDefs = readTypeDefs(definition.typeDefs);
+    const schema = buildSchema(definition as SubgraphDefinition, typeDefs);
     requireInternalHop(app, config.INTERNAL_HOP_KEY, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
     boundGraphqlNesting(app, '/graphql', config.JSON_MAX_DEPTH);
     // The gateway's limits again: a request that reaches this port directly gets no more.
-    const limits = graphqlLimits(config);
+    const limits = graphqlLimits(config, typeDefs);
     const revocation = options.revocation ?? revocationCheck(clientStatusFromDatabase(db.orm.em));
     const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER, revocation), createLoaders: definition.createLoaders };
     const context = (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) =>
