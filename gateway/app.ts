@@ -28,6 +28,7 @@ import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
 import { clientErrorHandler } from './client-error.ts';
+import { browserAccessPlugin } from './browser-access.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
@@ -73,6 +74,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
   await registerOverloadProtection(app, config);
   await app.register(formbody);
+  await app.register(browserAccessPlugin, { config });
 
   // Set before any route scope is registered: scopes inherit the handlers present when they are created.
   app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)));
@@ -101,6 +103,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
+    // Replaced by gateway/browser-access.ts, which lets GET queries through.
+    csrfPrevention: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
