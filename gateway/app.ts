@@ -29,6 +29,7 @@ import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { browserAccessPlugin } from './browser-access.ts';
+import { sendGraphqlErrors } from './graphql-reply.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
@@ -128,7 +129,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   // GraphQL and the REST paths sit behind the token gate; the token endpoints and probes do not.
   await app.register(async (api) => {
     api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
-      ? reply.code(statusForCode(error.code)).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
+      ? sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }])
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });

@@ -12,6 +12,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../subgraphs/platform/config.ts';
+import { sendGraphqlErrors } from './graphql-reply.ts';
 
 /** Content types a browser sends cross-origin without a preflight (Fetch standard, CORS-safelisted). */
 const SIMPLE_CONTENT_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']);
@@ -32,12 +33,10 @@ async function browserAccess(app: FastifyInstance, { config }: { config: Config 
   });
   app.addHook('onRequest', async (request, reply) => {
     if (!isSimplePost(request)) return;
-    return reply.code(400).send({
-      errors: [{
-        message: 'This operation has been blocked as a potential Cross-Site Request Forgery (CSRF): POST /graphql with Content-Type: application/json',
-        extensions: { code: 'BAD_REQUEST' },
-      }],
-    });
+    return sendGraphqlErrors(request, reply, 400, [{
+      message: 'This operation has been blocked as a potential Cross-Site Request Forgery (CSRF): POST /graphql with Content-Type: application/json',
+      extensions: { code: 'BAD_REQUEST' },
+    }]);
   });
 }
 
