@@ -47,6 +47,8 @@ beforeAll(async () => {
   const bundled = await build({
     entryPoints: [new URL('./browser-app/driver-profile.js', import.meta.url).pathname],
     bundle: true, write: false, format: 'iife', platform: 'browser', target: 'chrome120', logLevel: 'silent',
+    // Apollo Client's development build, as a dev server serves it: its cache warnings reach the console.
+    conditions: ['development'],
   });
   const bundle = bundled.outputFiles[0]!.text;
   const settings = () => ({ graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID });
