@@ -53,7 +53,7 @@ describe('entity ids in the schema', () => {
 
 describe('entity ids over the gateway', () => {
   let t: TestStack;
-  beforeAll(async () => { t = await startTestStack({ subgraphs: ['booking', 'scoring'] }); });
+  beforeAll(async () => { t = await startTestStack({ subgraphs: ['booking', 'scoring', 'registration'] }); });
   afterAll(async () => { await t?.close(); });
 
   it('resolves the ids of a user, their bookings and vehicles, across subgraphs', async () => {
@@ -67,5 +67,12 @@ describe('entity ids over the gateway', () => {
       user: { id: 'User:ids-1', bookings: { nodes: [{ id: 'Booking:bk-ids-1', vehicle: { id: `Vehicle:${vin}` }, user: { id: 'User:ids-1' } }] } },
       booking: { id: 'Booking:bk-ids-1' },
     });
+  });
+
+  it('resolves the ids of registration entities, whose keys are their own ids', async () => {
+    await t.graphql('mutation { registerUser(input: { userId: "ids-reg" }) { userId } }');
+    const assigned = await t.graphql('mutation { assignRegisteredDevice(deviceId: "ids-dev", userId: "ids-reg", input: { effectiveDate: "2026-01-01", type: OBD }) { id user { id } } }');
+    expect(assigned.errors).toBeUndefined();
+    expect(assigned.data).toEqual({ assignRegisteredDevice: { id: 'RegisteredDevice:ids-dev', user: { id: 'RegisteredUser:ids-reg' } } });
   });
 });
