@@ -31,7 +31,7 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   /** Browser origins granted CORS (comma-separated, e.g. `http://localhost:3000`); empty: none. */
   CORS_ORIGINS: z.string().default('').transform((list) => list.split(',').map((o) => o.trim()).filter(Boolean))
-    .pipe(z.array(z.url({ protocol: /^https?$/ }).refine((o) => new URL(o).origin === o, 'each CORS origin is scheme://host[:port], no path or trailing slash'))),
+    .pipe(z.array(z.url({ protocol: /^https?$/ }).refine((o) => URL.canParse(o) && new URL(o).origin === o, 'each CORS origin is scheme://host[:port], no path or trailing slash'))),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   /** Shared counters of the request and token-attempt limits; without it each process counts alone. */

@@ -4,6 +4,7 @@
  * (form, text) POSTs to /graphql still refused as CSRF.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const APP = 'http://localhost:3000';
@@ -49,6 +50,16 @@ describe('CORS for the origins in CORS_ORIGINS', () => {
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     const get = await fetch(`${t.url}/riskIndex/v1/riskInfo?geometry=${encodeURIComponent('POINT(-87.63 41.88)')}`, { headers: { origin: OTHER } });
     expect(get.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('CORS_ORIGINS', () => {
+  it('is a comma-separated list of origins, empty by default, and refuses what is not an origin', () => {
+    expect(loadConfig({}).CORS_ORIGINS).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: ' http://localhost:3000 ,https://app.example.com,' }).CORS_ORIGINS).toEqual(['http://localhost:3000', 'https://app.example.com']);
+    for (const bad of ['localhost:3000', 'https://app.example.com/', 'https://app.example.com/path', 'ftp://files.example.com', '*']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).toThrow(/CORS_ORIGINS/);
+    }
   });
 });
 
