@@ -32,6 +32,8 @@ import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { idePlugin } from './ide/index.ts';
 import { API_FALLBACK_HEADERS, securityHeadersPlugin } from './security-headers.ts';
 import { clientErrorHandler } from './client-error.ts';
+import { browserAccessPlugin } from './browser-access.ts';
+import { sendGraphqlErrors } from './graphql-reply.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { inFlightBound } from './in-flight.ts';
 import { registerOverloadProtection } from './overload.ts';
@@ -83,6 +85,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await registerOverloadProtection(app, config);
   boundedJsonParser(app, config.JSON_MAX_DEPTH);
   await app.register(formbody);
+  await app.register(browserAccessPlugin, { config });
 
   // Set before any route scope is registered: scopes inherit the handlers present when they are created.
   app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`)));
@@ -123,6 +126,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
+    // Replaced by gateway/browser-access.ts, which lets GET queries through.
+    csrfPrevention: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>,
@@ -149,7 +154,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   // GraphQL and the REST paths sit behind the token gate; the token endpoints and probes do not.
   await app.register(async (api) => {
     api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
-      ? reply.code(statusForCode(error.code)).send({ errors: [{ message: error.message, extensions: { code: error.code } }] })
+      ? sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }])
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);
     // Before the idempotency plugin, which parses the document.

@@ -6,6 +6,7 @@ import { REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { signingFetcher } from '../subgraphs/platform/internal-hop.ts';
 import { supergraphPath } from '../schema/subgraphs.ts';
 import { GraphQLError } from 'graphql';
+import { coerceSharedScalars } from './scalars.ts';
 
 /** What the gateway keeps per request and forwards to subgraphs. */
 export interface GatewayContext {
@@ -74,7 +75,7 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
   const pool = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
   const fetcher = transport.hopKey ? signingFetcher(pool, transport.hopKey) : pool;
   const local = new Map((transport.local ?? []).map((subgraph) => [subgraph.name, subgraph]));
-  return new ApolloGateway({
+  const gateway = new ApolloGateway({
     supergraphSdl,
     queryPlannerConfig: { exposeDocumentNodeInFetchNode: local.size > 0 },
     experimental_approximateQueryPlanStoreMiB: 64,
@@ -83,6 +84,8 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
       return subgraph ? new InProcessDataSource<GatewayContext>(subgraph) : new ForwardingDataSource(name, { url: urls[name] ?? url, fetcher });
     },
   });
+  gateway.onSchemaLoadOrUpdate(({ apiSchema }) => coerceSharedScalars(apiSchema));
+  return gateway;
 }
 
 export const subgraphReadyUrl = (graphqlUrl: string) => graphqlUrl.replace(/\/graphql\/?$/, '/readyz');

@@ -1,8 +1,14 @@
-/** Composes schema/supergraph.graphql from the subgraph SDL files; `--check` fails if the committed file is stale. */
+/**
+ * Composes schema/supergraph.graphql from the subgraph SDL files, and writes the possible types of
+ * every union and interface of the API schema (schema/possible-types.json, for a client cache such
+ * as Apollo Client's InMemoryCache); `--check` fails if either committed file is stale.
+ */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { composeServices } from '@apollo/composition';
+import { possibleRuntimeTypes, Supergraph } from '@apollo/federation-internals';
 import { parse } from 'graphql';
-import { subgraphList, supergraphPath } from './subgraphs.ts';
+import { possibleTypesPath, subgraphList, supergraphPath } from './subgraphs.ts';
 
 const services = subgraphList().map((s) => ({ name: s.name, url: s.url, typeDefs: parse(readFileSync(s.schemaPath, 'utf8')) }));
 const result = composeServices(services);
@@ -11,16 +17,20 @@ if (result.errors) {
   process.exit(1);
 }
 const sdl = `${result.supergraphSdl.trim()}\n`;
+const abstractTypes = Supergraph.build(sdl).apiSchema().types().filter((t) => t.kind === 'UnionType' || t.kind === 'InterfaceType');
+const possibleTypes = Object.fromEntries(abstractTypes.map((t) => [t.name, possibleRuntimeTypes(t).map((o) => o.name).sort()]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+const outputs: [path: string, text: string][] = [[supergraphPath, sdl], [possibleTypesPath, `${JSON.stringify(possibleTypes, null, 2)}\n`]];
+const name = (path: string) => relative(process.cwd(), path);
+
 if (process.argv.includes('--check')) {
-  let current = '';
-  try { current = readFileSync(supergraphPath, 'utf8'); } catch { /* missing counts as stale */ }
-  if (current !== sdl) {
-    console.error('schema/supergraph.graphql is stale: run `npm run compose` and commit the result.');
-    process.exit(1);
-  }
-  console.log('schema/supergraph.graphql is up to date.');
+  const stale = outputs.filter(([path, text]) => {
+    try { return readFileSync(path, 'utf8') !== text; } catch { return true; }
+  });
+  for (const [path] of stale) console.error(`${name(path)} is stale: run \`npm run compose\` and commit the result.`);
+  if (stale.length) process.exit(1);
+  console.log(`${outputs.map(([path]) => name(path)).join(' and ')} are up to date.`);
 } else {
-  writeFileSync(supergraphPath, sdl);
+  for (const [path, text] of outputs) writeFileSync(path, text);
   for (const hint of result.hints ?? []) console.log(`hint: ${hint.toString()}`);
-  console.log(`Composed ${services.length} subgraphs into schema/supergraph.graphql.`);
+  console.log(`Composed ${services.length} subgraphs into ${name(supergraphPath)}; possible types in ${name(possibleTypesPath)}.`);
 }

@@ -15,3 +15,6 @@ export function subgraphList(): SubgraphEntry[] {
 }
 
 export const supergraphPath = fileURLToPath(new URL('./supergraph.graphql', import.meta.url));
+
+/** The possible types of every union and interface of the API schema, as Apollo Client's `possibleTypes` takes them. */
+export const possibleTypesPath = fileURLToPath(new URL('./possible-types.json', import.meta.url));

@@ -1,7 +1,9 @@
 /**
  * The example operations preloaded as GraphiQL tabs, one or more per area. test/gateway/ide.test.ts
  * validates every example of a composed area against the supergraph's API schema, so they cannot rot;
- * the IDE only serves the examples that validate (an area not composed yet has no tab).
+ * the IDE only serves the examples that validate (an area not composed yet has no tab). They select
+ * the `id` of every entity they read, as a frontend with a normalising cache must
+ * (test/gateway/ide-cache.test.ts).
  */
 import { RISK_MAP_EXAMPLE } from '../rest/risk.ts';
 
@@ -35,6 +37,7 @@ query RiskIndex($wkt: WKT!, $radius: Float) {
     query: `# Pre-qualification user (scope b2b). Paste a token in the Headers tab below.
 query ScoringUser($userId: ID!) {
   user(userId: $userId) {
+    id
     userId
     homeZip
     enrollmentStatus
@@ -48,6 +51,7 @@ query ScoringUser($userId: ID!) {
     query: `# Create a pre-qualification user (scope b2b); the id is generated when omitted.
 mutation ScoringCreateUser($input: CreateUserInput) {
   createUser(input: $input) {
+    id
     userId
     enrollmentStatus
   }
@@ -59,10 +63,11 @@ mutation ScoringCreateUser($input: CreateUserInput) {
     query: `# A vehicle, its paired device and its latest bookings (scope b2b).
 query BookingVehicle($vin: VIN!) {
   vehicle(vin: $vin) {
+    id
     vin
     deviceId
     bookings(first: 5) {
-      nodes { bookingId userId status startTimestamp estimatedEndTimestamp actualEndTimestamp }
+      nodes { id bookingId userId status startTimestamp estimatedEndTimestamp actualEndTimestamp }
       pageInfo { hasNextPage endCursor }
     }
   }
@@ -75,10 +80,11 @@ query BookingVehicle($vin: VIN!) {
 query BookingActive($first: Int) {
   bookings(filter: { status: ACTIVE }, first: $first) {
     nodes {
+      id
       bookingId
       vin
       startTimestamp
-      user { userId enrollmentStatus }
+      user { id userId enrollmentStatus }
     }
   }
 }`,
@@ -103,7 +109,7 @@ query RescueNearby($latitude: Float!, $longitude: Float!) {
     query: `# A dispatched rescue: status, provider position and ETA (scope roadside).
 query RescueStatus($reqId: ID!) {
   rescue(reqId: $reqId) {
-    reqId service status
+    id reqId service status
     providerPosition { latitude longitude }
   }
   rescueEta(reqId: $reqId) { etaMinutes etaAt distanceMiles }
@@ -122,9 +128,9 @@ query RegistrationCatalogue {
     query: `# A registered user with devices, products and consents (scope b2b).
 query RegistrationUser($userId: ID!) {
   registeredUser(userId: $userId) {
-    userId status active
-    devices { deviceId type status }
-    products { registrationId productName status registeredAt }
+    id userId status active
+    devices { id deviceId type status }
+    products { id registrationId productName status registeredAt }
   }
 }`,
     variables: { userId: 'driver-001' },

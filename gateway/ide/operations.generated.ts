@@ -131,28 +131,28 @@ export type ScoringUserQueryVariables = Exact<{
 }>;
 
 
-export type ScoringUserQuery = { user: { userId: string, homeZip: string | null, enrollmentStatus: EnrollmentStatus, createdAt: string } | null };
+export type ScoringUserQuery = { user: { id: string, userId: string, homeZip: string | null, enrollmentStatus: EnrollmentStatus, createdAt: string } | null };
 
 export type ScoringCreateUserMutationVariables = Exact<{
   input?: CreateUserInput | null | undefined;
 }>;
 
 
-export type ScoringCreateUserMutation = { createUser: { userId: string, enrollmentStatus: EnrollmentStatus } };
+export type ScoringCreateUserMutation = { createUser: { id: string, userId: string, enrollmentStatus: EnrollmentStatus } };
 
 export type BookingVehicleQueryVariables = Exact<{
   vin: string;
 }>;
 
 
-export type BookingVehicleQuery = { vehicle: { vin: string, deviceId: string | null, bookings: { nodes: Array<{ bookingId: string, userId: string, status: BookingStatus, startTimestamp: number, estimatedEndTimestamp: number | null, actualEndTimestamp: number | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+export type BookingVehicleQuery = { vehicle: { id: string, vin: string, deviceId: string | null, bookings: { nodes: Array<{ id: string, bookingId: string, userId: string, status: BookingStatus, startTimestamp: number, estimatedEndTimestamp: number | null, actualEndTimestamp: number | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type BookingActiveQueryVariables = Exact<{
   first?: number | null | undefined;
 }>;
 
 
-export type BookingActiveQuery = { bookings: { nodes: Array<{ bookingId: string, vin: string, startTimestamp: number, user: { userId: string, enrollmentStatus: EnrollmentStatus } | null }> } };
+export type BookingActiveQuery = { bookings: { nodes: Array<{ id: string, bookingId: string, vin: string, startTimestamp: number, user: { id: string, userId: string, enrollmentStatus: EnrollmentStatus } | null }> } };
 
 export type RescueNearbyQueryVariables = Exact<{
   latitude: number;
@@ -167,7 +167,7 @@ export type RescueStatusQueryVariables = Exact<{
 }>;
 
 
-export type RescueStatusQuery = { rescue: { reqId: string, service: RescueServiceType, status: RescueStatus, providerPosition: { latitude: number, longitude: number } } | null, rescueEta: { etaMinutes: number | null, etaAt: string | null, distanceMiles: number } };
+export type RescueStatusQuery = { rescue: { id: string, reqId: string, service: RescueServiceType, status: RescueStatus, providerPosition: { latitude: number, longitude: number } } | null, rescueEta: { etaMinutes: number | null, etaAt: string | null, distanceMiles: number } };
 
 export type RegistrationCatalogueQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -179,7 +179,7 @@ export type RegistrationUserQueryVariables = Exact<{
 }>;
 
 
-export type RegistrationUserQuery = { registeredUser: { userId: string, status: RegistrationActivationStatus, active: boolean, devices: Array<{ deviceId: string, type: RegisteredDeviceType, status: RegisteredDeviceStatus }>, products: Array<{ registrationId: string, productName: string, status: ProductRegistrationStatus, registeredAt: string }> } | null };
+export type RegistrationUserQuery = { registeredUser: { id: string, userId: string, status: RegistrationActivationStatus, active: boolean, devices: Array<{ id: string, deviceId: string, type: RegisteredDeviceType, status: RegisteredDeviceStatus }>, products: Array<{ id: string, registrationId: string, productName: string, status: ProductRegistrationStatus, registeredAt: string }> } | null };
 
 export type WebhookLogQueryVariables = Exact<{ [key: string]: never; }>;
 

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { ParseOptions } from 'graphql';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { statusForCode } from '../../subgraphs/platform/errors.ts';
+import { sendGraphqlErrors } from '../graphql-reply.ts';
 import { problem, sendProblem } from '../rest/problem.ts';
 import { graphqlMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint, type DocumentByHash } from './request.ts';
 import type { Claim, IdempotencyStore } from './store.ts';
@@ -66,7 +67,7 @@ function keepable(status: number, body: Buffer | null, graphql: boolean): body i
  */
 export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, documentByHash, purgeEveryMs, count = () => undefined }: IdempotencyOptions) => {
   function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
-    if (request.routeOptions.url === graphqlPath) return reply.code(status).send({ errors: [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }] });
+    if (request.routeOptions.url === graphqlPath) return sendGraphqlErrors(request, reply, status, [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }]);
     return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
   }
 

@@ -34,6 +34,9 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   /** Nesting of objects and arrays in JSON bodies and GraphQL variables, and of brackets in GraphQL documents, checked before parsing. */
   JSON_MAX_DEPTH: z.coerce.number().int().min(16).max(1_000).default(64),
+  /** Browser origins granted CORS (comma-separated, e.g. `http://localhost:3000`); empty: none. */
+  CORS_ORIGINS: z.string().default('').transform((list) => list.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^https?$/ }).refine((o) => URL.canParse(o) && new URL(o).origin === o, 'each CORS origin is scheme://host[:port], no path or trailing slash'))),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),

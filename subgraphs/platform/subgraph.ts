@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
+import { entityIdResolvers } from './entity-id.ts';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import type { EntityManager } from '@mikro-orm/core';
@@ -69,11 +70,12 @@ export interface Subgraph {
 
 export const readTypeDefs = (url: URL) => parse(readFileSync(url, 'utf8'));
 
-/** Builds the federated schema: SDL + scalars it declares + guarded resolvers. */
+/** Builds the federated schema: SDL + scalars it declares + guarded resolvers + entity ids. */
 export function buildSchema(definition: SubgraphDefinition, typeDefs = readTypeDefs(definition.typeDefs)): GraphQLSchema {
   const declared = new Set(typeDefs.definitions.flatMap((d) => (d.kind === 'ScalarTypeDefinition' ? [d.name.value] : [])));
   const scalars = Object.fromEntries(Object.entries(scalarResolvers).filter(([name]) => declared.has(name)));
   const resolvers = { ...scalars, ...guardResolvers(definition.resolvers, definition.scope) } as GraphQLResolverMap<unknown>;
+  for (const [type, id] of Object.entries(entityIdResolvers(typeDefs))) resolvers[type] = { ...id, ...resolvers[type] as object };
   return buildSubgraphSchema({ typeDefs, resolvers });
 }
 

@@ -130,6 +130,26 @@ const VERSUS_BARE = (numerators: [Variant, string][], target?: number): Ratio[] 
 /** City of Chicago, ~750 km² (the "city" area of test/bench/risk-areas.ts; longitude first). */
 export const CHICAGO = 'POLYGON((-87.95 41.7, -87.68 41.7, -87.68 42, -87.95 42, -87.95 41.7))';
 
+/** The cross-subgraph query; `ids` ('id ' or '') selects each entity's id too. */
+const crossScenario = (name: string, ids: string): Scenario => ({
+  name,
+  title: `cross-subgraph query: a user, their bookings, each booking's vehicle${ids ? ', with ids' : ''}`,
+  needs: ['scoring', 'booking'], fields: ['Query.user', 'User.bookings', 'Booking.vehicle'],
+  blocked: (ctx) => needUser(ctx) ?? (ctx.seed.bookings ? null : `no seeded bookings (${ctx.seed.problems.booking ?? 'booking missing'})`),
+  measurements: (ctx) => fourWays(ctx, null,
+    `query BenchUserBookings($id: ID!) { user(userId: $id) { ${ids}userId homeZip enrollmentStatus bookings(first: 20) { nodes { ${ids}bookingId startTimestamp status vehicle { ${ids}vin deviceId } } } } }`,
+    { id: ctx.seed.userId }, true, (d) => {
+      const nodes = (d.user as { bookings?: { nodes?: { vehicle?: unknown }[] } } | null)?.bookings?.nodes ?? [];
+      return nodes.length === ctx.seed.bookings && nodes.every((n) => n.vehicle) ? null : `expected ${ctx.seed.bookings} bookings with vehicles, got ${nodes.length}`;
+    }).concat(bareUser(ctx)),
+  ratios: [
+    { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock' },
+    { label: 'gateway (in-process, default) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
+    ...VERSUS_BARE([['gateway', 'gateway (http)'], ['gateway-inprocess', 'gateway (in-process, default)']]),
+  ],
+  cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
+});
+
 export const scenarios: Scenario[] = [
   {
     name: 'user',
@@ -146,24 +166,9 @@ export const scenarios: Scenario[] = [
       ...VERSUS_BARE([['gateway-inprocess', 'gateway (in-process, default)']], 0.33),
     ],
   },
-  {
-    name: 'cross',
-    title: 'cross-subgraph query: a user, their bookings, each booking\'s vehicle',
-    needs: ['scoring', 'booking'], fields: ['Query.user', 'User.bookings', 'Booking.vehicle'],
-    blocked: (ctx) => needUser(ctx) ?? (ctx.seed.bookings ? null : `no seeded bookings (${ctx.seed.problems.booking ?? 'booking missing'})`),
-    measurements: (ctx) => fourWays(ctx, null,
-      'query BenchUserBookings($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus bookings(first: 20) { nodes { bookingId startTimestamp status vehicle { vin deviceId } } } } }',
-      { id: ctx.seed.userId }, true, (d) => {
-        const nodes = (d.user as { bookings?: { nodes?: { vehicle?: unknown }[] } } | null)?.bookings?.nodes ?? [];
-        return nodes.length === ctx.seed.bookings && nodes.every((n) => n.vehicle) ? null : `expected ${ctx.seed.bookings} bookings with vehicles, got ${nodes.length}`;
-      }).concat(bareUser(ctx)),
-    ratios: [
-      { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock' },
-      { label: 'gateway (in-process, default) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
-      ...VERSUS_BARE([['gateway', 'gateway (http)'], ['gateway-inprocess', 'gateway (in-process, default)']]),
-    ],
-    cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
-  },
+  crossScenario('cross', ''),
+  // What a browser app with a normalising cache (Apollo Client's InMemoryCache) selects: the same plus every entity's id.
+  crossScenario('cross-ids', 'id '),
   {
     name: 'rest',
     title: 'REST GET /shared-mobility-insights/v2/users/:id and its GraphQL twin',

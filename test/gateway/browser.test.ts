@@ -104,6 +104,22 @@ describe('GraphiQL in headless Chromium', () => {
     await page.close();
   }, 90_000);
 
+  it('runs the first tab on first load with its example variables', async () => {
+    const [first] = servedExamples(apiSchema());
+    expect(first!.variables).toBeDefined();
+    const { page, violations } = await openPage();
+    await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
+    await page.locator('.graphiql-container').waitFor();
+    await page.locator('.graphiql-editor-tools').getByRole('button', { name: 'Variables', exact: true }).click();
+    const variables = () => page.locator('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').evaluate((editor: unknown) => (editor as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
+    await expect.poll(async () => JSON.parse(await variables() || 'null') as unknown).toEqual(first!.variables);
+    await page.locator('.graphiql-execute-button').click();
+    await expect.poll(() => responseText(page), { timeout: 10_000 }).toMatch(/"(data|errors)"/);
+    expect(await responseText(page)).not.toMatch(/was not provided/);
+    expect(violations).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('renders the REST docs page from /openapi.json, and Try it out calls the API', async () => {
     const { page, requested, violations } = await openPage();
     const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };

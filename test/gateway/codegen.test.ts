@@ -20,7 +20,8 @@ it('types the example operations as the gateway answers them', async () => {
   const created: ScoringCreateUserMutation = create.data!;
   const read = await t.graphql<ScoringUserQuery>(example('ScoringUser').query, { userId: created.createUser.userId });
   const user: ScoringUserQuery['user'] = read.data!.user;
-  expect(Object.keys(user!).sort()).toEqual(['createdAt', 'enrollmentStatus', 'homeZip', 'userId']);
+  expect(Object.keys(user!).sort()).toEqual(['createdAt', 'enrollmentStatus', 'homeZip', 'id', 'userId']);
+  expect(user!.id).toBe(`User:${created.createUser.userId}`);
   expect(['ACCEPTED', 'PENDING', 'REJECTED']).toContain(user!.enrollmentStatus);
 
   const risk = await t.graphql<RiskIndexQuery>(example('RiskIndex').query, example('RiskIndex').variables, null);

@@ -22,3 +22,11 @@ it('describes every type, field and enum value of the composed API schema', () =
   expect(missing).toEqual([]);
   expect(described).toBeGreaterThan(500);
 });
+
+it('describes the root Query and Mutation as the whole graph, not one area', () => {
+  const schema = apiSchema();
+  for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
+    for (const area of [/booking/i, /scoring/i, /roadside/i, /registration/i, /webhook/i]) expect(root.description, root.name).toMatch(area);
+  }
+  expect(schema.getQueryType()!.description).toMatch(/Risk Index/);
+});

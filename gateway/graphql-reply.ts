@@ -1,0 +1,14 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import Negotiator from 'negotiator';
+
+/** GraphQL over HTTP's response type, and the JSON one every client understands (first: the default). */
+const MEDIA_TYPES = ['application/json', 'application/graphql-response+json'];
+
+/**
+ * Sends GraphQL errors the gateway answers itself (before Apollo Server: a bad token, a CSRF
+ * refusal, an Idempotency-Key refusal) in the media type the client accepts, as Apollo Server does.
+ */
+export function sendGraphqlErrors(request: FastifyRequest, reply: FastifyReply, status: number, errors: { message: string; extensions: Record<string, unknown> }[]) {
+  const type = new Negotiator(request).mediaType(MEDIA_TYPES) ?? MEDIA_TYPES[0]!;
+  return reply.code(status).type(`${type}; charset=utf-8`).send(JSON.stringify({ errors }));
+}
