@@ -12,9 +12,9 @@
   };
   // GraphiQL 3.8 fills the variables editor on a first visit from its stored variables, not from
   // the first tab (which it opens): store the first tab's variables when nothing is stored yet.
-  var stored = function (key) { try { return window.localStorage.getItem('graphiql:' + key); } catch (e) { return null; } };
+  var stored = function (key) { try { return window.localStorage.getItem('graphiql:' + key); } catch { return null; } };
   if (config.tabs.length && stored('tabState') === null && stored('variables') === null) {
-    try { window.localStorage.setItem('graphiql:variables', config.tabs[0].variables); } catch (e) { /* no storage: nothing to seed */ }
+    try { window.localStorage.setItem('graphiql:variables', config.tabs[0].variables); } catch { /* no storage: nothing to seed */ }
   }
   var fetcher = GraphiQL.createFetcher({ url: window.location.pathname, fetch: fetchWithoutTemplate });
   ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, {
