@@ -13,7 +13,7 @@ if (!definition) {
 }
 const config = loadConfig();
 if (!config.INTERNAL_HOP_KEY) {
-  console.error(`INTERNAL_HOP_KEY is not set: a subgraph that listens accepts only requests the gateway signs with this shared key (at least 32 characters, the same value for the gateway and every subgraph; e.g. \`openssl rand -base64 32\`).`);
+  console.error(`INTERNAL_HOP_KEY is not set: a subgraph that listens accepts only requests the gateway signs with this shared key (at least 32 characters, the same value for the gateway and every subgraph; \`npm run keys\` prints one).`);
   process.exit(2);
 }
 if (!config.DATABASE_URL) {

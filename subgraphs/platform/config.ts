@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { organisationName } from './organisation.ts';
 
 const optionalString = z.string().trim().min(1).optional();
+/** A PEM key; `\n` escapes stand for its line breaks, so it fits on one line (as `npm run keys` prints it). */
+const pemKey = optionalString.transform((pem) => pem?.replaceAll('\\n', '\n'));
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -16,8 +18,8 @@ const schema = z.object({
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   DATA_DIR: z.string().default('.data'),
   PGLITE_IN_MEMORY: z.stringbool().default(false),
-  JWT_PRIVATE_KEY: optionalString,
-  JWT_PUBLIC_KEY: optionalString,
+  JWT_PRIVATE_KEY: pemKey,
+  JWT_PUBLIC_KEY: pemKey,
   JWT_ISSUER: z.string().default('fleet-risk-graph'),
   BOOTSTRAP_CLIENT_ID: optionalString,
   BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
@@ -92,6 +94,9 @@ const schema = z.object({
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {
   message: 'set BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET together',
 });
+
+/** Every variable the schema reads (the README's configuration table lists them: test/platform/config-docs.test.ts). */
+export const configVariables = Object.keys(schema.shape);
 
 export type Config = z.infer<typeof schema> & { dataDir: string };
 

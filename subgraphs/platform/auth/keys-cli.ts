@@ -1,0 +1,26 @@
+/**
+ * `npm run keys`: prints a fresh set of the keys every process of one deployment shares, as an
+ * environment file the configuration reads as is (PEM keys on one line with `\n` escapes):
+ *   npm run --silent keys > keys.env
+ *   set -a && . ./keys.env && set +a      # a shell; or `docker compose --env-file keys.env up`
+ */
+import { randomBytes } from 'node:crypto';
+import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
+import { generateHopKey } from '../internal-hop.ts';
+import { JWT_ALG } from './keys.ts';
+
+const { privateKey, publicKey } = await generateKeyPair(JWT_ALG, { extractable: true });
+const oneLine = (pem: string) => pem.trim().replaceAll('\n', '\\n');
+
+// Single quotes: taken literally by a shell, docker compose's env files and Node's --env-file alike.
+process.stdout.write([
+  `# Made by npm run keys on ${new Date().toISOString()}: give every process of the deployment (gateway and subgraphs) these same values.`,
+  '# Access tokens: Ed25519 pair (the gateway signs, every process verifies).',
+  `JWT_PRIVATE_KEY='${oneLine(await exportPKCS8(privateKey))}'`,
+  `JWT_PUBLIC_KEY='${oneLine(await exportSPKI(publicKey))}'`,
+  '# Stored MVR reports and idempotent responses: AES-256-GCM key (base64 of 32 bytes).',
+  `MVR_ENCRYPTION_KEY='${randomBytes(32).toString('base64')}'`,
+  '# The gateway -> subgraph hop (HMAC-SHA256), required wherever a subgraph listens (docker compose, <NAME>_URL).',
+  `INTERNAL_HOP_KEY='${generateHopKey()}'`,
+  '',
+].join('\n'));
