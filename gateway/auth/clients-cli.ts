@@ -1,12 +1,13 @@
 /**
  * Manages API clients.
- *   npm run clients -- create --org <org> [--scopes b2b,roadside]   prints {clientId, clientSecret, ...} as JSON
+ *   npm run clients -- create [--org <org>] [--scopes b2b,roadside]  prints {clientId, clientSecret, ...} as JSON (org: BOOTSTRAP_ORG)
  *   npm run clients -- list
  *   npm run clients -- rotate <clientId>                              prints the new secret as JSON
  *   npm run clients -- disable <clientId> | enable <clientId>
  * When a gateway answers at --url (default http://127.0.0.1:$PORT), the change goes through its admin
  * API, authenticated as an operator client (--client-id/--client-secret, default ADMIN_CLIENT_ID /
- * ADMIN_CLIENT_SECRET, else BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET); every gateway process
+ * ADMIN_CLIENT_SECRET, else BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, else CLIENT_ID / CLIENT_SECRET
+ * as the start prints them for the development client); every gateway process
  * sees it at once. Only when none answers does it open the database (DATABASE_URL / DATA_DIR) directly.
  */
 import { parseArgs } from 'node:util';
@@ -18,7 +19,7 @@ import { ADMIN_CLIENTS_PATH } from '../admin/clients-routes.ts';
 import { TOKEN_PATH } from './token-route.ts';
 import { Client, ClientStore, parseScopes } from './clients.ts';
 
-const usage = 'Usage: npm run clients -- create --org <org> [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
+const usage = 'Usage: npm run clients -- create [--org <org>] [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
   '  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
 
 const { positionals, values } = parseArgs({
@@ -45,11 +46,11 @@ const answers = (base: string) => fetch(`${base}/healthz`, { signal: AbortSignal
 
 /** The running gateway's admin API, with an operator token. */
 async function throughServer(): Promise<Operations> {
-  const id = values['client-id'] ?? process.env.ADMIN_CLIENT_ID ?? config.BOOTSTRAP_CLIENT_ID;
-  const secret = values['client-secret'] ?? process.env.ADMIN_CLIENT_SECRET ?? config.BOOTSTRAP_CLIENT_SECRET;
+  const id = values['client-id'] ?? process.env.ADMIN_CLIENT_ID ?? config.BOOTSTRAP_CLIENT_ID ?? process.env.CLIENT_ID;
+  const secret = values['client-secret'] ?? process.env.ADMIN_CLIENT_SECRET ?? config.BOOTSTRAP_CLIENT_SECRET ?? process.env.CLIENT_SECRET;
   if (!id || !secret) {
     throw new Error(`A gateway answers at ${url}: changes go through its admin API, which needs an operator client (scope admin: the bootstrap client, or the development client printed on first start). ` +
-      'Pass --client-id and --client-secret (or set ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET).');
+      'Pass --client-id and --client-secret (or set ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET, or paste the development client\'s export CLIENT_ID=... CLIENT_SECRET=... line).');
   }
   const tokenResponse = await fetch(`${url}${TOKEN_PATH}`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret, scope: 'admin' }) });
   const token = await tokenResponse.json() as { access_token?: string; error_description?: string };
@@ -99,8 +100,7 @@ let exitCode = 0;
 try {
   switch (command) {
     case 'create':
-      if (!values.org) throw new Error('--org is required');
-      print(await operations.create(values.org, parseScopes(values.scopes)));
+      print(await operations.create(values.org ?? config.BOOTSTRAP_ORG, parseScopes(values.scopes)));
       break;
     case 'list':
       print(await operations.list());

@@ -1,0 +1,56 @@
+/**
+ * The README's configuration table lists every variable the code reads: the configuration schema's
+ * keys, each subgraph's <NAME>_URL, and any `process.env` / `env.` read in the server and command
+ * sources (OpenTelemetry's own OTEL_* variables may be covered by one `OTEL_*` row). And it lists
+ * nothing that is read nowhere.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configVariables, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
+import { subgraphList } from '../../schema/subgraphs.ts';
+
+const SOURCE_FOLDERS = ['gateway', 'subgraphs', 'schema'];
+const ENV_READ = /\b(?:process\.)?env(?:\.([A-Z][A-Z0-9_]*)|\[\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\])/g;
+const OTEL_WILDCARD = 'OTEL_*';
+
+async function variablesReadInSource(): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const folder of SOURCE_FOLDERS) {
+    for (const file of await readdir(folder, { recursive: true })) {
+      if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+      for (const match of (await readFile(join(folder, file), 'utf8')).matchAll(ENV_READ)) found.add(match[1] ?? match[2]);
+    }
+  }
+  return found;
+}
+
+/** The backticked names in the first column of the table under "## Configuration (environment)". */
+async function documentedVariables(): Promise<Set<string>> {
+  const readme = await readFile('README.md', 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration (environment)'));
+  const table = section.slice(0, section.indexOf('\n## ')).split('\n').filter((line) => line.startsWith('| `'));
+  return new Set(table.flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Z][A-Z0-9_]*\*?)`/g)].map((m) => m[1])));
+}
+
+const covered = (documented: Set<string>, variable: string) =>
+  documented.has(variable) || (variable.startsWith('OTEL_') && documented.has(OTEL_WILDCARD));
+
+describe('README configuration table', () => {
+  it('lists every variable the code reads', async () => {
+    const documented = await documentedVariables();
+    const read = new Set([...configVariables, ...subgraphList().map((s) => subgraphUrlVariable(s.name)), ...await variablesReadInSource()]);
+    expect([...read].filter((v) => !covered(documented, v)).sort()).toEqual([]);
+  });
+
+  it('lists no variable the code does not read', async () => {
+    const read = new Set([...configVariables, ...subgraphList().map((s) => subgraphUrlVariable(s.name)), ...await variablesReadInSource()]);
+    expect([...await documentedVariables()].filter((v) => !read.has(v) && !v.startsWith('OTEL_')).sort()).toEqual([]);
+  });
+
+  it('finds the reads it is meant to find', async () => {
+    const read = await variablesReadInSource();
+    // subgraphs/serve.ts reads process.env.SUBGRAPH, the clients command process.env.ADMIN_CLIENT_ID.
+    expect([...read]).toEqual(expect.arrayContaining(['SUBGRAPH', 'ADMIN_CLIENT_ID', 'LOG_LEVEL']));
+  });
+});
