@@ -26,6 +26,7 @@ import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
+import { homePlugin } from './home.ts';
 import { idempotencyPlugin } from './idempotency/plugin.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
@@ -114,6 +115,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await app.register(metricsPlugin, { metrics, probes, db });
   await app.register(idePlugin);
   await app.register(docsPlugin);
+  await app.register(homePlugin);
   const limits = graphqlLimits(config, parse(readSupergraphSdl()));
   const riskBound = inFlightBound({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS });
   // A REST Risk Index path asks for one evaluation: with none free it is refused before the token

@@ -1,23 +1,26 @@
 /** Starts the gateway and (embedded default) every subgraph not given a <NAME>_URL; with WORKERS>1, that many processes. */
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../subgraphs/platform/config.ts';
 import { onShutdown } from '../subgraphs/platform/shutdown.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { buildStack } from './stack.ts';
 import { refuseCleanly } from '../subgraphs/platform/start-refused.ts';
 import { runCluster } from './cluster.ts';
+import { baseUrl, developmentClientLines, startBanner } from './home.ts';
 
 async function serve(config: Config) {
   const stack = await refuseCleanly(() => buildStack(config));
   const { app, clients } = stack.gateway;
-  if (!config.BOOTSTRAP_CLIENT_ID && (await clients.count()) === 0) {
-    const dev = await clients.create(config.BOOTSTRAP_ORG, [...SCOPES]);
-    // Printed once, on the first start of an empty database: the only copy of the secret.
-    process.stdout.write(`\nDevelopment client created (organisation '${dev.organisation}'; the secret is shown only now; it may request scope=admin to manage clients):\n` +
-      `  client_id:     ${dev.clientId}\n  client_secret: ${dev.clientSecret}\n\n`);
-  }
-  await app.listen({ host: config.HOST, port: config.PORT });
+  // Made on the first start of an empty database; its secret is printed only here.
+  const dev = !config.BOOTSTRAP_CLIENT_ID && (await clients.count()) === 0 ? await clients.create(config.BOOTSTRAP_ORG, [...SCOPES]) : undefined;
+  await app.listen({ host: config.HOST, port: config.PORT }).catch((error: unknown) => {
+    if (dev) process.stdout.write(developmentClientLines(dev));
+    throw error;
+  });
   onShutdown(app.log, () => stack.close());
+  // With WORKERS>1 the first worker (the one that may make the development client) speaks for all.
+  if (!cluster.isWorker || cluster.worker?.id === 1) process.stdout.write(startBanner(baseUrl(app.server.address() as AddressInfo), dev));
 }
 
 const config = loadConfig();

@@ -46,8 +46,9 @@ const answers = (base: string) => fetch(`${base}/healthz`, { signal: AbortSignal
 
 /** The running gateway's admin API, with an operator token. */
 async function throughServer(): Promise<Operations> {
-  const id = values['client-id'] ?? process.env.ADMIN_CLIENT_ID ?? config.BOOTSTRAP_CLIENT_ID ?? process.env.CLIENT_ID;
-  const secret = values['client-secret'] ?? process.env.ADMIN_CLIENT_SECRET ?? config.BOOTSTRAP_CLIENT_SECRET ?? process.env.CLIENT_SECRET;
+  // An empty variable counts as unset, as in loadConfig.
+  const id = values['client-id'] || process.env.ADMIN_CLIENT_ID || config.BOOTSTRAP_CLIENT_ID || process.env.CLIENT_ID;
+  const secret = values['client-secret'] || process.env.ADMIN_CLIENT_SECRET || config.BOOTSTRAP_CLIENT_SECRET || process.env.CLIENT_SECRET;
   if (!id || !secret) {
     throw new Error(`A gateway answers at ${url}: changes go through its admin API, which needs an operator client (scope admin: the bootstrap client, or the development client printed on first start). ` +
       'Pass --client-id and --client-secret (or set ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET, or paste the development client\'s export CLIENT_ID=... CLIENT_SECRET=... line).');
