@@ -12,15 +12,17 @@ import { TOKEN_PATH } from './auth/token-route.ts';
 import { DOCS_PATH } from './docs/index.ts';
 import { pageHeaders } from './security-headers.ts';
 
-/** The entry points, by the key the JSON answer names them with. */
-export const ENTRY_POINTS = {
+interface EntryPoint { label: string; path: string; post?: true }
+
+/** The entry points, by the key the JSON answer names them with; all but the token endpoint open in a browser. */
+export const ENTRY_POINTS: Record<string, EntryPoint> = {
   ide: { label: 'GraphQL IDE', path: '/graphql' },
   docs: { label: 'REST docs', path: DOCS_PATH },
   openapi: { label: 'OpenAPI document', path: '/openapi.json' },
   healthz: { label: 'Liveness', path: '/healthz' },
   readyz: { label: 'Readiness', path: '/readyz' },
-  token: { label: 'Token endpoint (POST)', path: TOKEN_PATH },
-} as const;
+  token: { label: 'Token endpoint (POST)', path: TOKEN_PATH, post: true },
+};
 
 export const NEW_DEVELOPMENT_CLIENT = 'npm run clients -- create --scopes b2b,roadside,admin';
 
@@ -37,7 +39,7 @@ const HOME_PAGE = `<!doctype html>
 <h1>Fleet risk graph</h1>
 <p>One GraphQL graph over booking, scoring, roadside, registration and the Risk Index, and the documented REST paths on the same resolvers.</p>
 <ul>
-${Object.values(ENTRY_POINTS).map(({ label, path }) => `<li><a href="${path}">${label}</a>: <code>${path}</code></li>`).join('\n')}
+${Object.values(ENTRY_POINTS).map(({ label, path, post }) => (post ? `<li>${label}: <code>POST ${path}</code></li>` : `<li><a href="${path}">${label}</a>: <code>${path}</code></li>`)).join('\n')}
 </ul>
 <p>Every call but the Risk Index and the probes needs a token: <code>POST ${TOKEN_PATH}</code> with <code>grant_type=client_credentials</code>, your <code>client_id</code> and <code>client_secret</code>.
 Another development client: <code>${NEW_DEVELOPMENT_CLIENT}</code>.</p>

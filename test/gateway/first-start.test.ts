@@ -69,7 +69,7 @@ describe('GET /', () => {
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     const page = await res.text();
     expect(page).not.toMatch(/<script|<style|\sstyle=/i);
-    for (const { path } of Object.values(ENTRY_POINTS)) expect(page).toContain(`href="${path}"`);
+    for (const { path, post } of Object.values(ENTRY_POINTS)) expect(page).toContain(post ? `<code>POST ${path}</code>` : `href="${path}"`);
     expect(page).toContain('npm run clients -- create');
   });
 
@@ -80,7 +80,7 @@ describe('GET /', () => {
     const body = await res.json() as { links: Record<string, string> };
     expect(body.links).toEqual(Object.fromEntries(Object.entries(ENTRY_POINTS).map(([key, { path }]) => [key, path])));
     for (const [key, path] of Object.entries(body.links)) {
-      if (key === 'token') continue;
+      if (ENTRY_POINTS[key].post) continue;
       expect((await fetch(`${server.base}${path}`, { headers: { accept: 'text/html' } })).status, path).toBe(200);
     }
   });

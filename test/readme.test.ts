@@ -2,13 +2,14 @@
  * The README's configuration table lists every variable the code reads: the configuration schema's
  * keys, each subgraph's <NAME>_URL, and any `process.env` / `env.` read in the server and command
  * sources (OpenTelemetry's own OTEL_* variables may be covered by one `OTEL_*` row). And it lists
- * nothing that is read nowhere.
+ * nothing that is read nowhere. The README and docs/ link nothing outside the repository.
  */
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configVariables, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
-import { subgraphList } from '../../schema/subgraphs.ts';
+import { configVariables, subgraphUrlVariable } from '../subgraphs/platform/config.ts';
+import { subgraphList } from '../schema/subgraphs.ts';
 
 const SOURCE_FOLDERS = ['gateway', 'subgraphs', 'schema'];
 const ENV_READ = /\b(?:process\.)?env(?:\.([A-Z][A-Z0-9_]*)|\[\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\])/g;
@@ -52,5 +53,23 @@ describe('README configuration table', () => {
     const read = await variablesReadInSource();
     // subgraphs/serve.ts reads process.env.SUBGRAPH, the clients command process.env.ADMIN_CLIENT_ID.
     expect([...read]).toEqual(expect.arrayContaining(['SUBGRAPH', 'ADMIN_CLIENT_ID', 'LOG_LEVEL']));
+  });
+});
+
+describe('README and docs/ links', () => {
+  it('point at files inside the repository that exist', async () => {
+    const pages = ['README.md', ...(await readdir('docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = await readFile(page, 'utf8');
+      const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1])
+        .concat([...text.matchAll(/`(\.\.\/[^`\s]+)`/g)].map((m) => m[1]));
+      for (const target of targets) {
+        if (/^(https?:|mailto:|#)/.test(target)) continue;
+        const file = resolve(dirname(page), target.split('#')[0]);
+        if (relative(process.cwd(), file).startsWith('..') || !existsSync(file)) broken.push(`${page}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });
