@@ -3,7 +3,7 @@
  * through a shell, its keys sign and verify a token, encrypt and decrypt an MVR report, sign a hop.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -71,6 +71,20 @@ describe('npm run keys', () => {
     const shell = spawnSync('sh', ['-c', 'set -a && . "$0" && set +a && exec "$1" -p "$2"', file, process.execPath, print], { encoding: 'utf8' });
     expect(shell.status, shell.stderr).toBe(0);
     expect(JSON.parse(shell.stdout)).toEqual(parseEnv(block));
+  });
+
+  it('writes the block to a file of its owner only, and never over an existing file', async () => {
+    const file = join(dir, 'written.env');
+    const written = await runNode(['subgraphs/platform/auth/keys-cli.ts', file], {});
+    expect(written.code, written.stderr).toBe(0);
+    expect(written.stdout).toBe('');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const content = await readFile(file, 'utf8');
+    expect(Object.keys(parseEnv(content)).sort()).toEqual([...KEYS].sort());
+    const again = await runNode(['subgraphs/platform/auth/keys-cli.ts', file], {});
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('not overwritten');
+    expect(await readFile(file, 'utf8')).toBe(content);
   });
 
   it('makes a new set each time', async () => {

@@ -1,10 +1,12 @@
 /**
- * `npm run keys`: prints a fresh set of the keys every process of one deployment shares, as an
- * environment file the configuration reads as is (PEM keys on one line with `\n` escapes):
- *   npm run --silent keys > keys.env
- *   set -a && . ./keys.env && set +a      # a shell; or `docker compose --env-file keys.env up`
+ * `npm run keys`: a fresh set of the keys every process of one deployment shares, as an environment
+ * file the configuration reads as is (PEM keys on one line with `\n` escapes):
+ *   npm run keys -- keys.env                 writes the file (mode 0600; an existing file is left alone)
+ *   npm run keys                             prints it (npm adds its own header lines: --silent to pipe it)
+ *   set -a && . ./keys.env && set +a         loads it into a shell; docker compose reads it as `.env`
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { generateHopKey } from '../internal-hop.ts';
 import { JWT_ALG } from './keys.ts';
@@ -13,7 +15,7 @@ const { privateKey, publicKey } = await generateKeyPair(JWT_ALG, { extractable: 
 const oneLine = (pem: string) => pem.trim().replaceAll('\n', '\\n');
 
 // Single quotes: taken literally by a shell, docker compose's env files and Node's --env-file alike.
-process.stdout.write([
+const block = [
   `# Made by npm run keys on ${new Date().toISOString()}: give every process of the deployment (gateway and subgraphs) these same values.`,
   '# Access tokens: Ed25519 pair (the gateway signs, every process verifies).',
   `JWT_PRIVATE_KEY='${oneLine(await exportPKCS8(privateKey))}'`,
@@ -23,4 +25,14 @@ process.stdout.write([
   '# The gateway -> subgraph hop (HMAC-SHA256), required wherever a subgraph listens (docker compose, <NAME>_URL).',
   `INTERNAL_HOP_KEY='${generateHopKey()}'`,
   '',
-].join('\n'));
+].join('\n');
+
+const file = process.argv[2];
+if (!file) process.stdout.write(block);
+else {
+  await writeFile(file, block, { flag: 'wx', mode: 0o600 }).catch((error: NodeJS.ErrnoException) => {
+    process.stderr.write(error.code === 'EEXIST' ? `${file} exists: not overwritten (its keys may be in use); remove it or name another file\n` : `${error.message}\n`);
+    process.exit(1);
+  });
+  process.stderr.write(`Wrote ${file} (readable by you only). Give every process of the deployment these values.\n`);
+}
