@@ -50,7 +50,7 @@ export class GatewayMetrics {
     // the one that means something there: the summed counters have run without a reset since then.
     this.registry.removeSingleMetric(START_TIME);
     const started = Math.round(Date.now() / 1000 - process.uptime());
-    new Gauge({ name: START_TIME, help: 'Start time of the process (of the latest-started worker, summed over a cluster) since unix epoch in seconds', aggregator: 'max', registers, collect() { this.set(started); } });
+    new Gauge({ name: START_TIME, help: 'Start time of the process since unix epoch in seconds (over a cluster: of the latest-started worker)', aggregator: 'max', registers, collect() { this.set(started); } });
     new Gauge({ name: 'gateway_processes', help: 'Gateway processes whose metrics this scrape adds up (the workers that answered)', registers, collect() { this.set(1); } });
     this.httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], registers });
     this.httpDuration = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], buckets: SECONDS_BUCKETS, registers });
