@@ -76,6 +76,7 @@ describe('WORKERS=2 with METRICS_PORT (PostgreSQL)', () => {
   });
 
   it('adds up a counter over both workers: N requests spread over them raise it by exactly N', async () => {
+    // Round robin gives each worker N/2 of these: a primary reading one worker's registry would count N/2.
     const before = one(await scrape(metricsUrl), 'gateway_http_requests_total', HEALTHZ);
     const statuses = [];
     for (let i = 0; i < N; i++) statuses.push(await getAlone(`${server.base}/healthz`));
