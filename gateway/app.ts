@@ -59,6 +59,7 @@ export interface Gateway {
   clients: ClientStore;
   tokenGate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
+  metrics: GatewayMetrics;
   close(): Promise<void>;
 }
 
@@ -110,9 +111,10 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     return sendProblem(reply, problem(status, code, error.message));
   });
 
-  const metrics = new GatewayMetrics();
   const probes = subgraphProbes(subgraphUrls, localSubgraphs);
-  await app.register(metricsPlugin, { metrics, probes, db });
+  const metrics = new GatewayMetrics({ probes, db });
+  // A worker's own numbers are a part that changes with each scrape: with WORKERS>1 only METRICS_PORT serves them, added up.
+  await app.register(metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 });
   await app.register(idePlugin);
   await app.register(docsPlugin);
   await app.register(homePlugin);
@@ -178,7 +180,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   });
 
   return {
-    app, clients, tokenGate: gate, idempotency,
+    app, clients, tokenGate: gate, idempotency, metrics,
     async close() {
       await app.close();
     },

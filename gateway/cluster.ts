@@ -1,5 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../subgraphs/platform/config.ts';
+import { refuseCleanly } from '../subgraphs/platform/start-refused.ts';
+import { clusterMetricsSource, serveMetrics } from './observability/metrics-server.ts';
 
 const RESTART_DELAY_MS = 1_000;
 const log = (message: string) => process.stderr.write(`${JSON.stringify({ level: 'info', time: Date.now(), name: 'cluster', pid: process.pid, msg: message })}\n`);
@@ -9,13 +11,16 @@ const log = (message: string) => process.stderr.write(`${JSON.stringify({ level:
  * PostgreSQL (clients, revocation, MVR key state) and, with REDIS_URL, Redis (limit counters), so
  * this needs DATABASE_URL: a PGlite data folder has one owner. The first worker starts alone (it
  * migrates and may create the development client), then the others; a worker that dies is replaced.
+ * With METRICS_PORT this process serves every worker's metrics there, added up.
  */
-export function runCluster(config: Config): void {
+export async function runCluster(config: Config): Promise<void> {
   if (!config.DATABASE_URL) {
     process.stderr.write(`\nRefusing to start: WORKERS=${config.WORKERS} needs PostgreSQL (DATABASE_URL). The embedded database (PGlite) has one owner process; unset WORKERS or set DATABASE_URL.\n\n`);
     process.exit(1);
   }
   if (!config.REDIS_URL) log(`REDIS_URL is not set: each of the ${config.WORKERS} workers counts rate limits on its own (up to ${config.WORKERS} x RATE_LIMIT_PER_MINUTE per client)`);
+  if (config.METRICS_PORT) await refuseCleanly(() => serveMetrics(clusterMetricsSource(), config));
+  else log(`METRICS_PORT is not set: /metrics is not served (each of the ${config.WORKERS} workers would answer with its own part of the counts, a different part at each scrape); set METRICS_PORT to scrape them added up`);
   let stopping = false;
   const fork = () => cluster.fork();
   cluster.on('exit', (worker: Worker, code) => {

@@ -1,10 +1,12 @@
 /**
- * Prometheus metrics at `GET /metrics` (prom-client), one registry per gateway:
+ * Prometheus metrics (prom-client), one registry per gateway process:
  * - HTTP requests by method, route pattern (never the raw URL) and status: count and latency;
  * - GraphQL operations by operation name and type, and transport (`graphql` for /graphql, `rest`
  *   for the REST paths, which run their operation in-process): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
- * - subgraph health (probed on scrape), the gateway database pool (PostgreSQL), Node defaults.
+ * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults.
+ * Each metric's `aggregator` says how node:cluster workers' values add up (see metrics-server.ts).
+ * Served at `GET /metrics` on the public port, unless `route` is false (METRICS_PORT, or WORKERS>1).
  */
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +19,17 @@ const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 /** Operation names come from clients: past this many distinct names, or this long, a name counts as `(other)`. */
 export const MAX_OPERATION_NAMES = 200;
 export const MAX_OPERATION_NAME_LENGTH = 100;
+const START_TIME = 'process_start_time_seconds';
+
+export interface MetricsSources {
+  /** Readiness probe of each subgraph, by name (for `gateway_subgraph_up`). */
+  probes?: Record<string, () => Promise<boolean>>;
+  /** The gateway's own database (its pool for `gateway_db_pool_connections`). */
+  db?: Database;
+}
+
+interface PoolLike { totalCount: number; idleCount: number; waitingCount: number }
+const isPool = (value: unknown): value is PoolLike => typeof (value as PoolLike | null)?.totalCount === 'number';
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -30,17 +43,37 @@ export class GatewayMetrics {
   readonly idempotency: Counter<'outcome'>;
   private readonly operationNames = new Set<string>();
 
-  constructor() {
+  constructor({ probes = {}, db }: MetricsSources = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    // prom-client omits the start time from a cluster's sum; the latest start among the workers is
+    // the one that means something there: the summed counters have run without a reset since then.
+    this.registry.removeSingleMetric(START_TIME);
+    const started = Math.round(Date.now() / 1000 - process.uptime());
+    new Gauge({ name: START_TIME, help: 'Start time of the process since unix epoch in seconds (over a cluster: of the latest-started worker)', aggregator: 'max', registers, collect() { this.set(started); } });
+    new Gauge({ name: 'gateway_processes', help: 'Gateway processes whose metrics this scrape adds up (the workers that answered)', registers, collect() { this.set(1); } });
     this.httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], registers });
     this.httpDuration = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], buckets: SECONDS_BUCKETS, registers });
     this.operations = new Counter({ name: 'gateway_graphql_operations_total', help: 'GraphQL operations by name, type, transport (graphql or rest) and outcome (success or error)', labelNames: ['operation_name', 'operation_type', 'transport', 'outcome'], registers });
     this.operationDuration = new Histogram({ name: 'gateway_graphql_operation_duration_seconds', help: 'GraphQL operation latency by name, type and transport', labelNames: ['operation_name', 'operation_type', 'transport'], buckets: SECONDS_BUCKETS, registers });
     this.operationErrors = new Counter({ name: 'gateway_graphql_errors_total', help: 'GraphQL errors by operation name, transport and extensions.code', labelNames: ['operation_name', 'transport', 'code'], registers });
-    this.subgraphUp = new Gauge({ name: 'gateway_subgraph_up', help: '1 when the subgraph answers its readiness probe, else 0 (probed on scrape)', labelNames: ['subgraph'], registers });
+    this.subgraphUp = new Gauge({
+      name: 'gateway_subgraph_up', help: '1 when the subgraph answers its readiness probe (from every worker), else 0; probed on scrape', labelNames: ['subgraph'], registers, aggregator: 'min',
+      async collect() {
+        await Promise.all(Object.entries(probes).map(async ([name, probe]) => { this.set({ subgraph: name }, (await probe()) ? 1 : 0); }));
+      },
+    });
     this.idempotency = new Counter({ name: 'gateway_idempotency_requests_total', help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replayed, in_progress (409), mismatch (422), invalid (400), released (not kept)', labelNames: ['outcome'], registers });
-    this.dbPool = new Gauge({ name: 'gateway_db_pool_connections', help: "Connections of the gateway database's pool by state (total, idle, waiting); PostgreSQL only", labelNames: ['state'], registers });
+    this.dbPool = new Gauge({
+      name: 'gateway_db_pool_connections', help: "Connections of the gateway database's pool by state (total, idle, waiting); PostgreSQL only", labelNames: ['state'], registers,
+      async collect() {
+        const pool = await db?.orm.em.getConnection().getNativeClient().catch(() => null);
+        if (!isPool(pool)) return;
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
   }
 
   /** A bounded label for a client-chosen operation name. */
@@ -83,34 +116,20 @@ export class GatewayMetrics {
 
 export interface MetricsPluginOptions {
   metrics: GatewayMetrics;
-  /** Readiness probe of each subgraph, by name (for `gateway_subgraph_up`). */
-  probes: Record<string, () => Promise<boolean>>;
-  /** The gateway's own database (its pool for `gateway_db_pool_connections`). */
-  db?: Database;
+  /** Serve `GET /metrics` on this server; false when they are served elsewhere (METRICS_PORT) or not at all. */
+  route: boolean;
 }
 
-interface PoolLike { totalCount: number; idleCount: number; waitingCount: number }
-const isPool = (value: unknown): value is PoolLike => typeof (value as PoolLike | null)?.totalCount === 'number';
-
-async function metricsRoutes(app: FastifyInstance, { metrics, probes, db }: MetricsPluginOptions) {
+async function metricsRoutes(app: FastifyInstance, { metrics, route }: MetricsPluginOptions) {
   app.addHook('onResponse', async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? '(unmatched)', status_code: String(reply.statusCode) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
-  app.get(METRICS_PATH, async (_request, reply) => {
-    await Promise.all(Object.entries(probes).map(async ([name, probe]) => {
-      metrics.subgraphUp.set({ subgraph: name }, (await probe()) ? 1 : 0);
-    }));
-    const pool = await db?.orm.em.getConnection().getNativeClient().catch(() => null);
-    if (isPool(pool)) {
-      metrics.dbPool.set({ state: 'total' }, pool.totalCount);
-      metrics.dbPool.set({ state: 'idle' }, pool.idleCount);
-      metrics.dbPool.set({ state: 'waiting' }, pool.waitingCount);
-    }
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  if (route) {
+    app.get(METRICS_PATH, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  }
 }
 
-/** Register on the root instance: `await app.register(metricsPlugin, { metrics, probes, db })`. */
+/** Register on the root instance: `await app.register(metricsPlugin, { metrics, route })`. */
 export const metricsPlugin = fp(metricsRoutes, { name: 'gateway-metrics' });

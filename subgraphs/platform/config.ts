@@ -49,6 +49,10 @@ const schema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),
   /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  /** Prometheus `GET /metrics` on this port instead of PORT; with WORKERS>1 the primary serves every worker's added up. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Address of METRICS_PORT; unset: HOST. */
+  METRICS_HOST: optionalString,
   SUBGRAPH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How the gateway calls subgraphs built in its own process: in-process (no port), or over loopback HTTP (opt-in, benchmarks). */
   SUBGRAPH_TRANSPORT: z.enum(['http', 'inprocess']).default('inprocess'),
@@ -93,6 +97,8 @@ const schema = z.object({
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {
   message: 'set BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET together',
+}).refine((c) => c.METRICS_PORT !== c.PORT, {
+  message: 'METRICS_PORT must differ from PORT (unset it to serve /metrics on PORT)',
 });
 
 /** Every variable the schema reads (the README's configuration table lists them: test/platform/config-docs.test.ts). */

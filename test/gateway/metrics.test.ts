@@ -169,3 +169,14 @@ describe('W3C trace context', () => {
     });
   });
 });
+
+describe('METRICS_PORT configuration', () => {
+  it('is optional, binds on HOST unless METRICS_HOST says otherwise, and must not be PORT', async () => {
+    const { loadConfig } = await import('../../subgraphs/platform/config.ts');
+    expect(loadConfig({}).METRICS_PORT).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5' }).METRICS_HOST).toBe('10.0.0.5');
+    expect(() => loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow('METRICS_PORT must differ from PORT');
+    expect(() => loadConfig({ METRICS_PORT: '70000' })).toThrow('METRICS_PORT');
+  });
+});
