@@ -82,6 +82,54 @@ const received = () => receiver.output().split('\n').slice(1).filter(Boolean).ma
 const delivered = (type: string, match: (r: Received) => boolean = () => true) =>
   waitFor(() => received().find((r) => r.json.type === type && match(r)), 15_000, `a ${type} delivery`);
 
+async function expectNotReady(name: string) {
+  const res = await client.request('GET', '/readyz');
+  expect(res.status).toBe(503);
+  expect(res.body.checks).toMatchObject({ ...Object.fromEntries(SUBGRAPHS.map((n) => [n, true])), [name]: false });
+}
+
+/** Ten bookings started and ended (from `start`, a day apart): the ids acknowledged twice over, and what else was answered. */
+async function writeBookings(prefix: string, start: number) {
+  const acknowledged: string[] = [];
+  const failed: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const id = `${prefix}-${i}`;
+    const at = start + i * 86_400;
+    const booking = await client.request('POST', `${SMI}/bookings`, { token, body: { bookingID: id, VIN, userID: 'driver-1', startTimestamp: at } });
+    const ended = await client.request('PUT', `${SMI}/bookings/${id}`, { token, body: { actualEndTimestamp: at + 3_600 } });
+    if (booking.status === 201 && ended.status === 200) acknowledged.push(id);
+    else failed.push(`${id}: ${booking.status}, ${ended.status}`);
+  }
+  figures.writesDuringOutages = (figures.writesDuringOutages as number ?? 0) + acknowledged.length * 2;
+  return { acknowledged, failed };
+}
+
+/** Starts a stopped host again and waits until the gateway is ready (and `usable` holds): the time each took. */
+async function restartHost(name: string, usable = async () => true) {
+  const back = performance.now();
+  await startHost(name, ['subgraphs/serve.ts', name]);
+  const up = performance.now();
+  await waitFor(async () => (await client.request('GET', '/readyz')).status === 200 && await usable(), 30_000, `the gateway to use ${name} again`);
+  figures[`${name}Restart`] = { hostStartMs: Math.round(up - back), recoveryAfterHostUpMs: Math.round(performance.now() - up) };
+}
+
+/** Every acknowledged booking reads back as written, and its two events reach the receiver (counted in figures.requestsLost otherwise). */
+async function expectNothingLost(acknowledged: string[]) {
+  const unreadable = [];
+  for (const id of acknowledged) {
+    const read = await client.request('GET', `${SMI}/bookings/${id}`, { token });
+    if (read.status !== 200 || read.body.status !== 'ended') unreadable.push(id);
+  }
+  const committed = acknowledged.flatMap((id) => ['booking.started', 'booking.ended'].map((type) => `${type} ${SMI}/bookings/${id}`));
+  const undelivered = () => {
+    const seen = new Set(received().map((r) => `${r.json.type} ${r.json.data.path}`));
+    return committed.filter((event) => !seen.has(event));
+  };
+  await waitFor(() => undelivered().length === 0, 15_000, 'every committed event').catch(() => undefined);
+  figures.requestsLost = (figures.requestsLost as number ?? 0) + unreadable.length + undelivered().length;
+  expect({ unreadable, undelivered: undelivered() }).toEqual({ unreadable: [], undelivered: [] });
+}
+
 beforeAll(async () => {
   if (skipReason) return;
   await removeLeftovers();
@@ -205,54 +253,35 @@ describe.skipIf(Boolean(skipReason))('the compose topology, one host per subgrap
     expect(across.data?.rescue ?? null).toBeNull();
     expect(across.errors?.[0]?.message).toMatch(/roadside/);
     expect(across.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
-    const rest = await client.request('GET', `${RS}/rescue/benefits?sessionId=${rescue.sessionId}`, { token: rescue.roadsideToken });
+    const benefits = () => client.request('GET', `${RS}/rescue/benefits?sessionId=${rescue.sessionId}`, { token: rescue.roadsideToken });
+    const rest = await benefits();
     expect(rest.status).toBe(503);
     expect(rest.body.code).toBe('SERVICE_UNAVAILABLE');
-    const notReady = await client.request('GET', '/readyz');
-    expect(notReady.status).toBe(503);
-    expect(notReady.body.checks).toMatchObject({ ...Object.fromEntries(SUBGRAPHS.map((name) => [name, true])), roadside: false });
+    await expectNotReady('roadside');
 
     // Writes while it is down: every one acknowledged must be readable later, every event it commits delivered.
-    const acknowledged: string[] = [];
-    const unexpected: string[] = [];
-    for (let i = 0; i < 10; i++) {
-      const start = 1795100000 + i * 100_000;
-      const booking = await client.request('POST', `${SMI}/bookings`, { token, body: { bookingID: `outage-${i}`, VIN, userID: 'driver-1', startTimestamp: start } });
-      const ended = await client.request('PUT', `${SMI}/bookings/outage-${i}`, { token, body: { actualEndTimestamp: start + 3_600 } });
-      if (booking.status === 201 && ended.status === 200) acknowledged.push(`outage-${i}`);
-      else unexpected.push(`booking ${booking.status}, end ${ended.status}`);
-      const refused = await status(client, rescue.roadsideToken, rescue.reqId, 'APPROACHING', { sessionId: rescue.sessionId });
-      if (refused.status !== 503) unexpected.push(`roadside ${refused.status}`);
-    }
-    expect(unexpected).toEqual([]);
+    const written = await writeBookings('roadside-down', 1795100000);
+    const refused = [];
+    for (let i = 0; i < 5; i++) refused.push((await status(client, rescue.roadsideToken, rescue.reqId, 'APPROACHING', { sessionId: rescue.sessionId })).status);
+    expect(written.failed).toEqual([]);
+    expect(refused).toEqual(Array(5).fill(503));
 
-    const back = performance.now();
-    await startHost('roadside', ['subgraphs/serve.ts', 'roadside']);
-    const hostUp = performance.now();
-    await waitFor(async () => (await client.request('GET', '/readyz')).status === 200
-      && (await client.request('GET', `${RS}/rescue/benefits?sessionId=${rescue.sessionId}`, { token: rescue.roadsideToken })).status === 200, 30_000, 'the gateway to use roadside again');
-    figures.roadsideRestartMs = Math.round(hostUp - back);
-    figures.recoveryAfterHostUpMs = Math.round(performance.now() - hostUp);
-
+    await restartHost('roadside', async () => (await benefits()).status === 200);
     expect((await status(client, rescue.roadsideToken, rescue.reqId, 'APPROACHING', { sessionId: rescue.sessionId })).status).toBe(200);
     const whole = await graphql(`{ user(userId: "driver-1") { userId } rescue(reqId: "${rescue.reqId}") { status } }`);
     expect(whole.errors).toBeUndefined();
     expect(whole.data?.rescue).toEqual({ status: 'APPROACHING' });
-
-    const unreadable = [];
-    for (const id of acknowledged) {
-      const read = await client.request('GET', `${SMI}/bookings/${id}`, { token });
-      if (read.status !== 200 || read.body.status !== 'ended') unreadable.push(id);
-    }
-    const undelivered = [];
-    for (const id of acknowledged) {
-      for (const type of ['booking.started', 'booking.ended']) {
-        if (!await delivered(type, (r) => r.json.data.path === `${SMI}/bookings/${id}`).catch(() => false)) undelivered.push(`${type} ${id}`);
-      }
-    }
+    await expectNothingLost(written.acknowledged);
     await delivered('rescue.status_changed', (r) => r.json.data.resource?.status === 'APPROACHING');
-    figures.writesDuringOutage = acknowledged.length;
-    figures.requestsLost = unreadable.length + undelivered.length;
-    expect({ unreadable, undelivered }).toEqual({ unreadable: [], undelivered: [] });
+  }, 120_000);
+
+  it('keeps taking writes without the webhooks host and delivers their events once it is back', async () => {
+    await processes.webhooks!.stop('SIGKILL');
+    await expectNotReady('webhooks');
+    const written = await writeBookings('webhooks-down', 1796100000);
+    expect(written.failed).toEqual([]);
+    expect(received().filter((r) => r.json.data.path.includes('/webhooks-down-'))).toEqual([]); // held in the outboxes, not sent
+    await restartHost('webhooks');
+    await expectNothingLost(written.acknowledged);
   }, 120_000);
 });
