@@ -31,6 +31,7 @@ const REDIS = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const SMI = '/shared-mobility-insights/v2';
 const REG = '/registration/v2';
 const VIN = '1HGCM82633A004352';
+const SUBGRAPH_TIMEOUT_MS = 2_000;
 const EVENTS = ['booking.started', 'booking.ended', 'mvr.created', 'device.status_changed', 'rescue.status_changed'];
 
 const answers = (port: number, host: string) => new Promise<boolean>((resolve) => {
@@ -66,8 +67,8 @@ async function startHost(name: string, args: string[]) {
   if (host.child.exitCode !== null) throw new Error(`${name} exited with ${host.child.exitCode}:\n${host.output().slice(-3000)}`);
 }
 
-async function graphql(query: string) {
-  const res = await client.request('POST', '/graphql', { token, body: { query } });
+async function graphql(query: string, signal?: AbortSignal) {
+  const res = await client.request('POST', '/graphql', { token, body: { query }, signal });
   return res.body as { data?: Record<string, any>; errors?: { message: string; extensions?: { code?: string } }[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
@@ -82,8 +83,8 @@ const received = () => receiver.output().split('\n').slice(1).filter(Boolean).ma
 const delivered = (type: string, match: (r: Received) => boolean = () => true) =>
   waitFor(() => received().find((r) => r.json.type === type && match(r)), 15_000, `a ${type} delivery`);
 
-async function expectNotReady(name: string) {
-  const res = await client.request('GET', '/readyz');
+async function expectNotReady(name: string, signal?: AbortSignal) {
+  const res = await client.request('GET', '/readyz', { signal });
   expect(res.status).toBe(503);
   expect(res.body.checks).toMatchObject({ ...Object.fromEntries(SUBGRAPHS.map((n) => [n, true])), [name]: false });
 }
@@ -157,7 +158,8 @@ beforeAll(async () => {
     envOf[name] = { ...common, DATA_DIR: dataDir };
   }
   Object.assign(envOf.webhooks!, { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '200' });
-  Object.assign(envOf.gateway!, Object.fromEntries(SUBGRAPHS.map((name) => [subgraphUrlVariable(name), `${hostUrl(name)}/graphql`])), {
+  // A host cut off the network answers nothing at all: the gateway gives up on it after this.
+  Object.assign(envOf.gateway!, { SUBGRAPH_TIMEOUT_MS: String(SUBGRAPH_TIMEOUT_MS) }, Object.fromEntries(SUBGRAPHS.map((name) => [subgraphUrlVariable(name), `${hostUrl(name)}/graphql`])), {
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
   });
   // As compose does: the subgraphs first (side by side; their migrations take turns), then the gateway.
@@ -274,6 +276,29 @@ describe.skipIf(Boolean(skipReason))('the compose topology, one host per subgrap
     await expectNothingLost(written.acknowledged);
     await delivered('rescue.status_changed', (r) => r.json.data.resource?.status === 'APPROACHING');
   }, 120_000);
+
+  it('answers without the registration host while it is cut off the network, and uses it again once it is back', async () => {
+    // The host neither answers nor refuses: every request must still end, bounded by SUBGRAPH_TIMEOUT_MS (with room for a loaded machine).
+    const bounded = () => AbortSignal.timeout(SUBGRAPH_TIMEOUT_MS * 5);
+    const consents = () => client.request('GET', `${REG}/consents/reg-1`, { token, signal: bounded() });
+    expect((await consents()).status).toBe(200);
+    await lan.hosts.registration!.plug(false);
+    try {
+      const across = await graphql('{ user(userId: "driver-1") { userId } registeredUser(userId: "reg-1") { userId } }', bounded());
+      expect(across.data?.user).toEqual({ userId: 'driver-1' });
+      expect(across.data?.registeredUser ?? null).toBeNull();
+      expect(across.errors?.[0]?.message).toMatch(/registration/);
+      expect(across.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+      const rest = await consents();
+      expect(rest.status).toBe(503);
+      await expectNotReady('registration', bounded());
+    } finally {
+      await lan.hosts.registration!.plug(true);
+    }
+    const plugged = performance.now();
+    await waitFor(async () => (await client.request('GET', '/readyz')).status === 200 && (await consents()).status === 200, 30_000, 'the gateway to use registration again');
+    figures.registrationReconnectedMs = Math.round(performance.now() - plugged);
+  }, 60_000);
 
   it('keeps taking writes without the webhooks host and delivers their events once it is back', async () => {
     await processes.webhooks!.stop('SIGKILL');

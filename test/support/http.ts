@@ -11,7 +11,7 @@ export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint
   body: T;
 }
 
-export interface RequestOptions { token?: string | null; body?: unknown; headers?: Record<string, string>; form?: Record<string, string> }
+export interface RequestOptions { token?: string | null; body?: unknown; headers?: Record<string, string>; form?: Record<string, string>; signal?: AbortSignal }
 
 export type Request = <T = any>(method: string, path: string, options?: RequestOptions) => Promise<HttpResult<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -31,7 +31,7 @@ export function gatewayClient(base: () => string) {
       headers['content-type'] ??= 'application/json';
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     }
-    const response = await fetch(`${base()}${path}`, { method, headers, body });
+    const response = await fetch(`${base()}${path}`, { method, headers, body, signal: opts.signal });
     const text = await response.text();
     let parsed: unknown = text;
     if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);

@@ -27,6 +27,8 @@ export interface Host {
   address: string;
   /** Runs `node <args>` inside this host, with `env` over the test's environment. */
   node(args: string[], env: Record<string, string>): HostProcess;
+  /** Unplugs (false) or plugs back (true) its cable: its processes keep running, unreachable. */
+  plug(connected: boolean): Promise<void>;
 }
 
 export interface Lan {
@@ -108,7 +110,11 @@ export async function createLan(names: string[]): Promise<Lan> {
       const outside = `fmh${id}v${i}`;
       const inside = `fmh${id}p${i}`;
       await ip('netns', 'add', namespace);
-      hosts[name] = { name, namespace, address, node: (args, env) => startNode(namespace, args, env) };
+      hosts[name] = {
+        name, namespace, address,
+        node: (args, env) => startNode(namespace, args, env),
+        plug: async (connected) => { await ip('link', 'set', outside, connected ? 'up' : 'down'); },
+      };
       await ip('link', 'add', outside, 'type', 'veth', 'peer', 'name', inside);
       await ip('link', 'set', outside, 'master', bridge);
       await ip('link', 'set', outside, 'up');
