@@ -61,11 +61,18 @@ const alive = (pid: number) => {
   }
 };
 
-/** Removes namespaces and links left by runs whose process is gone (a crash, a kill -9). */
+/** Removes namespaces, the processes still running in them, and links left by runs whose process is gone (a crash, a kill -9). */
 export async function removeLeftovers() {
   const { stdout: namespaces } = await ip('netns', 'list');
   for (const [, name, pid] of namespaces.matchAll(new RegExp(`^(${PREFIX}-(\\d+)-\\S+)`, 'gm'))) {
-    if (!alive(Number(pid))) await ip('netns', 'del', name!).catch(() => undefined);
+    if (alive(Number(pid))) continue;
+    const { stdout: orphans } = await ip('netns', 'pids', name!).catch(() => ({ stdout: '' }));
+    for (const orphan of orphans.split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(orphan), 'SIGKILL');
+      } catch { /* gone meanwhile */ }
+    }
+    await ip('netns', 'del', name!).catch(() => undefined);
   }
   const { stdout: links } = await ip('-o', 'link', 'show');
   for (const [, name, pid] of links.matchAll(new RegExp(`^\\d+: ((?:${PREFIX}|fmh)(\\d+)\\w*)[@:]`, 'gm'))) {
@@ -96,8 +103,11 @@ export async function createLan(names: string[]): Promise<Lan> {
   const subnet = `10.${100 + (id % 100)}.${Math.floor(id / 100) % 256}`;
   const bridge = `${PREFIX}${id}`;
   const hosts: Record<string, Host> = {};
+  const veths: string[] = [];
+  // The veths too: a namespace (and the veth in it) outlives its deletion while the kernel still holds a socket of it.
   const close = async () => {
     for (const host of Object.values(hosts)) await ip('netns', 'del', host.namespace).catch(() => undefined);
+    for (const veth of veths) await ip('link', 'del', veth).catch(() => undefined);
     await ip('link', 'del', bridge).catch(() => undefined);
   };
   try {
@@ -116,6 +126,7 @@ export async function createLan(names: string[]): Promise<Lan> {
         plug: async (connected) => { await ip('link', 'set', outside, connected ? 'up' : 'down'); },
       };
       await ip('link', 'add', outside, 'type', 'veth', 'peer', 'name', inside);
+      veths.push(outside);
       await ip('link', 'set', outside, 'master', bridge);
       await ip('link', 'set', outside, 'up');
       await ip('link', 'set', inside, 'netns', namespace);
