@@ -79,7 +79,7 @@ async function ok(method: string, path: string, body?: unknown, bearer = token) 
 }
 
 /** Deliveries the receiver on the webhooks host has printed so far. */
-const received = () => receiver.output().split('\n').slice(1).filter(Boolean).map((line) => JSON.parse(line) as Received);
+const received = () => receiver.stdout().split('\n').slice(1).filter(Boolean).map((line) => JSON.parse(line) as Received);
 const delivered = (type: string, match: (r: Received) => boolean = () => true) =>
   waitFor(() => received().find((r) => r.json.type === type && match(r)), 15_000, `a ${type} delivery`);
 
@@ -89,7 +89,7 @@ async function expectNotReady(name: string, signal?: AbortSignal) {
   expect(res.body.checks).toMatchObject({ ...Object.fromEntries(SUBGRAPHS.map((n) => [n, true])), [name]: false });
 }
 
-/** Ten bookings started and ended (from `start`, a day apart): the ids acknowledged twice over, and what else was answered. */
+/** Ten bookings started and ended (from `start`, a day apart): the ids whose start and end were both acknowledged, and the answers to the others. */
 async function writeBookings(prefix: string, start: number) {
   const acknowledged: string[] = [];
   const failed: string[] = [];
@@ -182,7 +182,7 @@ beforeAll(async () => {
   await startHost('gateway', ['gateway/server.ts']);
   gatewayUrl = hostUrl('gateway');
   receiver = lan.hosts.webhooks!.node(['test/support/receiver-host.ts'], {});
-  receiverUrl = (await waitFor(() => /^\{"url":"([^"]+)"\}/.exec(receiver.output())?.[1], 30_000, 'the receiver'));
+  receiverUrl = (await waitFor(() => /^\{"url":"([^"]+)"\}/.exec(receiver.stdout())?.[1], 30_000, 'the receiver'));
   token = await client.tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
   figures.startedMs = Math.round(performance.now() - started);
 }, 300_000);
@@ -248,6 +248,9 @@ describe.skipIf(Boolean(skipReason))('the compose topology, one host per subgrap
     // E. the Risk Index, no token
     const risk = await client.request('GET', '/riskIndex/v1/riskInfo?geometry=LINESTRING(-87.6766%2041.8813,-87.6718%2041.8814)&radius=0.002');
     expect(risk.status).toBe(200);
+    const map = await client.request('GET', '/riskIndex/v1/map?geometry=POINT(-87.6298%2041.8781)&radius=0.02');
+    expect(map.status).toBe(200);
+    expect(map.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
     // One query over four subgraph hosts.
     const whole = await graphql(`{ user(userId: "driver-1") { userId enrollmentStatus bookings { nodes { bookingId vehicle { vin } } }
       prequalCoverageScore { ... on PrequalCoverageScore { score } } } rescue(reqId: "${rescue.reqId}") { reqId status } }`);

@@ -13,6 +13,8 @@ const PREFIX = 'frgmh';
 
 export interface HostProcess {
   child: ChildProcess;
+  /** stdout so far. */
+  stdout(): string;
   /** stdout and stderr so far. */
   output(): string;
   exited: Promise<number | null>;
@@ -83,11 +85,12 @@ export async function removeLeftovers() {
 function startNode(namespace: string, args: string[], env: Record<string, string>): HostProcess {
   const child = spawn('ip', ['netns', 'exec', namespace, process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); output += chunk.toString(); });
   child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
-    child, exited, output: () => output,
+    child, exited, stdout: () => stdout, output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
