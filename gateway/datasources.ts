@@ -27,7 +27,7 @@ interface ForwardedContext {
 export interface KeepAliveFetcherOptions {
   /** Sockets kept per subgraph origin (default 64). */
   maxSockets?: number;
-  /** A subgraph that does not answer within this time fails the fetch (default none). */
+  /** A subgraph that does not accept the connection, or then does not answer, within this time fails the fetch (default none). */
   timeoutMs?: number;
 }
 
@@ -96,8 +96,17 @@ export function keepAliveFetcher(options: KeepAliveFetcherOptions = {}): Fetcher
       response.on('error', fail);
       response.on('end', () => resolve(new BufferedResponse(url, response.statusCode ?? 0, response.statusMessage ?? '', response.headers, Buffer.concat(chunks))));
     });
-    if (options.timeoutMs) {
-      request.setTimeout(options.timeoutMs, () => request.destroy(new Error(`no answer within ${options.timeoutMs} ms (fetch timeout)`)));
+    const { timeoutMs } = options;
+    if (timeoutMs) {
+      request.setTimeout(timeoutMs, () => request.destroy(new Error(`no answer within ${timeoutMs} ms (fetch timeout)`)));
+      // setTimeout starts counting only once connected: a host that is off the network (no RST, no
+      // ICMP) would hold a new connection for the kernel's SYN retries, over a minute.
+      request.once('socket', (socket) => {
+        if (!socket.connecting) return;
+        const timer = setTimeout(() => request.destroy(new Error(`no connection within ${timeoutMs} ms (fetch timeout)`)), timeoutMs);
+        socket.once('connect', () => clearTimeout(timer));
+        request.once('close', () => clearTimeout(timer));
+      });
     }
     request.on('error', fail);
     request.end(init.body);

@@ -1,5 +1,8 @@
 import { DEFAULT_CLIENT, type TestStack } from '../support/stack.ts';
 
+/** Whatever can call the gateway: a test stack, or a client of a gateway started elsewhere. */
+type Caller = Pick<TestStack, 'request'>;
+
 export const RS = '/services/roadside/v1';
 /** Downtown Chicago (Willis Tower): inside the sample providers' coverage. */
 export const CHICAGO = { latitude: 41.8789, longitude: -87.6359, address1: '233 S Wacker Dr', city: 'Chicago', state: 'IL', zip: '60606' };
@@ -7,7 +10,7 @@ export const CHICAGO = { latitude: 41.8789, longitude: -87.6359, address1: '233 
 export const OCEAN = { latitude: 35, longitude: -40 };
 
 /** A roadside token from the roadside token endpoint (HTTP Basic). */
-export async function roadsideToken(t: TestStack, id = DEFAULT_CLIENT.id, secret = DEFAULT_CLIENT.secret) {
+export async function roadsideToken(t: Caller, id = DEFAULT_CLIENT.id, secret = DEFAULT_CLIENT.secret) {
   const res = await t.request('POST', `${RS}/oauth/accesstoken?grant_type=client_credentials`, {
     headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` },
   });
@@ -16,7 +19,7 @@ export async function roadsideToken(t: TestStack, id = DEFAULT_CLIENT.id, secret
 
 let counter = 0;
 /** Provisions a member with one asset and returns its keys. */
-export async function provision(t: TestStack, token: string, fields: Record<string, string> = {}) {
+export async function provision(t: Caller, token: string, fields: Record<string, string> = {}) {
   counter += 1;
   const key = { partnerCode: 'ACME', memberId: `M-${Date.now().toString(36)}-${counter}`, assetIntegrationId: `A-${counter}` };
   const res = await t.request('POST', `${RS}/ars_provisioning_v1/formpost`, {
@@ -32,7 +35,7 @@ export async function provision(t: TestStack, token: string, fields: Record<stri
   return { ...key, vin: res.body.vin as string, body: res.body };
 }
 
-export async function session(t: TestStack, token: string, benefits: { key: string; value: string }[], ppu = false) {
+export async function session(t: Caller, token: string, benefits: { key: string; value: string }[], ppu = false) {
   const res = await t.request('POST', `${RS}/rescue/session`, {
     token, body: { appId: 'test-app', benefits, otherInfo: [{ key: 'ppuflag', value: ppu ? 'Y' : 'N' }] },
   });
@@ -40,10 +43,10 @@ export async function session(t: TestStack, token: string, benefits: { key: stri
   return res.body.sessionId as string;
 }
 
-export async function dispatch(t: TestStack, token: string, sessionId: string, service = 'battery', extra: Record<string, unknown> = { batteryService: 'jump' }) {
+export async function dispatch(t: Caller, token: string, sessionId: string, service = 'battery', extra: Record<string, unknown> = { batteryService: 'jump' }) {
   return t.request('POST', `${RS}/rescue/${service}`, { token, body: { sessionId, disablementLocation: CHICAGO, vehicle: { color: 'Blue' }, ...extra } });
 }
 
-export async function status(t: TestStack, token: string, requestId: string, value: string, extra: Record<string, unknown> = {}) {
+export async function status(t: Caller, token: string, requestId: string, value: string, extra: Record<string, unknown> = {}) {
   return t.request('POST', `${RS}/rescue/statusUpdate`, { token, body: { requestId, status: value, ...extra } });
 }

@@ -6,20 +6,9 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { buildStack, type Stack } from '../../gateway/stack.ts';
 import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { testDatabase } from './database.ts';
-import { OpenApiContract } from '../../gateway/docs/contract.ts';
-import { buildOpenApi } from '../../gateway/rest/openapi.ts';
-import { restRoutes } from '../../gateway/rest/index.ts';
+import { gatewayClient, type Request } from './http.ts';
 
-/** Every REST response any test receives is checked against the OpenAPI document. */
-const contract = new OpenApiContract(buildOpenApi(restRoutes));
-
-export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  status: number;
-  headers: Headers;
-  body: T;
-}
-
-export interface RequestOptions { token?: string | null; body?: unknown; headers?: Record<string, string>; form?: Record<string, string> }
+export type { HttpResult, RequestOptions } from './http.ts';
 
 export interface TestStack {
   url: string;
@@ -29,7 +18,7 @@ export interface TestStack {
   token: string;
   /** A new client in `org` and a token for it. */
   clientFor(org: string, scopes?: Scope[]): Promise<{ clientId: string; clientSecret: string; token: string }>;
-  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResult<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  request: Request;
   /** POST /graphql; `token` defaults to the default organisation's. */
   graphql<T = any>(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<{ status: number; data?: T; errors?: { message: string; extensions?: Record<string, unknown>; path?: unknown[] }[] }>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** REST responses checked against /openapi.json so far, and those that broke it (close() also fails on any). */
@@ -68,47 +57,19 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
   let stack = await buildStack(config, env);
   let address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 
-  async function request(method: string, path: string, opts: RequestOptions = {}) {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    let body: string | undefined;
-    if (opts.form) {
-      headers['content-type'] ??= 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(opts.form).toString();
-    } else if (opts.body !== undefined) {
-      headers['content-type'] ??= 'application/json';
-      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-    }
-    const response = await fetch(`${address}${path}`, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
-    if (contract.find(method, path)) {
-      checked.count += 1;
-      violations.push(...contract.check(method, path, response.status, response.headers.get('content-type'), parsed));
-    }
-    return { status: response.status, headers: response.headers, body: parsed as never };
-  }
-
-  async function tokenFor(clientId: string, clientSecret: string) {
-    const res = await request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
-    if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
-    return (res.body as { access_token: string }).access_token;
-  }
-
-  const violations: string[] = [];
-  const checked = { count: 0 };
+  const client = gatewayClient(() => address);
+  const { request, tokenFor } = client;
   const token = await tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
   return {
     get url() { return address; },
     get stack() { return stack; },
     config, token,
-    contract: { get checked() { return checked.count; }, violations },
+    contract: client.contract,
     async clientFor(org, scopes = ['b2b', 'roadside']) {
       const created = await stack.gateway.clients.create(org, scopes);
       return { clientId: created.clientId, clientSecret: created.clientSecret, token: await tokenFor(created.clientId, created.clientSecret) };
     },
-    request: request as TestStack['request'],
+    request,
     async graphql(query, variables, tok) {
       const res = await request('POST', '/graphql', { body: { query, variables }, token: tok === undefined ? token : tok });
       return { status: res.status, ...(res.body as object) };
@@ -122,6 +83,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
       await stack.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
+      const { violations } = client.contract;
       if (violations.length) throw new Error(`REST responses that do not match /openapi.json:\n${[...new Set(violations)].slice(0, 20).join('\n')}`);
     },
   };

@@ -1,7 +1,10 @@
 import net from 'node:net';
 
-/** A loopback TCP proxy that can be cut (every connection dropped, new ones refused) and restored. */
-export async function tcpProxy(targetHost: string, targetPort: number) {
+/**
+ * A TCP proxy that can be cut (every connection dropped, new ones refused) and restored; on a free
+ * loopback port unless `listen` names the address and port.
+ */
+export async function tcpProxy(targetHost: string, targetPort: number, listen = { host: '127.0.0.1', port: 0 }) {
   const sockets = new Set<net.Socket>();
   let up = true;
   const server = net.createServer((client) => {
@@ -13,7 +16,7 @@ export async function tcpProxy(targetHost: string, targetPort: number) {
     upstream.on('error', drop).on('close', drop);
     client.pipe(upstream).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(listen.port, listen.host, resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
     cut() { up = false; for (const s of sockets) s.destroy(); sockets.clear(); },

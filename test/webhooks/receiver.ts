@@ -4,8 +4,8 @@ import { Webhook } from 'standardwebhooks';
 
 export interface Received { at: number; path: string; headers: IncomingHttpHeaders; body: string; json: Record<string, any> } // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** A webhook receiver on loopback: records every POST; answers `status` (503 while "down"). */
-export async function startReceiver() {
+/** A webhook receiver on loopback: records every POST (and hands it to `onReceived`); answers `status` (503 while "down"). */
+export async function startReceiver(onReceived: (r: Received) => void = () => undefined) {
   const received: Received[] = [];
   const state = { status: 200 };
   const server = createServer((req, res) => {
@@ -13,7 +13,11 @@ export async function startReceiver() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      if (state.status < 300) received.push({ at: Date.now(), path: req.url ?? '', headers: req.headers, body, json: JSON.parse(body) });
+      if (state.status < 300) {
+        const r = { at: Date.now(), path: req.url ?? '', headers: req.headers, body, json: JSON.parse(body) };
+        received.push(r);
+        onReceived(r);
+      }
       res.writeHead(state.status).end(state.status < 300 ? 'ok' : 'down');
     });
   });
