@@ -64,7 +64,7 @@ const ancestors = (spans: ReceivedSpan[], span: ReceivedSpan) => {
 /** SQL spans by the subgraph they ran for: the service of the gateway fetch above them. */
 function sqlBySubgraph(spans: ReceivedSpan[]) {
   const found: Record<string, number> = {};
-  for (const span of spans.filter((s) => s.attributes['db.system'] === 'postgresql')) {
+  for (const span of spans.filter((s) => s.attributes['db.system.name'] === 'postgresql')) {
     const service = String(ancestors(spans, span).find((s) => s.name === 'gateway.fetch')?.attributes.service);
     found[service] = (found[service] ?? 0) + 1;
   }

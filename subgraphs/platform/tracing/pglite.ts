@@ -14,7 +14,9 @@ const DATABASE = 'postgres';
 const operationOf = (sql: string) => /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
 
 function spanned<T>(sql: string, run: () => Promise<T>): Promise<T> {
-  const attributes = { 'db.system': 'postgresql', 'db.name': DATABASE, 'db.statement': sql };
+  // As the pg instrumentation is set up (requireParentSpan): statements outside a request (migrations, pollers) are not traced.
+  if (!trace.getActiveSpan()) return run();
+  const attributes = { 'db.system.name': 'postgresql', 'db.namespace': DATABASE, 'db.query.text': sql };
   return tracer.startActiveSpan(`pglite.query:${operationOf(sql)} ${DATABASE}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
     try {
       return await run();

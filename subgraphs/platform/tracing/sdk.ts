@@ -10,7 +10,13 @@ import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { register } from 'import-in-the-middle/register-hooks.mjs';
 import { onTracingShutdown } from './switch.ts';
+
+// `pg` is imported from ES modules (MikroORM, ../db/orm.ts), which the CommonJS require hook never
+// sees: an in-thread ESM loader hook lets the pg instrumentation patch it. Only these modules go
+// through it; http, Fastify and graphql are reached through require() or diagnostics channels.
+register({ include: ['pg', 'pg-pool'] });
 
 /** `gateway` or `subgraph-<name>`, as the logs name the process, unless OTEL_SERVICE_NAME says otherwise. */
 function defaultServiceName(argv: string[]) {
@@ -32,7 +38,8 @@ const sdk = new NodeSDK({
     new FastifyOtelInstrumentation({ registerOnInitialization: true, instrumentHooks: false, ignorePaths: (route) => PROBES.test(route.url) }),
     // Parse, validate and execute per operation; a span per resolver would outnumber everything else.
     new GraphQLInstrumentation({ ignoreResolveSpans: true }),
-    new PgInstrumentation(),
+    // Statements outside a request (migrations, the webhook worker's polling) would each be a trace of their own.
+    new PgInstrumentation({ requireParentSpan: true }),
   ],
 });
 sdk.start();
