@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { tracingEnabled } from '../../subgraphs/platform/tracing/switch.ts';
 import { runNode, startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
@@ -25,6 +26,12 @@ describe('tracingEnabled', () => {
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe(true);
     expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
     expect(tracingEnabled({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
+  });
+
+  it('a malformed OTEL_* value stops the start with its name', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'otlp, console' }).OTEL_SDK_DISABLED).toBe(false);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ OTEL_TRACES_EXPORTER: 'jaeger' })).toThrow(/OTEL_TRACES_EXPORTER/);
   });
 });
 
