@@ -148,3 +148,25 @@ describe.each(['inprocess', 'http'] as const)('one trace per request (SUBGRAPH_T
     console.log(`cross-subgraph query (${transport}, ${database.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}): ${spans.length} spans`);
   });
 });
+
+describe('shutdown', () => {
+  it('exports the spans still buffered when the server stops (SIGTERM)', async () => {
+    const receiver = await otlpReceiver();
+    // Batches would leave only after a minute: what arrives, arrives because of the shutdown.
+    const server = await startChildServer({ NODE_OPTIONS: `--import ${PRELOAD}`, LOG_LEVEL: 'warn', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '60000' });
+    try {
+      const traceId = randomBytes(16).toString('hex');
+      const response = await fetch(`${server.base}/openapi.json`, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      expect(receiver.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+      await server.stop();
+      expect(await server.exited).toBe(0);
+      expect(receiver.spans.some((s) => s.traceId === traceId && s.kind === SERVER)).toBe(true);
+    } finally {
+      await server.stop();
+      await receiver.close();
+    }
+  }, 60_000);
+});
