@@ -9,4 +9,5 @@ COPY . .
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 4000
-CMD ["node", "gateway/server.ts"]
+# The tracing preload loads the OpenTelemetry SDK only when OTEL_* variables ask for traces.
+CMD ["node", "--import", "./subgraphs/platform/tracing/preload.ts", "gateway/server.ts"]

@@ -40,7 +40,6 @@ import { inFlightBound } from './in-flight.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
-import { traceparentFor } from './observability/tracing.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -69,7 +68,7 @@ const RISK_RETRY_AFTER_SECONDS = 1;
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 
-const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id, traceparent: traceparentFor(request) });
+const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id });
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
 export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {

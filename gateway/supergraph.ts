@@ -12,8 +12,6 @@ import { coerceSharedScalars } from './scalars.ts';
 export interface GatewayContext {
   authorization?: string;
   requestId: string;
-  /** W3C trace context of the gateway's hop, forwarded to every subgraph. */
-  traceparent?: string;
 }
 
 /**
@@ -50,7 +48,6 @@ class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     if (!headers || !context) return;
     if (context.authorization) headers.set('authorization', context.authorization);
     if (context.requestId) headers.set(REQUEST_ID_HEADER, context.requestId);
-    if (context.traceparent) headers.set('traceparent', context.traceparent);
   }
 }
 

@@ -93,6 +93,14 @@ const schema = z.object({
   /** Circuit breaker: after this many failed attempts in a row a subscription is paused for the cool-down, then probed one delivery at a time. */
   WEBHOOK_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
   WEBHOOK_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
+  /**
+   * Tracing, read by the OpenTelemetry SDK itself (subgraphs/platform/tracing/): declared here so a
+   * malformed value stops the start with its name. Any of the first two turns tracing on.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_TRACES_EXPORTER: z.string().regex(/^\s*(otlp|console|zipkin|none)(\s*,\s*(otlp|console|zipkin|none))*\s*$/, 'a comma-separated list of otlp, console, zipkin, none').optional(),
+  OTEL_SERVICE_NAME: optionalString,
+  OTEL_SDK_DISABLED: z.stringbool().default(false),
 }).refine((c) => !c.JWT_PRIVATE_KEY === !c.JWT_PUBLIC_KEY, {
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {

@@ -57,7 +57,7 @@ function layerOf({ url, functionName }: CallFrame): Layer | undefined {
   if (m(/node_modules\/@apollo\/(server|utils|usage-reporting)|node_modules\/@as-integrations|node_modules\/@escape\.tech|gateway\/app\.ts|gateway\/supergraph/)) return 'Apollo Server request pipeline';
   if (m(/node_modules\/(@mikro-orm\/(core|sql|knex)|kysely)\/|platform\/db\//)) return 'ORM (MikroORM, kysely)';
   if (m(/node_modules\/(pg|pg-protocol|pg-types|pg-pool|postgres-[a-z]+|@electric-sql\/pglite|@mikro-orm\/(pglite|postgresql))\//)) return 'driver (pg / PGlite)';
-  if (m(/node_modules\/(pino|prom-client|thread-stream|sonic-boom)|gateway\/observability|platform\/log/)) return 'metrics, logs, tracing';
+  if (m(/node_modules\/(pino|prom-client|thread-stream|sonic-boom|@opentelemetry|@fastify\/otel|import-in-the-middle)|gateway\/observability|platform\/log|platform\/tracing/)) return 'metrics, logs, tracing';
   if (m(/node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|fast-querystring|fastq|toad-cache|fast-content-type-parse|process-warning)\//)) return 'Fastify (HTTP server, routing, hooks)';
   // Node's sockets and HTTP parser/writer, whoever called them (a sample in a write includes the syscall).
   if (m(/^node:(_http_|net$|internal\/(http|net|stream_base_commons|streams\/|dns|tls))/)) return 'Node HTTP and I/O';

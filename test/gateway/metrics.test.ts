@@ -1,7 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { continueTrace, parseTraceparent } from '../../gateway/observability/tracing.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /** The value of the sample `name{labels}` in a Prometheus text exposition, or undefined. */
@@ -97,77 +94,6 @@ describe('GET /metrics', () => {
     console.log(`metrics after a flood of 40 names of 100 KB and ${distinct} distinct names: ${(text.length / 1024).toFixed(0)} KB, ${labelled.size} operation labels`);
     expect(text.length).toBeLessThan(1024 * 1024);
   }, 180_000);
-});
-
-describe('W3C trace context', () => {
-  it('parses valid traceparent values only and keeps the trace id across a hop', () => {
-    const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-    expect(parseTraceparent(header)).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: '01' });
-    for (const bad of ['', 'garbage', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
-      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
-      expect(parseTraceparent(bad), bad).toBeNull();
-    }
-    const next = continueTrace(header);
-    expect(next.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
-    expect(next.spanId).toMatch(/^[0-9a-f]{16}$/);
-    expect(next.spanId).not.toBe('00f067aa0ba902b7');
-    expect(next.flags).toBe('01');
-    const fresh = continueTrace(undefined);
-    expect(fresh.traceId).toMatch(/^[0-9a-f]{32}$/);
-    expect(fresh.traceId).not.toBe('0'.repeat(32));
-  });
-
-  describe('gateway to subgraph', () => {
-    let t: TestStack;
-    let fake: Server;
-    const seen: IncomingHttpHeaders[] = [];
-
-    beforeAll(async () => {
-      // A stand-in scoring subgraph that records the headers of each fetch the gateway makes.
-      fake = createServer((req, res) => {
-        req.resume();
-        req.on('end', () => {
-          if (req.url?.startsWith('/graphql')) seen.push(req.headers);
-          res.writeHead(req.url?.startsWith('/graphql') ? 200 : 200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(req.url?.startsWith('/graphql') ? { data: { user: null } } : { status: 'ok' }));
-        });
-      });
-      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/graphql`;
-      t = await startTestStack({ subgraphs: [], env: { SCORING_URL: url } });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await new Promise((resolve) => fake?.close(resolve));
-    });
-
-    it('forwards the caller trace id to the subgraph with the gateway as parent span', async () => {
-      const traceId = '0af7651916cd43dd8448eb211c80319c';
-      seen.length = 0;
-      const res = await t.request('POST', '/graphql', {
-        token: t.token, body: { query: 'query Traced { user(userId: "u1") { userId } }' },
-        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
-      });
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ data: { user: null } });
-      expect(seen).toHaveLength(1);
-      const forwarded = parseTraceparent(seen[0].traceparent);
-      expect(forwarded).toMatchObject({ traceId, flags: '01' });
-      expect(forwarded!.spanId).not.toBe('b7ad6b7169203331');
-      expect(seen[0].authorization).toBe(`Bearer ${t.token}`);
-    });
-
-    it('starts a trace when the caller sends none or an invalid one, on GraphQL and on the REST paths', async () => {
-      seen.length = 0;
-      expect((await t.request('GET', '/shared-mobility-insights/v2/users/u2', { token: t.token })).status).toBe(404);
-      expect((await t.request('GET', '/shared-mobility-insights/v2/users/u3', { token: t.token, headers: { traceparent: 'not-a-trace' } })).status).toBe(404);
-      expect(seen).toHaveLength(2);
-      const [a, b] = seen.map((h) => parseTraceparent(h.traceparent));
-      expect(a?.traceId).toMatch(/^[0-9a-f]{32}$/);
-      expect(b?.traceId).toMatch(/^[0-9a-f]{32}$/);
-      expect(a!.traceId).not.toBe(b!.traceId);
-    });
-  });
 });
 
 describe('METRICS_PORT configuration', () => {

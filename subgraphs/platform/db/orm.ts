@@ -14,6 +14,7 @@ import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { clusterTemplate } from './cluster-template.ts';
+import { tracingEnabled } from '../tracing/switch.ts';
 
 export type Entity = EntityClass<AnyEntity> | EntitySchema;
 
@@ -43,7 +44,8 @@ const clusters = new WeakMap<Config, { pglite: Promise<PGlite>; owners: number }
 /** Opens the cluster, a new one (no PG_VERSION yet) loaded from the prepared template rather than made by initdb. */
 async function openCluster(dataDir: string, parsers: ReturnType<typeof createPostgreSqlTypeParsers>) {
   const fresh = dataDir === 'memory://' || !existsSync(join(dataDir, 'PG_VERSION'));
-  return PGlite.create({ dataDir, extensions: { btree_gist }, parsers, loadDataDir: fresh ? await clusterTemplate() : undefined });
+  const pglite = await PGlite.create({ dataDir, extensions: { btree_gist }, parsers, loadDataDir: fresh ? await clusterTemplate() : undefined });
+  return tracingEnabled(process.env) ? (await import('../tracing/pglite.ts')).traceQueries(pglite) : pglite;
 }
 
 function sharedCluster(config: Config) {
