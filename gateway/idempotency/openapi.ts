@@ -4,15 +4,21 @@ import { KEY_MAX } from './entity.ts';
 /** True for the routes that take an Idempotency-Key (every POST and PATCH). */
 export const takesIdempotencyKey = (route: Pick<RestRoute, 'method'>) => route.method === 'POST' || route.method === 'PATCH';
 
+/**
+ * No `example`: Swagger UI pre-fills a parameter's example on every Try it out, so a fixed key would make
+ * the second Try it out a replay (or a 422) for 24 hours. The docs page sends a fresh UUID instead
+ * (gateway/docs/page/docs.js) when the field is left empty.
+ */
 export const idempotencyKeyParameter = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  description: 'Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): the first request with a key runs and its answer is kept for 24 hours for this client and organisation; '
-    + 'a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`. '
-    + `1 to ${KEY_MAX} printable ASCII characters, bare or as a quoted string (e.g. a UUID). Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried.`,
-  schema: { type: 'string', minLength: 1, maxLength: KEY_MAX + 2 },
-  example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
+  description: 'Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. '
+    + 'The first request with a key runs and its answer is kept for 24 hours for this client and organisation; '
+    + 'a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. '
+    + `Any 1 to ${KEY_MAX} printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from \`crypto.randomUUID()\`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. `
+    + 'Try it out on this page sends a new UUID on every execution when this field is left empty.',
+  schema: { type: 'string', format: 'uuid', minLength: 1, maxLength: KEY_MAX + 2 },
 };
 
 export const replayedHeader = {

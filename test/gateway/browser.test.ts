@@ -15,6 +15,7 @@ import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 const USER_ID = 'ide-browser-1';
+const USERS_PATH = '/shared-mobility-insights/v2/users';
 
 let t: TestStack;
 let browser: Browser;
@@ -140,6 +141,36 @@ describe('GraphiQL in headless Chromium', () => {
     await expect.poll(() => live.locator('tbody .response-col_status').first().innerText().catch(() => ''), { timeout: 15_000 }).toBe('200');
     expect(await live.locator('tbody .response-col_description').first().innerText()).toContain('"outsideCoverage": true');
     expect(requested.filter((url) => url.startsWith(`${t.url}/riskIndex/v1/riskInfo?geometry=`))).toHaveLength(1);
+
+    // Try it out twice on a POST: each execution is a new logical operation, so each gets its own fresh
+    // Idempotency-Key (docs.js's request interceptor; the document has no example key to pre-fill), and
+    // neither is a replay of the other nor refused as a key reused for another request (422).
+    const sent: { key: string | undefined; status: number; replayed: string | undefined }[] = [];
+    page.on('response', async (response) => {
+      const request = response.request();
+      if (request.method() !== 'POST' || new URL(request.url()).pathname !== USERS_PATH) return;
+      sent.push({ key: (await request.allHeaders())['idempotency-key'], status: response.status(), replayed: response.headers()['idempotent-replayed'] });
+    });
+    await page.locator('.swagger-ui .auth-wrapper .authorize').click();
+    const dialog = page.locator('.swagger-ui .modal-ux');
+    await dialog.locator('input').first().fill(t.token);
+    await dialog.getByRole('button', { name: 'Apply credentials' }).click();
+    await dialog.locator('button.btn-done').click();
+    const create = page.locator('#operations-Users-createUser');
+    await create.locator('.opblock-summary').click();
+    await create.getByRole('button', { name: 'Try it out' }).click();
+    expect(await create.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).toBe('');
+    // The same body twice (no id: the user's id is generated), as a user clicking Execute again would send.
+    await create.locator('textarea.body-param__text').fill('{"homeZip": "60601"}');
+    for (const n of [1, 2]) {
+      await create.getByRole('button', { name: 'Execute' }).click();
+      await expect.poll(() => sent.length, { timeout: 15_000 }).toBe(n);
+    }
+    expect(sent.map((s) => [s.status, s.replayed])).toEqual([[201, undefined], [201, undefined]]);
+    const [first, second] = sent.map((s) => s.key);
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second).not.toBe(first);
 
     expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
     expect(violations).toEqual([]);

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClientPaths } from '../../gateway/admin/clients-routes.ts';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
+import { idempotencyKeyParameter } from '../../gateway/idempotency/openapi.ts';
 import { ABANDONED_AFTER_MS, RETENTION_MS } from '../../gateway/idempotency/store.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
 import { buildOpenApi } from '../../gateway/rest/openapi.ts';
@@ -442,6 +443,15 @@ describe('OpenAPI', () => {
     }
     const adminWrites = Object.values(adminClientPaths).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
     expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length + adminWrites);
+  });
+
+  it('gives the header no example value, which Swagger UI would pre-fill on every Try it out (a replay or a 422 the second time)', () => {
+    const text = JSON.stringify(idempotencyKeyParameter);
+    expect(idempotencyKeyParameter).not.toHaveProperty('example');
+    expect(idempotencyKeyParameter).not.toHaveProperty('examples');
+    expect(idempotencyKeyParameter.schema).toMatchObject({ type: 'string', format: 'uuid' });
+    expect(text).not.toMatch(/"(example|examples|default)"/);
+    expect(idempotencyKeyParameter.description).toMatch(/fresh UUID per logical operation/);
   });
 });
 
