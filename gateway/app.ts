@@ -13,6 +13,7 @@ import { boundedJsonParser, boundGraphqlNesting } from '../subgraphs/platform/ne
 import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
+import { endJsonWithNewline } from './json-newline.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
 import { registerRoadsideRoutes } from './auth/roadside-token-route.ts';
@@ -81,6 +82,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     clientErrorHandler,
     frameworkErrors: (error, _request, reply) => sendProblem(reply.headers(API_FALLBACK_HEADERS), problem((error as { statusCode?: number }).statusCode ?? 400, 'BAD_USER_INPUT', error.message)),
   });
+  app.addHook('onSend', endJsonWithNewline);
   app.addHook('onSend', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id); });
   await app.register(securityHeadersPlugin);
   await registerOverloadProtection(app, config);

@@ -29,7 +29,7 @@ export function clientErrorHandler(this: { log: FastifyBaseLogger }, error: Clie
   const { status, code, detail } = classify(error);
   this.log.debug({ err: { code: error.code, message: error.message } }, 'client error');
   if (socket.writable) {
-    const body = JSON.stringify(problem(status, code, detail));
+    const body = `${JSON.stringify(problem(status, code, detail))}\n`;
     const security = Object.entries(API_FALLBACK_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\n${security}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }

@@ -422,6 +422,38 @@ describe('GraphQL mutations sent as automatic persisted queries (by hash)', () =
   });
 });
 
+describe('JSON answers end with a newline (curl prints each on its own line)', () => {
+  /** The raw bytes of an answer, as a client reads them. */
+  async function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+    const response = await fetch(`${t.url}${path}`, { method, headers: { authorization: `Bearer ${t.token}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers }, body });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return { status: response.status, type: response.headers.get('content-type'), length: response.headers.get('content-length'), replayed: response.headers.get('idempotent-replayed'), bytes };
+  }
+
+  it('on JSON, problem and GraphQL answers, and a replay repeats the same bytes', async () => {
+    const key = { 'idempotency-key': `"${newKey()}"` };
+    const first = await raw('POST', `${SMI}/users`, key, JSON.stringify({ homeZip: '60601' }));
+    const replay = await raw('POST', `${SMI}/users`, key, JSON.stringify({ homeZip: '60601' }));
+    expect(first.status).toBe(201);
+    expect(first.type).toMatch(/^application\/json/);
+    expect(first.bytes.toString()).toMatch(/^\{.*\}\n$/s);
+    expect(JSON.parse(first.bytes.toString())).toHaveProperty('userId');
+    expect(first.length).toBe(String(first.bytes.length));
+    expect(replay.replayed).toBe('true');
+    expect(replay.bytes.equals(first.bytes)).toBe(true);
+    expect(replay.length).toBe(first.length);
+
+    const missing = await raw('GET', `${SMI}/users/newline-nobody`);
+    expect(missing.status).toBe(404);
+    expect(missing.type).toMatch(/^application\/problem\+json/);
+    expect(missing.bytes.toString()).toMatch(/^\{.*\}\n$/s);
+    expect(missing.length).toBe(String(missing.bytes.length));
+
+    const graphql = await raw('POST', '/graphql', {}, JSON.stringify({ query: '{ __typename }' }));
+    expect(graphql.bytes.toString()).toBe('{"data":{"__typename":"Query"}}\n');
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the header, the replay marker and the 409 and 422 answers on every POST and PATCH path, and on no other', () => {
     const doc = buildOpenApi(restRoutes) as unknown as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
