@@ -171,6 +171,12 @@ describe('GraphiQL in headless Chromium', () => {
     expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(second).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(second).not.toBe(first);
+    // A key the user types is sent as typed (to try a retry on purpose; Swagger UI checks it is a UUID, the schema's format).
+    const typed = crypto.randomUUID();
+    await create.locator('tr[data-param-name="Idempotency-Key"] input').fill(typed);
+    await create.getByRole('button', { name: 'Execute' }).click();
+    await expect.poll(() => sent.length, { timeout: 15_000 }).toBe(3);
+    expect(sent[2]).toMatchObject({ key: typed, status: 201 });
 
     expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
     expect(violations).toEqual([]);
