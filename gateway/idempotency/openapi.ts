@@ -17,8 +17,9 @@ export const idempotencyKeyParameter = {
     + 'The first request with a key runs and its answer is kept for 24 hours for this client and organisation; '
     + 'a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. '
     + `Any 1 to ${KEY_MAX} printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from \`crypto.randomUUID()\`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. `
-    + 'Try it out on the docs page sends a new UUID on every execution when this field is left empty (a key typed there must be a UUID, the format below).',
-  schema: { type: 'string', format: 'uuid', minLength: 1, maxLength: KEY_MAX + 2 },
+    + 'Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed.',
+  // No `format: uuid`: the server accepts any printable key, and the contract says what the server does.
+  schema: { type: 'string', minLength: 1, maxLength: KEY_MAX + 2 },
 };
 
 export const replayedHeader = {
