@@ -461,7 +461,7 @@ describe('OpenAPI', () => {
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         const header = operation.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
-        if (!['post', 'patch'].includes(method) || path.startsWith('/platform/oauth')) {
+        if (!['post', 'patch'].includes(method) || /\/oauth\//.test(path)) {
           expect(header, `${method} ${path}`).toBeFalsy();
           continue;
         }
