@@ -1,5 +1,6 @@
 import type { RestRoute } from './types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
+import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
 import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from './risk.ts';
@@ -75,6 +76,60 @@ function withIdempotency(paths: Record<string, Record<string, HandWrittenOperati
   }))]));
 }
 
+/** An RFC 6749 5.2 error body, as the token endpoints answer their refusals. */
+const tokenErrorSchema = {
+  type: 'object',
+  properties: { error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'too_many_requests'] }, error_description: { type: 'string' } },
+  required: ['error'],
+};
+const tokenError = (description: string, headers?: object) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: tokenErrorSchema } } });
+const retryAfter = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'string', pattern: '^[0-9]+$' } } };
+
+/** The roadside token endpoint (gateway/auth/roadside-token-route.ts): client credentials, roadside response shape (expires_in and issued_at are strings). */
+const roadsideTokenOperation = {
+  operationId: 'roadsideAccessToken',
+  summary: 'Roadside OAuth 2.0 client-credentials token (HTTP Basic client auth; grant_type in the query or the body)',
+  description: 'The roadside services\' token endpoint. The client is authenticated with HTTP Basic (or client_id/client_secret in the body) and must be allowed the `roadside` scope; the token carries that scope only. As in the original service, `expires_in` and `issued_at` (milliseconds since the epoch) are strings.',
+  tags: ['Token'],
+  security: [],
+  parameters: [{ name: 'grant_type', in: 'query', required: false, description: 'May be sent here instead of in the body', schema: { type: 'string', enum: ['client_credentials'] } }],
+  requestBody: {
+    required: false,
+    content: Object.fromEntries(['application/x-www-form-urlencoded', 'application/json'].map((t) => [t, {
+      schema: { type: 'object', properties: { grant_type: { type: 'string', enum: ['client_credentials'] }, client_id: { type: 'string' }, client_secret: { type: 'string' }, scope: { type: 'string', example: 'roadside' } } },
+    }])),
+  },
+  responses: {
+    200: {
+      description: 'Token',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: {
+              access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] },
+              expires_in: { type: 'string', pattern: '^[0-9]+$', example: '3600', description: 'Seconds, as a string' },
+              issued_at: { type: 'string', pattern: '^[0-9]+$', example: '1767225600000', description: 'Milliseconds since the epoch, as a string' },
+              scope: { type: 'string', example: 'roadside' }, client_id: { type: 'string' }, status: { type: 'string', enum: ['approved'] },
+            },
+            required: ['access_token', 'token_type', 'expires_in', 'issued_at', 'scope', 'client_id', 'status'],
+          },
+        },
+      },
+    },
+    400: {
+      description: 'invalid_request (including client credentials in the query string, RFC 6749 2.3.1), unsupported_grant_type, or invalid_scope (a client not allowed the roadside scope) (RFC 6749 5.2); a body that cannot be parsed is a problem',
+      content: { 'application/json': { schema: tokenErrorSchema }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    },
+    401: tokenError('invalid_client (with WWW-Authenticate: Basic when HTTP Basic was used)', { 'WWW-Authenticate': { schema: { type: 'string' } } }),
+    429: tokenError('too_many_requests: too many attempts for this client id or address', retryAfter),
+    414: problemResponse('A URL over 16 KiB'),
+    431: problemResponse('Request line and headers over 16 KiB'),
+    503: problemResponse('The service is overloaded or the database is unavailable (see Retry-After)'),
+    default: problemResponse('Any other error (e.g. 413 body too large, 415 unsupported content type)'),
+  },
+};
+
 /** The OpenAPI 3.1 document, generated from the REST table. */
 export function buildOpenApi(routes: readonly RestRoute[]) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -103,6 +158,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
     },
   };
+  paths[ROADSIDE_TOKEN_PATH] = { post: roadsideTokenOperation };
   Object.assign(paths, withIdempotency(adminClientPaths));
   return {
     openapi: '3.1.0',

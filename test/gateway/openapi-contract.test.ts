@@ -21,9 +21,9 @@ const exercised = new Set<string>();
 const statuses: number[] = [];
 
 /** Sends a request, checks the response against the document, and records the outcome. */
-async function call(method: string, url: string, options: { body?: unknown; form?: Record<string, string>; token?: string | null } = {}) {
+async function call(method: string, url: string, options: { body?: unknown; form?: Record<string, string>; token?: string | null; headers?: Record<string, string> } = {}) {
   const body = method === 'GET' || method === 'HEAD' ? undefined : options.body;
-  const res = await t.request(method, url, { token: options.token === undefined ? t.token : options.token, body, form: options.form });
+  const res = await t.request(method, url, { token: options.token === undefined ? t.token : options.token, body, form: options.form, headers: options.headers });
   const found = contract.find(method, url);
   if (found) exercised.add(`${found.method} ${found.path}`);
   statuses.push(res.status);
@@ -124,6 +124,31 @@ describe('real responses conform to the document', () => {
   it('the token endpoint', async () => {
     const ok = await call('POST', '/platform/oauth/v1/token', { token: null, form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret } });
     expect(ok.status).toBe(200);
+  });
+
+  it('the roadside token endpoint: documented, its strings as strings, its refusals as RFC 6749 errors', async () => {
+    const path = '/services/roadside/v1/oauth/accesstoken';
+    const op = contract.operations().find((o) => o.method === 'post' && o.path === path);
+    expect(op, `post ${path} is documented`).toBeDefined();
+    const schema = (contract.resolve(op!.operation.responses) as Json)[200] as { content: Record<string, { schema: { properties: Record<string, Json>; required: string[] } }> };
+    const ok200 = schema.content['application/json'].schema;
+    for (const name of ['access_token', 'token_type', 'expires_in', 'issued_at']) {
+      expect(ok200.properties[name]?.type, name).toBe('string');
+      expect(ok200.required).toContain(name);
+    }
+    const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
+    const before = violations.length;
+    const ok = await call('POST', `${path}?grant_type=client_credentials`, { token: null, headers: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) });
+    expect(ok.status).toBe(200);
+    expect(typeof ok.body.expires_in).toBe('string');
+    expect(typeof ok.body.issued_at).toBe('string');
+    expect((await call('POST', `${path}?grant_type=password`, { token: null, headers: basic(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret) })).status).toBe(400);
+    expect((await call('POST', `${path}?grant_type=client_credentials`, { token: null, headers: basic(DEFAULT_CLIENT.id, 'wrong-secret') })).status).toBe(401);
+    const form = await call('POST', path, { token: null, form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret } });
+    expect(form.status).toBe(200);
+    expect(violations.slice(before)).toEqual([]);
+    // a body that breaks the schema is caught: expires_in as a number
+    expect(contract.check('POST', path, 200, 'application/json', { ...ok.body, expires_in: 3600 })[0]).toMatch(/body does not match/);
   });
 
   it('a user created, read, replaced, patched and enrolled over REST', async () => {
