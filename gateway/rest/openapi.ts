@@ -47,7 +47,9 @@ function operation(route: RestRoute) {
       [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
         ...(idempotent ? { headers: replayedHeader } : {}),
-        content: { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
+        content: route.docs?.responseContentTypes
+          ? Object.fromEntries(route.docs.responseContentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
+          : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
       },
       400: problemResponse('Invalid input'),
       ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token'), 403: problemResponse('Token lacks the scope') } : {}),

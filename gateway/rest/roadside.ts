@@ -1,4 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
+import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/roadside/services/files.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
@@ -500,7 +501,7 @@ const routes: RestRoute[] = [
         'x-content-sha256': f.sha256, 'x-content-type-options': 'nosniff',
       };
     },
-    docs: { description: 'The response body is the stored bytes with the stored content type (not JSON).' },
+    docs: { description: 'The response body is the stored bytes with the stored content type (not JSON): one of the types the upload accepts.', responseContentTypes: ALLOWED_CONTENT_TYPES },
   },
 ];
 

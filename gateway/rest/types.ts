@@ -57,6 +57,8 @@ export interface RestRoute {
     contentTypes?: string[];
     /** The success body's media type when it is not JSON (e.g. image/svg+xml); its schema is then a string. */
     responseContentType?: string;
+    /** The success body is stored bytes in one of these media types (e.g. a retrieved file): each documented as a binary string. */
+    responseContentTypes?: readonly string[];
     /** Problem responses beyond the ones every route documents, e.g. `{ 422: 'Data missing for a score' }`. */
     problems?: Record<number, string>;
   };

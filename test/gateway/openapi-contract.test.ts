@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract, type OpenApiOperation } from '../../gateway/docs/contract.ts';
+import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/roadside/services/files.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 type Json = Record<string, unknown>;
@@ -117,6 +118,16 @@ describe('GET /openapi.json', () => {
     expect(contract.check('GET', url, 418, 'application/problem+json', { title: 'x' })[0]).toMatch(/body does not match/);
     expect(contract.check('GET', '/no/such/path', 200, 'application/json', {})[0]).toMatch(/not documented/);
     expect(contract.check('GET', url, 404, 'application/problem+json', { title: 'Not found' })[0]).toMatch(/body does not match/);
+  });
+});
+
+describe('binary answers', () => {
+  it('retrieveFile documents the stored file types as binary strings, not JSON', () => {
+    const op = contract.operations().find((o) => o.operation.operationId === 'retrieveFile');
+    expect(op).toBeDefined();
+    const content = ((op!.operation.responses as Json)[200] as { content: Record<string, { schema: Json }> }).content;
+    expect(Object.keys(content).sort()).toEqual([...ALLOWED_CONTENT_TYPES].sort());
+    for (const media of Object.values(content)) expect(media.schema).toEqual({ type: 'string', format: 'binary' });
   });
 });
 

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenApiContract } from '../../gateway/docs/contract.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
+import { restRoutes } from '../../gateway/rest/index.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { CHICAGO, dispatch, provision, roadsideToken, RS, session, status } from './helpers.ts';
 
@@ -109,6 +112,11 @@ describe('a whole rescue through REST', () => {
     expect(raw.status).toBe(200);
     expect(raw.headers.get('content-type')).toBe('application/pdf');
     expect(Buffer.from(await raw.arrayBuffer()).equals(pdf)).toBe(true);
+    // The document describes the binary answer's real media type (not application/json).
+    const contract = new OpenApiContract(buildOpenApi(restRoutes));
+    const retrieve = `${RS}/provider/fileservice/retrieve/${up.body.contentId}`;
+    expect(contract.check('GET', retrieve, 200, raw.headers.get('content-type'), '')).toEqual([]);
+    expect(contract.check('GET', retrieve, 200, 'application/json', {})[0]).toMatch(/content type application\/json not documented/);
 
     // Multipart upload of a PNG.
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0xff, 0x00, 0x7f]);
@@ -122,6 +130,7 @@ describe('a whole rescue through REST', () => {
     expect(mpBody).toMatchObject({ fileName: 'damage.png', contentType: 'image/png', size: png.length });
     const rawPng = await fetch(`${t.url}${RS}/provider/fileservice/retrieve/${mpBody.contentId}`, { headers: { authorization: `Bearer ${token}` } });
     expect(rawPng.headers.get('content-type')).toBe('image/png');
+    expect(contract.check('GET', `${RS}/provider/fileservice/retrieve/${mpBody.contentId}`, rawPng.status, rawPng.headers.get('content-type'), '')).toEqual([]);
     expect(Buffer.from(await rawPng.arrayBuffer()).equals(png)).toBe(true);
 
     const search = await t.request('POST', `${RS}/provider/fileservice/search`, { token, body: { requestId: reqId } });
