@@ -52,15 +52,19 @@ function operation(route: RestRoute) {
           : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
       },
       400: problemResponse('Invalid input'),
-      ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token'), 403: problemResponse('Token lacks the scope') } : {}),
+      ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token') } : {}),
+      ...(route.scope && route.scope !== 'any' ? { 403: problemResponse('Token lacks the scope') } : {}),
       404: problemResponse('Unknown id'),
       414: problemResponse('A path parameter over 1000 characters, or a URL over 16 KiB'),
       431: problemResponse('Request line and headers over 16 KiB'),
-      409: problemResponse('State conflict'),
+      // A read changes nothing, so it never conflicts; only a body can be too large or of the wrong type.
+      ...(route.method !== 'GET' ? { 409: problemResponse('State conflict') } : {}),
+      ...(route.docs?.requestBody ? { 413: problemResponse('Request body too large') } : {}),
+      ...(route.docs?.requestBody && !route.rawBody ? { 415: problemResponse(`Unsupported content type (accepted: ${contentTypes.join(', ')})`) } : {}),
       429: problemResponse('Rate limit exceeded (see Retry-After)'),
       503: problemResponse('A subgraph or the database is unavailable, or the service is overloaded (see Retry-After)'),
       ...Object.fromEntries(Object.entries(problems).map(([status, text]) => [status, problemResponse(text)])),
-      default: problemResponse('Any other error (e.g. 413 body too large, 415 unsupported content type)'),
+      default: problemResponse('Any other error'),
     },
   };
 }

@@ -121,6 +121,19 @@ describe('GET /openapi.json', () => {
   });
 });
 
+describe('error statuses per operation', () => {
+  it('no read lists 409, 413 or 415; every POST, PUT or PATCH with a body lists 413 and 415 (when it parses its body)', () => {
+    const table = contract.operations().filter((o) => !o.path.includes('/admin/') && !o.path.includes('oauth'));
+    for (const { method, path, operation } of table) {
+      const statuses = Object.keys(operation.responses as Json);
+      if (method === 'get') for (const s of ['409', '413', '415']) expect(statuses, `${method} ${path}`).not.toContain(s);
+      if (operation.requestBody !== undefined) expect(statuses, `${method} ${path}`).toContain('413');
+    }
+    const posts = table.filter((o) => o.method === 'post' && o.operation.requestBody !== undefined);
+    expect(posts.filter((o) => (o.operation.responses as Json)[415] !== undefined).length).toBeGreaterThan(posts.length / 2);
+  });
+});
+
 describe('binary answers', () => {
   it('retrieveFile documents the stored file types as binary strings, not JSON', () => {
     const op = contract.operations().find((o) => o.operation.operationId === 'retrieveFile');
