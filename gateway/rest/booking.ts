@@ -1,4 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
+import { DEVICE_ID_MAX } from '../../subgraphs/booking/entities.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
@@ -213,7 +214,10 @@ export const bookingRoutes: RestRoute[] = [
     tag: 'Vehicles', scope: 'b2b',
     operation: `mutation PairDevice($vin: VIN!, $deviceId: ID!) { pairDevice(vin: $vin, deviceId: $deviceId) { ${VEHICLE_FIELDS} } }`,
     variables: (req) => ({ vin: req.params.vin, deviceId: req.params.imei }), result: (d) => restVehicle(d.pairDevice),
-    docs: { response: vehicleSchema, responseExample: exampleVehicle, description: 'No body. 404 when the vehicle was never created.' },
+    docs: {
+      response: vehicleSchema, responseExample: exampleVehicle, description: 'No body. 404 when the vehicle was never created.',
+      params: { imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
+    },
   },
   {
     method: 'POST', path: `${BOOKING_PREFIX}/bookings`, operationId: 'startBooking', summary: 'Start a booking',

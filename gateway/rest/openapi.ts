@@ -24,7 +24,10 @@ const problemResponse = (description: string) => ({ description, content: { 'app
 const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 function operation(route: RestRoute) {
-  const params = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const params = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => {
+    const { description, ...schema } = route.docs?.params?.[m[1]] ?? {};
+    return { name: m[1], in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string', ...schema } };
+  });
   const query = Object.entries(route.docs?.query ?? {}).map(([name, { required, description, ...schema }]) => ({ name, in: 'query', required: !!required, description, schema }));
   const status = String(route.status ?? 200);
   const contentTypes = route.docs?.contentTypes ?? ['application/json'];

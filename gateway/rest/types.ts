@@ -50,6 +50,8 @@ export interface RestRoute {
   docs?: {
     description?: string;
     query?: Record<string, JsonSchema & { required?: boolean; description?: string }>;
+    /** Path parameters' schemas and descriptions, by name (default: a plain string). */
+    params?: Record<string, JsonSchema & { description?: string }>;
     requestBody?: JsonSchema;
     requestExample?: unknown;
     response?: JsonSchema;

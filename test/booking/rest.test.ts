@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Booking, Vehicle } from '../../subgraphs/booking/entities.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
+import { restRoutes } from '../../gateway/rest/index.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const P = '/shared-mobility-insights/v2';
@@ -108,6 +110,18 @@ describe('vehicles', () => {
     const second = nextVin();
     expect((await post('/vehicles', { VIN: second, deviceId: device })).body.deviceID).toBe(device);
     expect((await get(`/vehicles/${first}`)).body.deviceID).toBeNull();
+  });
+
+  it('the {imei} parameter is a device id of 1 to 64 characters, as documented: a free-form id is paired, a longer one is 400', async () => {
+    const param = (buildOpenApi(restRoutes) as unknown as { paths: Record<string, { post: { parameters: { name: string; schema: Record<string, unknown>; description?: string }[] } }> })
+      .paths[`${P}/vehicles/{vin}/devices/{imei}`].post.parameters.find((x) => x.name === 'imei')!;
+    expect(param.schema).toMatchObject({ type: 'string', minLength: 1, maxLength: 64 });
+    expect(param.description).toMatch(/any identifier/);
+    const vin = nextVin();
+    await post('/vehicles', { VIN: vin });
+    expect((await post(`/vehicles/${vin}/devices/not-an-imei`)).body.deviceID).toBe('not-an-imei');
+    const tooLong = await post(`/vehicles/${vin}/devices/${'9'.repeat(65)}`);
+    expectProblem(tooLong, 400, 'BAD_USER_INPUT');
   });
 
   it('pairing with a vehicle that was never created is 404 and leaves the device where it was', async () => {
