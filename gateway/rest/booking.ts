@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { DEVICE_ID_MAX } from '../../subgraphs/booking/entities.ts';
+import { DEVICE_ID_MAX } from '../../subgraphs/platform/contract-rules.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 

@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/roadside/services/files.ts';
+import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/platform/contract-rules.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { tenantProperties } from '../platform/db/tenant.ts';
+import { DEVICE_ID_MAX } from '../platform/contract-rules.ts';
 
-/** Longest accepted device id (an IMEI has 15 digits; other identifiers are allowed). */
-export const DEVICE_ID_MAX = 64;
 /** Longest accepted booking or user id. */
 export const ID_MAX = 255;
 

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, notFound } from '../../platform/errors.ts';
+import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from '../../platform/contract-rules.ts';
 import { ProviderFile, RescueMember, RescueRequest } from '../entities.ts';
 
-/** Largest file accepted, in bytes (decoded). */
-export const MAX_FILE_BYTES = 512 * 1024;
-export const ALLOWED_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/heic', 'application/pdf', 'text/plain'] as const;
 export const FILE_TYPES = ['PHOTO', 'INVOICE', 'RECEIPT', 'SIGNATURE', 'DAMAGE_REPORT', 'OTHER'] as const;
 
 export interface UploadInput {
