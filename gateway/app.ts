@@ -100,7 +100,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     // Refused before a route ran (a body nested too deep): answered in the endpoint's own shape.
     if (error instanceof AppError) {
       return request.url.startsWith('/graphql')
-        ? reply.code(statusForCode(error.code)).send({ errors: [error.toJSON()] })
+        ? sendGraphqlErrors(request, reply, statusForCode(error.code), [error.toJSON()])
         : sendProblem(reply, problemFromErrors([error.toJSON()]));
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
@@ -119,7 +119,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await app.register(idePlugin);
   await app.register(docsPlugin);
   await app.register(homePlugin);
-  const limits = graphqlLimits(config, parse(readSupergraphSdl()));
+  const supergraphSdl = readSupergraphSdl();
+  const limits = graphqlLimits(config, parse(supergraphSdl));
   const riskBound = inFlightBound({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS });
   // A REST Risk Index path asks for one evaluation: with none free it is refused before the token
   // gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get.
@@ -127,7 +128,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     if (request.routeOptions.url?.startsWith(`${RISK_PREFIX}/`) && riskBound.full()) throw new ServiceUnavailable(riskBound.busy, RISK_RETRY_AFTER_SECONDS);
   });
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }),
+    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }, supergraphSdl),
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,

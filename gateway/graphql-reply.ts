@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GraphQLFormattedError } from 'graphql';
 import Negotiator from 'negotiator';
 
 /** GraphQL over HTTP's response type, and the JSON one every client understands (first: the default). */
@@ -6,9 +7,9 @@ const MEDIA_TYPES = ['application/json', 'application/graphql-response+json'];
 
 /**
  * Sends GraphQL errors the gateway answers itself (before Apollo Server: a bad token, a CSRF
- * refusal, an Idempotency-Key refusal) in the media type the client accepts, as Apollo Server does.
+ * refusal, an Idempotency-Key refusal, a body nested too deep) in the media type the client accepts, as Apollo Server does.
  */
-export function sendGraphqlErrors(request: FastifyRequest, reply: FastifyReply, status: number, errors: { message: string; extensions: Record<string, unknown> }[]) {
+export function sendGraphqlErrors(request: FastifyRequest, reply: FastifyReply, status: number, errors: readonly GraphQLFormattedError[]) {
   const type = new Negotiator(request).mediaType(MEDIA_TYPES) ?? MEDIA_TYPES[0]!;
   return reply.code(status).type(`${type}; charset=utf-8`).send(JSON.stringify({ errors }));
 }

@@ -65,8 +65,7 @@ export interface GatewayTransport {
 export const readSupergraphSdl = () => readFileSync(supergraphPath, 'utf8');
 
 /** The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. */
-export function createGateway(urls: Record<string, string>, transport: GatewayTransport = {}) {
-  const supergraphSdl = readSupergraphSdl();
+export function createGateway(urls: Record<string, string>, transport: GatewayTransport = {}, supergraphSdl = readSupergraphSdl()) {
   // One keep-alive pool shared by every HTTP subgraph; the query plan cache also keeps each fetch's
   // parsed document, which the in-process data source executes without parsing again.
   const pool = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
