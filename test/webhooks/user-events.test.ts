@@ -111,3 +111,27 @@ it('a refused change records nothing: an MVR that is not a full report', async (
   const hits = await eventsOf('r-1', '/users', (r) => r.json.type === 'score.changed');
   expect(hits.map((h) => [h.json.type, h.json.data.resource.previousScore])).toEqual([['mvr.created', undefined], ['score.changed', null]]);
 });
+
+it('a change whose transaction rolls back records nothing: neither the change nor its events', async () => {
+  await ok('POST', `${SMI}/users`, { userId: 'rb-1', dateOfBirth: DOB, homeZip: '60601' });
+  await addMvr('rb-1');
+  await eventsOf('rb-1', '/users', (r) => r.json.type === 'score.changed');
+  // The outbox refuses this user's rows from here on, so the transaction fails after the change was written.
+  const scoring = t.stack.subgraphs.find((s) => s.name === 'scoring')!.db.orm.em.getConnection();
+  await scoring.execute(`create function "scoring"."refuse_rb1"() returns trigger language plpgsql as $$
+    begin if new.resource_key = 'user:rb-1' then raise exception 'refused by the test'; end if; return new; end $$`);
+  await scoring.execute('create trigger "refuse_rb1" before insert on "scoring"."webhook_outbox" for each row execute function "scoring"."refuse_rb1"()');
+  try {
+    const failed = await t.graphql('mutation { updateUser(userId: "rb-1", input: { homeZip: "50010" }) { homeZip } }');
+    expect(failed.errors?.length).toBe(1);
+  } finally {
+    await scoring.execute('drop trigger "refuse_rb1" on "scoring"."webhook_outbox"');
+    await scoring.execute('drop function "scoring"."refuse_rb1"()');
+  }
+  expect((await ok('GET', `${SMI}/users/rb-1`)).homeZip).toBe('60601');
+  await ok('PUT', `${SMI}/users/rb-1/enrollment`, { enrollmentStatus: 'accepted' });
+  const hits = await eventsOf('rb-1', '/users', (r) => r.json.type === 'user.updated');
+  expect(hits.map((h) => [h.json.type, h.json.data.resource.changedFields])).toEqual([
+    ['mvr.created', undefined], ['score.changed', undefined], ['user.updated', ['enrollmentStatus']],
+  ]);
+});
