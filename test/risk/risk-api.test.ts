@@ -167,6 +167,24 @@ describe('REST /riskIndex/v1 (no authentication)', () => {
     }
   });
 
+  it('invalid WKT: the offset and the text around the first problem, in problem+json and in GraphQL extensions', async () => {
+    const cases = [
+      { wkt: 'POLYGON((-87.7 41.8, -87.6 41.8, -87.6 41.9, -87.7 41.8)', offset: 56, found: 'end of input' },
+      { wkt: 'POINT(-87.6 41.8abc)', offset: 16, found: 'abc' },
+      { wkt: 'TRIANGLE((-87.7 41.8, -87.6 41.8, -87.6 41.9, -87.7 41.8))', offset: 0, found: 'TRIANGLE' },
+      { wkt: 'POINT(-87.6 41.8) POINT(-87.5 41.8)', offset: 18, found: 'POINT' },
+    ];
+    for (const { wkt, offset, found } of cases) {
+      const res = await get('riskInfo', { geometry: wkt });
+      expect(res.status, wkt).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(res.body, wkt).toMatchObject({ code: 'BAD_USER_INPUT', field: 'geometry', offset, found, near: expect.any(String) });
+      expect(res.body.detail, wkt).toMatch(new RegExp(`^invalid WKT at offset ${offset}: expected .*, found`));
+      const gql = await t.graphql('query($w: WKT!) { riskIndex(wkt: $w) { area { coverage } } }', { w: wkt }, null);
+      expect(gql.errors?.[0], wkt).toMatchObject({ message: res.body.detail, extensions: { code: 'BAD_USER_INPUT', offset, found, near: res.body.near } });
+    }
+  });
+
   it('outside California and Illinois: 200 with empty data sets and a flag', async () => {
     const res = await get('all', { geometry: LAS_VEGAS, radius: 0.1 });
     expect(res.status).toBe(200);
