@@ -81,7 +81,9 @@ describe('REST /riskIndex/v1 (no authentication)', () => {
     expect(b.riskInfo.referenceRate).toBeGreaterThan(0);
     const a = b.accidentSummary;
     expect(a).toMatchObject({ injury: 0, propertyDamageOnly: 0, sample: false, source: 'NHTSA FARS 2013-2015' });
-    expect(a.total).toBe(b.riskInfo.fatalCrashes);
+    // The summary counts the crashes of the cells, the index those inside the exact area.
+    expect(a.total).toBeGreaterThanOrEqual(b.riskInfo.fatalCrashes);
+    expect(a.total).toBeLessThan(b.riskInfo.fatalCrashes * 1.2);
     expect(a.fatalities).toBeGreaterThanOrEqual(a.total);
     expect(a.byHourOfWeek).toHaveLength(168);
     // FARS records an unknown hour as 99: such crashes count in the totals only.
