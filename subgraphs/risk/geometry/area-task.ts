@@ -4,7 +4,7 @@ import { AppError, type ErrorCode } from '../../platform/errors.ts';
 import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
 import { renderMapSvg, type MapInput } from '../map/render.ts';
-import type { GeometryBudget } from './budget.ts';
+import { vertexCount, type GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
 import { clipToCoverage, type Coverage, type CoveredState } from './coverage.ts';
 import { countInside, type CrashPoints, type InsideCount } from './inside.ts';
@@ -51,11 +51,15 @@ export type AreaTaskResult = { ok: true; area: ResolvedArea } | Refusal;
 export type MapTaskResult = { ok: true; svg: string; threadId: number } | Refusal;
 export type InsideTaskResult = { ok: true; inside: InsideCount } | Refusal;
 
+type CoveredArea = { search: SearchArea; coverage: Coverage };
+const outlineVertices = ({ search, coverage }: CoveredArea) =>
+  [search.area, ...coverage.parts.map((p) => p.area)].reduce((n, f) => n + vertexCount(f.geometry), 1);
+
 /**
  * This thread's recent covered areas, so the crash count of an area it has just resolved does not
- * buffer and clip it again. Few entries: a buffered outline can hold 200,000 vertices.
+ * buffer and clip it again. Few, and bounded in vertices: a buffered outline can hold 200,000.
  */
-const recent = new LRUCache<string, { search: SearchArea; coverage: Coverage }>({ max: 8 });
+const recent = new LRUCache<string, CoveredArea>({ max: 8, maxSize: 1_000_000, sizeCalculation: outlineVertices });
 
 /** Parse and validate the WKT, check the budget, buffer, clip to coverage. */
 function coveredArea(task: AreaTask | InsideTask) {
