@@ -109,6 +109,18 @@ describe('on the shipped FARS 2013-2015 crashes', () => {
     expect(riskInfo.fatalCrashes).toBe(inside.length);
     expect(riskInfo.fatalities).toBe(inside.reduce((s: number, r: { FATALS: number }) => s + r.FATALS, 0));
     expect(riskInfo.rate).toBeCloseTo(weightOf(riskInfo.fatalCrashes, riskInfo.fatalities) / riskInfo.areaKm2 / 3, 3);
+    expect(riskInfo).toMatchObject({ modelVersion: MODEL_VERSION, years: 3, firstYear: 2013, lastYear: 2015 });
+  });
+
+  it('documents modelVersion and the rates in the OpenAPI answer of /riskInfo, and its outside-coverage example carries them', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    const content = doc.paths['/riskIndex/v1/riskInfo'].get.responses['200'].content['application/json'];
+    const properties = content.schema.properties.riskInfo.properties;
+    for (const field of ['index', 'modelVersion', 'areaKm2', 'rate', 'smoothedRate', 'credibility', 'priorRate', 'referenceRate', 'firstYear', 'lastYear']) {
+      expect(properties[field], field).toBeDefined();
+    }
+    const outside = await t.request('GET', `/riskIndex/v1/riskInfo?${new URLSearchParams({ geometry: 'POINT(-115.14 36.17)', radius: '0.01' })}`);
+    expect(content.example.riskInfo).toEqual({ ...outside.body.riskInfo, distribution: outside.body.riskInfo.distribution.slice(0, 2) });
   });
 
   it('stores every cell\'s index from the same model as the area\'s, fitted from the stored aggregates', async () => {
