@@ -8,7 +8,8 @@ export const RISK_PREFIX = '/riskIndex/v1';
 
 const AREA = 'area { geometryType radius queryMethod areaKm2 coveredKm2 coveredFraction coverage outsideCoverage message states resolution cellsTouched dataStatus }';
 const DATA_SETS = {
-  riskInfo: 'riskInfo { index meanCellIndex maxCellIndex cellsWithCrashes cellsKm2 years fatalCrashes fatalities fatalCrashesPerYear fatalitiesPerYear fatalCrashesPerKm2Year fatalitiesPerKm2Year referenceRate '
+  riskInfo: 'riskInfo { index modelVersion areaKm2 meanCellIndex maxCellIndex cellsWithCrashes cellsKm2 emptyCellIndex years firstYear lastYear fatalCrashes fatalities '
+    + 'fatalCrashesPerYear fatalitiesPerYear fatalCrashesPerKm2Year fatalitiesPerKm2Year rate smoothedRate credibility priorRate referenceRate '
     + 'distribution { from to cells } riskiestCells { cell resolution riskIndex latitude longitude fatal injury propertyDamageOnly fatalities areaKm2 fatalCrashesPerKm2Year fatalitiesPerKm2Year weightedCrashesPerYear exposureMvkt } '
     + 'severityWeights { fatal injury propertyDamageOnly } exposure method source sample }',
   accidentSummary: 'accidentSummary { total fatal injury propertyDamageOnly fatalities byYear { year fatal injury propertyDamageOnly total fatalities } byMonth { month name crashes } '
@@ -66,6 +67,28 @@ const areaSchema = {
     dataStatus: { type: 'string', enum: ['READY', 'LOADING', 'FAILED'], description: 'LOADING while the first start loads the crash data in the background' },
   },
 };
+const nullableNumber = (description?: string) => ({ type: ['number', 'null'], ...(description ? { description } : {}) });
+/** The area-level figures of riskInfo (the cells' lists are described in the GraphQL schema's RiskInfo). */
+const riskInfoSchema = {
+  type: 'object',
+  description: 'The 0-100 index of the area and its rates (docs/risk-index.md; field descriptions: the GraphQL type RiskInfo)',
+  properties: {
+    index: nullableNumber('Index of the area, the same at every cell resolution; null outside coverage'),
+    modelVersion: { type: 'string', description: 'Version of the index model: indices compare only within one version', example: '2.0' },
+    areaKm2: { type: 'number', description: 'Exact area of the covered part of the search area, km²: the rates are over it' },
+    years: { type: ['integer', 'null'] }, firstYear: { type: ['integer', 'null'] }, lastYear: { type: ['integer', 'null'] },
+    fatalCrashes: { type: 'integer', description: 'Fatal crashes inside the exact covered area' }, fatalities: { type: 'integer' },
+    fatalCrashesPerYear: nullableNumber(), fatalitiesPerYear: nullableNumber(),
+    fatalCrashesPerKm2Year: nullableNumber('Over areaKm2'), fatalitiesPerKm2Year: nullableNumber('Over areaKm2'),
+    rate: nullableNumber('The area\'s own rate: the mean of the two per-km² rates'),
+    smoothedRate: nullableNumber('The rate shrunk towards priorRate (empirical Bayes): what the index maps'),
+    credibility: nullableNumber('Share (0-1) of the area\'s own data in smoothedRate'),
+    priorRate: nullableNumber('The covered states\' mean rate'),
+    referenceRate: nullableNumber('The rate scoring 50: the median rate of the H3 resolution-7 cells with a fatal crash'),
+    meanCellIndex: nullableNumber(), maxCellIndex: nullableNumber(), emptyCellIndex: nullableNumber('Index of a cell without a fatal crash'),
+    cellsWithCrashes: { type: 'integer' }, cellsKm2: { type: 'number', description: 'Area of the H3 cells touched (map and per-cell figures)' },
+  },
+};
 const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-outside-coverage.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
@@ -114,7 +137,7 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
       problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, timeMs, heapMb) with `max` and `got`', 503: BUSY },
-      response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, { type: 'object' }])) }, required: ['area', ...sets] },
+      response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, s === 'riskInfo' ? riskInfoSchema : { type: 'object' }])) }, required: ['area', ...sets] },
       // A real answer for an area outside coverage (lists shortened to two entries).
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },

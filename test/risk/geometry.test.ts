@@ -44,6 +44,34 @@ describe('WKT parsing', () => {
     expect(badInputMessage(() => parseWkt('   '))).toMatch(/empty/);
   });
 
+  it('names the character offset and the text around the first syntax problem', () => {
+    const problem = (wkt: string) => {
+      try { parseWkt(wkt); } catch (error) {
+        expect((error as AppError).code).toBe('BAD_USER_INPUT');
+        return { message: (error as AppError).message, ...(error as AppError).extensions } as Record<string, unknown> & { message: string };
+      }
+      throw new Error(`expected ${wkt} to be refused`);
+    };
+    const cases: [string, number, string, RegExp][] = [
+      ['POLYGON((-87.7 41.8, -87.6 41.8, -87.6 41.9, -87.7 41.8)', 56, 'end of input', /expected ',' or '\)'/],
+      ['POINT(-87.6 41.8))', 17, ')', /expected end of input/],
+      ['POINT(-87.6 41.8x)', 16, 'x', /expected a number or '\)'/],
+      ['POINT(-87..6 41.8)', 9, '..6', /expected a second number/],
+      ['CIRCLE(-87.6 41.8)', 0, 'CIRCLE', /expected a geometry type \(POINT, LINESTRING/],
+      ['  LINESTRING(-87.6 41.8, -87.5 41.9) and more', 37, 'and', /expected end of input/],
+      ['MULTIPOLYGON(((-87.7 41.8, -87.6 41.8, -87.6 41.9, -87.7 41.8)), (-118.3 34, -118.2 34))', 66, '-118.3', /expected '\(' opening a list of positions/],
+    ];
+    for (const [wkt, offset, found, expected] of cases) {
+      const p = problem(wkt);
+      expect(p, wkt).toMatchObject({ field: 'geometry', offset, found });
+      expect(p.message, wkt).toMatch(new RegExp(`^invalid WKT at offset ${offset}: `));
+      expect(p.message, wkt).toMatch(expected);
+      expect(wkt.slice(offset)).toMatch(found === 'end of input' ? /^$/ : new RegExp(`^${found.replace(/[.()]/g, '\\$&')}`));
+      expect(wkt).toContain(String(p.near).replace(/^…|…$/g, ''));
+    }
+    expect(problem('MULTIPOINT(' + '-87.6 41.8, '.repeat(10) + '-87.6 41.8 x)')).toMatchObject({ near: '….6 41.8, -87.6 41.8 x)' });
+  });
+
   it('refuses latitudes and longitudes out of range (a hint that WKT is longitude first)', () => {
     expect(badInputMessage(() => parseWkt('POINT(-87.63 141.88)'))).toMatch(/latitude 141.88 is out of range.*longitude first/);
     expect(badInputMessage(() => parseWkt('POINT(-187.63 41.88)'))).toMatch(/longitude -187.63 is out of range/);

@@ -35,10 +35,11 @@ describe('GET /riskIndex/v1/map', () => {
     expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
     const svg = res.body as string;
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-    const cells = await t.request('GET', `/riskIndex/v1/riskInfo?${new URLSearchParams(LOOP)}`);
+    const cells = await t.request('GET', `/riskIndex/v1/accidentSummary?${new URLSearchParams(LOOP)}`);
     expect(svg.match(/class="cell"/g)).toHaveLength(cells.body.area.cellsTouched);
     const crashes = svg.slice(svg.indexOf('<g id="crashes"'), svg.indexOf('</g>', svg.indexOf('<g id="crashes"')));
-    expect(crashes.match(/<circle /g)?.length).toBe(cells.body.riskInfo.fatalCrashes);
+    // The crashes of the cells drawn (the index counts those inside the exact area).
+    expect(crashes.match(/<circle /g)?.length).toBe(cells.body.accidentSummary.total);
     expect(svg).toContain('id="legend"');
     expect(svg).toContain('id="scale"');
     expect(svg).toContain('NHTSA Fatality Analysis Reporting System (FARS), 2013-2015');

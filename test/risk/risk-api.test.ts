@@ -81,7 +81,9 @@ describe('REST /riskIndex/v1 (no authentication)', () => {
     expect(b.riskInfo.referenceRate).toBeGreaterThan(0);
     const a = b.accidentSummary;
     expect(a).toMatchObject({ injury: 0, propertyDamageOnly: 0, sample: false, source: 'NHTSA FARS 2013-2015' });
-    expect(a.total).toBe(b.riskInfo.fatalCrashes);
+    // The summary counts the crashes of the cells, the index those inside the exact area.
+    expect(a.total).toBeGreaterThanOrEqual(b.riskInfo.fatalCrashes);
+    expect(a.total).toBeLessThan(b.riskInfo.fatalCrashes * 1.2);
     expect(a.fatalities).toBeGreaterThanOrEqual(a.total);
     expect(a.byHourOfWeek).toHaveLength(168);
     // FARS records an unknown hour as 99: such crashes count in the totals only.
@@ -164,6 +166,24 @@ describe('REST /riskIndex/v1 (no authentication)', () => {
         expect(res.body.code).toBe('BAD_USER_INPUT');
         expect(res.body.detail, JSON.stringify(params)).toMatch(message);
       }
+    }
+  });
+
+  it('invalid WKT: the offset and the text around the first problem, in problem+json and in GraphQL extensions', async () => {
+    const cases = [
+      { wkt: 'POLYGON((-87.7 41.8, -87.6 41.8, -87.6 41.9, -87.7 41.8)', offset: 56, found: 'end of input' },
+      { wkt: 'POINT(-87.6 41.8abc)', offset: 16, found: 'abc' },
+      { wkt: 'TRIANGLE((-87.7 41.8, -87.6 41.8, -87.6 41.9, -87.7 41.8))', offset: 0, found: 'TRIANGLE' },
+      { wkt: 'POINT(-87.6 41.8) POINT(-87.5 41.8)', offset: 18, found: 'POINT' },
+    ];
+    for (const { wkt, offset, found } of cases) {
+      const res = await get('riskInfo', { geometry: wkt });
+      expect(res.status, wkt).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(res.body, wkt).toMatchObject({ code: 'BAD_USER_INPUT', field: 'geometry', offset, found, near: expect.any(String) });
+      expect(res.body.detail, wkt).toMatch(new RegExp(`^invalid WKT at offset ${offset}: expected .*, found`));
+      const gql = await t.graphql('query($w: WKT!) { riskIndex(wkt: $w) { area { coverage } } }', { w: wkt }, null);
+      expect(gql.errors?.[0], wkt).toMatchObject({ message: res.body.detail, extensions: { code: 'BAD_USER_INPUT', offset, found, near: res.body.near } });
     }
   });
 

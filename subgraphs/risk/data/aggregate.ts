@@ -4,18 +4,11 @@ import { cellArea } from 'h3-js';
 import { bulkInsert } from '../../platform/db/bulk.ts';
 import { CrashCell, RESOLUTIONS, TrafficCell, TrafficSensor, type Crash, type Resolution } from '../entities.ts';
 import { cellColumn } from '../geometry/cells.ts';
+import { coveredStatesKm2, fitModel, forgetRiskModel, REFERENCE_RESOLUTION, scoreArea, weightOf } from './model.ts';
 import { forgetDataSources } from './sources.ts';
 
-/**
- * The index maps a cell's rate r (the mean of its fatal crashes and its fatalities per km² per year)
- * to 0-100 as 100·R/(R+1), R = r / reference, the reference being the median rate of the cells with
- * a crash at that resolution: such a median cell scores 50. See docs/risk-index.md.
- */
-export const indexFromRate = (rate: number, reference: number) => (rate <= 0 || reference <= 0 ? 0 : Math.round((1000 * rate) / (rate + reference)) / 10);
-
-/** The rate the index maps, from counts over an area and a number of years. */
-export const indexRate = (fatal: number, fatalities: number, areaKm2: number, years: number) =>
-  (areaKm2 > 0 && years > 0 ? (fatal + fatalities) / 2 / areaKm2 / years : 0);
+/** A cell's rate: its weight (see weightOf) per km² per year. */
+const cellRate = (fatal: number, fatalities: number, km2: number, years: number) => weightOf(fatal, fatalities) / km2 / years;
 
 const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
 const bump = (counts: Record<string, number>, code: number | null | undefined) => {
@@ -85,8 +78,9 @@ export const yearSpan = (years: Iterable<number>) => {
 export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells: number; trafficCells: number }> {
   const crashes = await crashFacts(em);
   const sensors = await em.find(TrafficSensor, {}, { disableIdentityMap: true });
-  const span = yearSpan(new Set(crashes.map((c) => c.year)));
-  const crashRows: Record<string, unknown>[] = [];
+  const years = [...new Set(crashes.map((c) => c.year))];
+  const span = yearSpan(years);
+  const rated: { res: Resolution; cell: string; a: CellAggregate; km2: number; rate: number }[] = [];
   const trafficRows: Record<string, unknown>[] = [];
   for (const res of RESOLUTIONS) {
     const column = cellColumn(res as Resolution);
@@ -121,24 +115,28 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
       bump(a.byLight, c.lightCondition);
       bump(a.byRoadClass, c.functionalSystem);
     }
-    const rated: { cell: string; a: CellAggregate; km2: number; rate: number }[] = [];
     for (const [cell, a] of cells) {
       if (rated.length % CELL_CHUNK === CELL_CHUNK - 1) await yieldToLoop();
       const km2 = cellArea(cell, 'km2');
-      rated.push({ cell, a, km2, rate: indexRate(a.fatal, a.fatalities, km2, span) });
-    }
-    const reference = medianOf(rated.map((r) => r.rate));
-    for (const { cell, a, km2, rate } of rated) {
-      crashRows.push({
-        resolution: res, cell, fatal: a.fatal, injury: a.injury, pdo: a.pdo, fatalities: a.fatalities, area_km2: round(km2, 6),
-        fatal_rate: a.fatal / km2 / span, fatality_rate: a.fatalities / km2 / span, rate, risk_index: indexFromRate(rate, reference),
-        by_year: a.byYear, by_hour_of_week: a.byHourOfWeek, by_month: a.byMonth, by_weather: a.byWeather, by_light: a.byLight, by_road_class: a.byRoadClass,
-      });
+      rated.push({ res: res as Resolution, cell, a, km2, rate: cellRate(a.fatal, a.fatalities, km2, span) });
     }
     for (const [cell, t] of traffic) {
       trafficRows.push({ resolution: res, cell, sensors: t.sensors, volume_sum: t.volumeSum, speed_volume_sum: t.speedVolumeSum.map((v) => Math.round(v)) });
     }
   }
+  // Every cell's index from the one model, fitted on the reference resolution's cells (as riskModel does from the stored rows).
+  const reference = rated.filter((r) => r.res === REFERENCE_RESOLUTION && r.a.fatal > 0);
+  const model = fitModel({
+    weight: reference.reduce((s, r) => s + weightOf(r.a.fatal, r.a.fatalities), 0),
+    rateSquares: reference.reduce((s, r) => s + r.rate ** 2, 0),
+    medianRate: medianOf(reference.map((r) => r.rate)),
+  }, coveredStatesKm2(), years.length ? Math.min(...years) : null, years.length ? Math.max(...years) : null);
+  const crashRows = rated.map(({ res, cell, a, km2, rate }) => ({
+    resolution: res, cell, fatal: a.fatal, injury: a.injury, pdo: a.pdo, fatalities: a.fatalities, area_km2: round(km2, 6),
+    fatal_rate: a.fatal / km2 / span, fatality_rate: a.fatalities / km2 / span, rate,
+    risk_index: scoreArea(model, weightOf(a.fatal, a.fatalities), km2).index,
+    by_year: a.byYear, by_hour_of_week: a.byHourOfWeek, by_month: a.byMonth, by_weather: a.byWeather, by_light: a.byLight, by_road_class: a.byRoadClass,
+  }));
   await em.transactional(async (tx) => {
     await tx.nativeDelete(CrashCell, {});
     await tx.nativeDelete(TrafficCell, {});
@@ -151,7 +149,7 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
     await em.getConnection().execute(`analyze "risk"."${table}" (${columns.map((c) => `"${c}"`).join(', ')})`);
     await yieldToLoop();
   }
-  referenceCache.delete(em.config);
+  forgetRiskModel(em);
   forgetDataSources(em);
   return { crashCells: crashRows.length, trafficCells: trafficRows.length };
 }
@@ -160,21 +158,4 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
 function medianOf(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted.length ? sorted[Math.ceil(sorted.length / 2) - 1] : 0;
-}
-
-/** Reference rates per database (keyed by the ORM's configuration, shared by its forks) and resolution, kept for a minute. */
-const referenceCache = new WeakMap<object, Map<number, { value: number; at: number }>>();
-const REFERENCE_TTL_MS = 60_000;
-
-/** The reference rate of a resolution (the median rate of its cells with a crash), computed by the database. */
-export async function referenceRate(em: EntityManager, res: Resolution): Promise<number> {
-  let cache = referenceCache.get(em.config);
-  if (!cache) referenceCache.set(em.config, cache = new Map());
-  const hit = cache.get(res);
-  if (hit && Date.now() - hit.at < REFERENCE_TTL_MS) return hit.value;
-  const rows = await em.getConnection().execute<{ m: number | string | null }[]>(
-    'select percentile_disc(0.5) within group (order by rate) as m from "risk"."risk_crash_cells" where resolution = ?', [res]);
-  const value = Number(rows[0]?.m ?? 0);
-  cache.set(res, { value, at: Date.now() });
-  return value;
 }

@@ -1,19 +1,29 @@
 import { threadId } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import { AppError, type ErrorCode } from '../../platform/errors.ts';
 import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
 import { renderMapSvg, type MapInput } from '../map/render.ts';
-import type { GeometryBudget } from './budget.ts';
+import { vertexCount, type GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
 import { clipToCoverage, type Coverage, type CoveredState } from './coverage.ts';
-import { searchArea } from './wkt.ts';
+import { countInside, type CrashPoints, type InsideCount } from './inside.ts';
+import { searchArea, type SearchArea } from './wkt.ts';
 
 export interface AreaTask {
   kind: 'area';
+  /** The area's WKT (normalised) and radius, hashed: the key of this thread's recent outlines. */
+  key: string;
   wkt: string;
   radius: number | null | undefined;
   budget: GeometryBudget;
   maxCells: number;
+}
+
+/** Counts the crashes of the area's cells that lie inside its exact covered outline. */
+export interface InsideTask extends Omit<AreaTask, 'kind' | 'maxCells'> {
+  kind: 'inside';
+  points: CrashPoints;
 }
 
 export interface MapTask {
@@ -39,11 +49,31 @@ type Refusal = { ok: false; code: ErrorCode; message: string; extensions: Record
 export type AreaTaskResult = { ok: true; area: ResolvedArea } | Refusal;
 /** `threadId` says which thread drew the map (0 would be the main thread). */
 export type MapTaskResult = { ok: true; svg: string; threadId: number } | Refusal;
+export type InsideTaskResult = { ok: true; inside: InsideCount } | Refusal;
 
-/** Parse and validate the WKT, check the budget, buffer, clip to coverage, pick the H3 cells. */
+type CoveredArea = { search: SearchArea; coverage: Coverage };
+const outlineVertices = ({ search, coverage }: CoveredArea) =>
+  [search.area, ...coverage.parts.map((p) => p.area)].reduce((n, f) => n + vertexCount(f.geometry), 1);
+
+/**
+ * This thread's recent covered areas, so the crash count of an area it has just resolved does not
+ * buffer and clip it again. Few, and bounded in vertices: a buffered outline can hold 200,000.
+ */
+const recent = new LRUCache<string, CoveredArea>({ max: 8, maxSize: 1_000_000, sizeCalculation: outlineVertices });
+
+/** Parse and validate the WKT, check the budget, buffer, clip to coverage. */
+function coveredArea(task: AreaTask | InsideTask) {
+  let area = recent.get(task.key);
+  if (!area) {
+    const search = searchArea(task.wkt, task.radius, task.budget);
+    recent.set(task.key, area = { search, coverage: clipToCoverage(search.area) });
+  }
+  return area;
+}
+
+/** The covered area, then its H3 cells. */
 function resolveArea(task: AreaTask): ResolvedArea {
-  const search = searchArea(task.wkt, task.radius, task.budget);
-  const coverage = clipToCoverage(search.area);
+  const { search, coverage } = coveredArea(task);
   const selection = coverage.parts.length ? selectCells(coverage.parts.map((p) => p.area), coverage.coveredKm2, task.maxCells) : null;
   return {
     search: { geometryType: search.geometry.type, radius: search.radius },
@@ -53,10 +83,11 @@ function resolveArea(task: AreaTask): ResolvedArea {
   };
 }
 
-/** Runs in a worker thread: an area task or a map task; a refusal (400, 422) is returned, not thrown. */
-function runTask(task: AreaTask | MapTask): AreaTaskResult | MapTaskResult {
+/** Runs in a worker thread: an area, inside or map task; a refusal (400, 422) is returned, not thrown. */
+function runTask(task: AreaTask | InsideTask | MapTask): AreaTaskResult | InsideTaskResult | MapTaskResult {
   try {
     if (task.kind === 'map') return { ok: true, svg: renderMapSvg(task.map, task.budget), threadId };
+    if (task.kind === 'inside') return { ok: true, inside: countInside(coveredArea(task).coverage.parts.map((p) => p.area), task.points, task.budget) };
     return { ok: true, area: resolveArea(task) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

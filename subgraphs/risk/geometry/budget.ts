@@ -15,10 +15,12 @@ export interface GeometryBudget {
   cells: number;
   /** Vertices the buffer works through: the buffered outline times how often its pieces overlap. */
   bufferedVertices: number;
+  /** Point-in-polygon edge tests of the area's crashes: per crash, the vertices of the polygons whose box holds it. */
+  pointTests: number;
 }
 export type BudgetLimit = keyof GeometryBudget;
 
-export const DEFAULT_BUDGET: GeometryBudget = { vertices: 5000, areaKm2: 5_000_000, cells: 10_000, bufferedVertices: 200_000 };
+export const DEFAULT_BUDGET: GeometryBudget = { vertices: 5000, areaKm2: 5_000_000, cells: 10_000, bufferedVertices: 200_000, pointTests: 50_000_000 };
 
 /** The arc steps per quarter circle the buffer uses, and the vertices one buffered segment gets. */
 export const BUFFER_STEPS = 8;

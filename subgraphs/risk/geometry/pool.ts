@@ -5,12 +5,18 @@ import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
 import type { MapInput } from '../map/render.ts';
-import type { AreaTask, AreaTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
+import type { AreaTask, AreaTaskResult, InsideTask, InsideTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
+import type { CrashPoints, InsideCount } from './inside.ts';
 
 export interface AreaPool {
   /** The resolved area, from the cache of recent areas or the workers. Shared with other requests: read only. */
   resolve(wkt: string, radius: number | null | undefined, maxCells: number): Promise<ResolvedArea>;
+  /**
+   * The crashes of `points` (the area's cells' crashes) inside the area's exact covered outline, in
+   * a worker (which keeps its recent outlines: the area was usually just resolved there).
+   */
+  countInside(wkt: string, radius: number | null | undefined, points: CrashPoints): Promise<InsideCount>;
   /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
   renderMap(map: MapInput): Promise<string>;
   /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
@@ -31,16 +37,17 @@ export const AREA_CACHE_BYTES = 16 * 1024 * 1024;
 const areaBytes = (area: ResolvedArea) => 1024 + area.cells.length * 64;
 
 /** WKT keywords are case-insensitive and spacing is free: such spellings of one area share an entry. */
-const areaKey = (wkt: string, radius: number | null | undefined, maxCells: number) =>
-  createHash('sha256').update(`${maxCells}|${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
+const outlineKey = (wkt: string, radius: number | null | undefined) =>
+  createHash('sha256').update(`${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
+const areaKey = (outline: string, maxCells: number) => `${maxCells}|${outline}`;
 
 /** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing), bounded by RISK_*. */
 export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
   const budget: GeometryBudget = {
     vertices: config.RISK_MAX_VERTICES, areaKm2: config.RISK_MAX_AREA_KM2,
-    cells: config.RISK_MAX_CELLS, bufferedVertices: config.RISK_MAX_BUFFERED_VERTICES,
+    cells: config.RISK_MAX_CELLS, bufferedVertices: config.RISK_MAX_BUFFERED_VERTICES, pointTests: config.RISK_MAX_POINT_TESTS,
   };
-  const pool = new WorkerPool<AreaTask | MapTask, AreaTaskResult | MapTaskResult>({
+  const pool = new WorkerPool<AreaTask | InsideTask | MapTask, AreaTaskResult | InsideTaskResult | MapTaskResult>({
     name: 'Risk Index geometry', filename: new URL('./area-task.ts', import.meta.url),
     threads: config.RISK_WORKERS, taskTimeoutMs: config.RISK_TASK_TIMEOUT_MS, maxQueue: config.RISK_QUEUE_MAX,
     maxHeapMb: config.RISK_WORKER_HEAP_MB, overLimit: tooComplex,
@@ -50,18 +57,24 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
   const cache = new LRUCache<string, ResolvedArea>({ max: AREA_CACHE_ENTRIES, maxSize: AREA_CACHE_BYTES, sizeCalculation: areaBytes });
   return {
     async resolve(wkt, radius, maxCells) {
-      const key = areaKey(wkt, radius, maxCells);
+      const outline = outlineKey(wkt, radius);
+      const key = areaKey(outline, maxCells);
       const cached = cache.get(key);
       if (cached) {
         stats.cacheHits += 1;
         return cached;
       }
-      const result = await pool.run({ kind: 'area', wkt, radius, budget, maxCells }) as AreaTaskResult;
+      const result = await pool.run({ kind: 'area', key: outline, wkt, radius, budget, maxCells }) as AreaTaskResult;
       stats.areas += 1;
       // Refusals are not kept: they are cheap (checked before the work) or bounded by the time limit.
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
       cache.set(key, result.area);
       return result.area;
+    },
+    async countInside(wkt, radius, points) {
+      const result = await pool.run({ kind: 'inside', key: outlineKey(wkt, radius), wkt, radius, budget, points }) as InsideTaskResult;
+      if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
+      return result.inside;
     },
     async renderMap(map) {
       const result = await pool.run({ kind: 'map', budget, map }) as MapTaskResult;

@@ -2,6 +2,7 @@ import { wktToGeoJSON } from '@terraformer/wkt';
 import { buffer, kinks, polygon as turfPolygon } from '@turf/turf';
 import type { Feature, Geometry, MultiPolygon, Polygon, Position } from 'geojson';
 import { badInput } from '../../platform/errors.ts';
+import { wktSyntaxProblem } from './wkt-syntax.ts';
 import { BUFFER_STEPS, checkBudget, DEFAULT_BUDGET, tooComplex, vertexCount, type GeometryBudget } from './budget.ts';
 
 /** Largest accepted buffer radius, in degrees (about 550 km of latitude). */
@@ -22,6 +23,8 @@ export interface SearchArea {
   /** The radius applied, in degrees; null when a polygon was used as given. */
   radius: number | null;
 }
+
+const quote = (found: string) => (found === 'end of input' ? found : `'${found}'`);
 
 function checkPosition(pos: Position, field: string) {
   if (pos.length < 2 || pos.some((v) => typeof v !== 'number' || !Number.isFinite(v))) {
@@ -56,8 +59,13 @@ export function parseWkt(wkt: string, field = 'geometry', maxVertices = DEFAULT_
     // Keywords are case-insensitive in WKT; the parser wants them upper case (numbers are unaffected).
     geometry = wktToGeoJSON(text.toUpperCase()) as Geometry;
   } catch (error) {
-    const detail = (error as Error).message.split('\n').slice(0, 1).join(' ').slice(0, 200);
-    throw badInput(`invalid WKT: ${detail}`, field);
+    const problem = wktSyntaxProblem(wkt);
+    if (problem) {
+      throw badInput(`invalid WKT at offset ${problem.offset}: expected ${problem.expected}, found ${quote(problem.found)} (near ${JSON.stringify(problem.near)})`,
+        field, { ...problem });
+    }
+    // The parser refused what the grammar walk takes: its own words, without a position.
+    throw badInput(`invalid WKT: ${(error as Error).message.split('\n').slice(0, 1).join(' ').slice(0, 200)}`, field);
   }
   if (!geometry || !SUPPORTED.includes(geometry.type)) {
     throw badInput(`unsupported geometry type ${geometry?.type ?? 'unknown'}: use POINT, LINESTRING, POLYGON or their MULTI forms`, field);

@@ -1,12 +1,16 @@
-import { indexFromRate, indexRate, referenceRate } from '../data/aggregate.ts';
 import { getHexagonAreaAvg } from 'h3-js';
-import { centroid } from '../geometry/cells.ts';
+import { MODEL_VERSION, riskModel, scoreArea, weightOf } from '../data/model.ts';
+import { cellColumn, centroid } from '../geometry/cells.ts';
+import type { CrashPoints } from '../geometry/inside.ts';
+import { areaPoolFor } from '../geometry/pool.ts';
 import type { CrashCell } from '../entities.ts';
-import type { AreaQuery } from './area.ts';
+import { cellArray, type AreaQuery } from './area.ts';
+import { readRows } from './read.ts';
 
 export const RISKIEST_CELLS = 10;
-export const RISK_METHOD = 'Fatal crashes and fatalities per km² per year (their mean is the rate r) over the H3 cells of the area, '
-  + 'mapped to 0-100 as 100*R/(R+1) with R = r / the median rate of the cells with a fatal crash at the resolution. '
+export const RISK_METHOD = 'The area\'s fatal crashes and fatalities (their mean is its weight w) inside its exact outline, per km² of it per year (the rate), '
+  + 'shrunk by empirical Bayes towards the covered states\' mean rate ((α + w) / (β + km²·years)) and mapped to 0-100 as 100*R/(R+1), '
+  + 'R = that rate / the reference rate (the median rate of the H3 resolution-7 cells with a fatal crash): the same at every cell resolution. '
   + 'Fatal crashes only (FARS), no traffic exposure (see docs/risk-index.md)';
 
 const BUCKETS = [0, 20, 40, 60, 80];
@@ -25,54 +29,86 @@ function cellsKm2(q: AreaQuery, cells: CrashCell[]): number {
   return known + (q.cells.length - cells.length) * mean;
 }
 
-/** The 0-100 road risk index of the area: area index, rates, cell statistics, distribution and riskiest cells. */
+/** The fatal crashes of the area's cells (longitude, latitude, fatalities), read as one JSON text. */
+async function cellCrashes(q: AreaQuery): Promise<CrashPoints> {
+  const [row] = await readRows<{ points: string }>(q.em,
+    `select coalesce(json_agg(json_build_array("longitude", "latitude", "fatalities")), '[]')::text as "points"
+     from "risk"."risk_crashes" where "severity" = 'fatal' and "${cellColumn(q.resolution!)}" = any(?::text[])`, [cellArray(q.cells)]);
+  return Float64Array.from((JSON.parse(row.points) as number[][]).flat());
+}
+
+/** The fatal crashes inside the area's exact covered outline: the cells' crashes, tested in the geometry workers. */
+async function crashesInside(q: AreaQuery) {
+  const points = await cellCrashes(q);
+  if (points.length === 0) return { crashes: 0, fatalities: 0 };
+  return areaPoolFor(q.em).countInside(q.request.wkt, q.request.radius, points);
+}
+
+/**
+ * The 0-100 road risk index of the area (its exact outline's crashes and area, docs/risk-index.md),
+ * and the cells' figures: per-cell indices, distribution and riskiest cells.
+ */
 export async function riskInfo(q: AreaQuery) {
   const cells = await q.crashCells();
   const touched = q.cells.length;
-  const sources = touched ? await q.sources() : null;
-  const years = sources?.crashes.firstYear != null ? sources.crashes.lastYear! - sources.crashes.firstYear + 1 : 1;
-  // Cells of the area with no crash have index 0.
-  const sumIndex = cells.reduce((s, c) => s + c.riskIndex, 0);
-  const distribution = BUCKETS.map((from) => ({
-    from, to: from + 20,
-    cells: cells.filter((c) => c.riskIndex >= from && (from === 80 ? c.riskIndex <= 100 : c.riskIndex < from + 20)).length,
-  }));
-  distribution[0].cells += touched - cells.length;
-  const fatal = cells.reduce((s, c) => s + c.fatal, 0);
-  const fatalities = cells.reduce((s, c) => s + c.fatalities, 0);
-  const km2 = cellsKm2(q, cells);
-  let index: number | null = null;
-  let reference: number | null = null;
-  if (touched && q.resolution !== null) {
-    reference = await referenceRate(q.em, q.resolution);
-    index = indexFromRate(indexRate(fatal, fatalities, km2, years), reference);
-  }
+  if (!touched || q.resolution === null) return outside();
+  const [model, inside] = await Promise.all([riskModel(q.em), crashesInside(q)]);
+  const emptyCell = scoreArea(model, 0, getHexagonAreaAvg(q.resolution, 'km2')).index;
+  const indices = [...cells.map((c) => c.riskIndex), ...new Array<number>(touched - cells.length).fill(emptyCell)];
+  const km2 = q.coverage.coveredKm2;
+  const score = scoreArea(model, weightOf(inside.crashes, inside.fatalities), km2);
+  const years = model.years;
+  const sources = await q.sources();
   const riskiest = [...cells].sort((a, b) => b.riskIndex - a.riskIndex || b.fatalities - a.fatalities).slice(0, RISKIEST_CELLS);
   return {
-    index,
-    meanCellIndex: touched ? round(sumIndex / touched) : null,
-    maxCellIndex: touched ? (cells.length ? Math.max(...cells.map((c) => c.riskIndex)) : 0) : null,
+    ...common,
+    index: score.index,
+    modelVersion: model.version,
+    areaKm2: round(km2, 3),
+    years, firstYear: model.firstYear, lastYear: model.lastYear,
+    fatalCrashes: inside.crashes,
+    fatalities: inside.fatalities,
+    fatalCrashesPerYear: round(inside.crashes / years, 2),
+    fatalitiesPerYear: round(inside.fatalities / years, 2),
+    fatalCrashesPerKm2Year: km2 > 0 ? sig(inside.crashes / km2 / years) : null,
+    fatalitiesPerKm2Year: km2 > 0 ? sig(inside.fatalities / km2 / years) : null,
+    rate: sig(score.rate),
+    smoothedRate: sig(score.smoothedRate),
+    credibility: round(score.credibility, 3),
+    priorRate: sig(model.meanRate),
+    referenceRate: sig(model.referenceRate),
+    meanCellIndex: round(indices.reduce((s, i) => s + i, 0) / touched),
+    maxCellIndex: Math.max(...indices),
     cellsWithCrashes: cells.length,
-    cellsKm2: round(km2, 3),
-    years: touched ? years : null,
-    fatalCrashes: fatal,
-    fatalities,
-    fatalCrashesPerYear: touched ? round(fatal / years, 2) : null,
-    fatalitiesPerYear: touched ? round(fatalities / years, 2) : null,
-    fatalCrashesPerKm2Year: touched && km2 > 0 ? sig(fatal / km2 / years) : null,
-    fatalitiesPerKm2Year: touched && km2 > 0 ? sig(fatalities / km2 / years) : null,
-    referenceRate: reference === null ? null : sig(reference),
-    distribution,
+    cellsKm2: round(cellsKm2(q, cells), 3),
+    emptyCellIndex: emptyCell,
+    distribution: BUCKETS.map((from) => ({
+      from, to: from + 20, cells: indices.filter((i) => i >= from && (from === 80 ? i <= 100 : i < from + 20)).length,
+    })),
     riskiestCells: riskiest.map((c) => ({
       cell: c.cell, resolution: c.resolution, riskIndex: c.riskIndex, ...centroid(c.cell),
       fatal: c.fatal, injury: c.injury, propertyDamageOnly: c.pdo, fatalities: c.fatalities, areaKm2: round(c.areaKm2, 4),
       fatalCrashesPerKm2Year: sig(c.fatalRate), fatalitiesPerKm2Year: sig(c.fatalityRate),
       weightedCrashesPerYear: null, exposureMvkt: null,
     })),
-    severityWeights: null,
-    exposure: 'none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km',
-    method: RISK_METHOD,
-    source: sources?.crashes.source ?? null,
-    sample: sources?.crashes.sample ?? false,
+    source: sources.crashes.source,
+    sample: sources.crashes.sample,
   };
 }
+
+const common = {
+  severityWeights: null,
+  exposure: 'none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km',
+  method: RISK_METHOD,
+};
+
+/** Nothing of the area is covered: no figures. */
+const outside = () => ({
+  ...common,
+  index: null, modelVersion: MODEL_VERSION, areaKm2: 0, years: null, firstYear: null, lastYear: null, fatalCrashes: 0, fatalities: 0,
+  fatalCrashesPerYear: null, fatalitiesPerYear: null, fatalCrashesPerKm2Year: null, fatalitiesPerKm2Year: null,
+  rate: null, smoothedRate: null, credibility: null, priorRate: null, referenceRate: null,
+  meanCellIndex: null, maxCellIndex: null, cellsWithCrashes: 0, cellsKm2: 0, emptyCellIndex: null,
+  distribution: BUCKETS.map((from) => ({ from, to: from + 20, cells: 0 })),
+  riskiestCells: [], source: null, sample: false,
+});
