@@ -2,6 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { AppError, type ErrorCode } from '../../platform/errors.ts';
 import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
+import { renderExport, type ExportInput } from '../export/render.ts';
 import { renderMapSvg, type MapInput } from '../map/render.ts';
 import type { GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
@@ -22,6 +23,11 @@ export interface MapTask {
   map: MapInput;
 }
 
+export interface ExportTask {
+  kind: 'export';
+  export: ExportInput;
+}
+
 /**
  * What the event loop needs of a resolved area: no geometry crosses back (the map is drawn in the
  * workers too), only the figures the report states and the cells.
@@ -39,6 +45,7 @@ type Refusal = { ok: false; code: ErrorCode; message: string; extensions: Record
 export type AreaTaskResult = { ok: true; area: ResolvedArea } | Refusal;
 /** `threadId` says which thread drew the map (0 would be the main thread). */
 export type MapTaskResult = { ok: true; svg: string; threadId: number } | Refusal;
+export type ExportTaskResult = { ok: true; text: string } | Refusal;
 
 /** Parse and validate the WKT, check the budget, buffer, clip to coverage, pick the H3 cells. */
 function resolveArea(task: AreaTask): ResolvedArea {
@@ -53,10 +60,11 @@ function resolveArea(task: AreaTask): ResolvedArea {
   };
 }
 
-/** Runs in a worker thread: an area task or a map task; a refusal (400, 422) is returned, not thrown. */
-function runTask(task: AreaTask | MapTask): AreaTaskResult | MapTaskResult {
+/** Runs in a worker thread: an area, map or export task; a refusal (400, 422) is returned, not thrown. */
+function runTask(task: AreaTask | MapTask | ExportTask): AreaTaskResult | MapTaskResult | ExportTaskResult {
   try {
     if (task.kind === 'map') return { ok: true, svg: renderMapSvg(task.map, task.budget), threadId };
+    if (task.kind === 'export') return { ok: true, text: renderExport(task.export) };
     return { ok: true, area: resolveArea(task) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

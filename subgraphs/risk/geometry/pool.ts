@@ -5,7 +5,8 @@ import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
 import type { MapInput } from '../map/render.ts';
-import type { AreaTask, AreaTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
+import type { ExportInput } from '../export/render.ts';
+import type { AreaTask, AreaTaskResult, ExportTask, ExportTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
 
 export interface AreaPool {
@@ -13,6 +14,8 @@ export interface AreaPool {
   resolve(wkt: string, radius: number | null | undefined, maxCells: number): Promise<ResolvedArea>;
   /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
   renderMap(map: MapInput): Promise<string>;
+  /** One export page's text (GeoJSON or CSV), written in a worker. */
+  renderExport(input: ExportInput): Promise<string>;
   /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
   stats(): { areas: number; maps: number; mapThreads: number[]; cacheHits: number; cachedAreas: number; cachedBytes: number };
   /** Empties the area cache (benchmarks measure cold answers with it). */
@@ -34,13 +37,13 @@ const areaBytes = (area: ResolvedArea) => 1024 + area.cells.length * 64;
 const areaKey = (wkt: string, radius: number | null | undefined, maxCells: number) =>
   createHash('sha256').update(`${maxCells}|${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
 
-/** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing), bounded by RISK_*. */
+/** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing; export pages), bounded by RISK_*. */
 export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
   const budget: GeometryBudget = {
     vertices: config.RISK_MAX_VERTICES, areaKm2: config.RISK_MAX_AREA_KM2,
     cells: config.RISK_MAX_CELLS, bufferedVertices: config.RISK_MAX_BUFFERED_VERTICES,
   };
-  const pool = new WorkerPool<AreaTask | MapTask, AreaTaskResult | MapTaskResult>({
+  const pool = new WorkerPool<AreaTask | MapTask | ExportTask, AreaTaskResult | MapTaskResult | ExportTaskResult>({
     name: 'Risk Index geometry', filename: new URL('./area-task.ts', import.meta.url),
     threads: config.RISK_WORKERS, taskTimeoutMs: config.RISK_TASK_TIMEOUT_MS, maxQueue: config.RISK_QUEUE_MAX,
     maxHeapMb: config.RISK_WORKER_HEAP_MB, overLimit: tooComplex,
@@ -69,6 +72,11 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
       stats.mapThreads.add(result.threadId);
       return result.svg;
+    },
+    async renderExport(input) {
+      const result = await pool.run({ kind: 'export', export: input }) as ExportTaskResult;
+      if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
+      return result.text;
     },
     stats: () => ({
       areas: stats.areas, maps: stats.maps, mapThreads: [...stats.mapThreads],

@@ -1,8 +1,8 @@
 import { indexFromRate, indexRate, referenceRate } from '../data/aggregate.ts';
 import { getHexagonAreaAvg } from 'h3-js';
-import { centroid } from '../geometry/cells.ts';
 import type { CrashCell } from '../entities.ts';
 import type { AreaQuery } from './area.ts';
+import { cellFigures, sig } from './cell-figures.ts';
 
 export const RISKIEST_CELLS = 10;
 export const RISK_METHOD = 'Fatal crashes and fatalities per km² per year (their mean is the rate r) over the H3 cells of the area, '
@@ -11,8 +11,6 @@ export const RISK_METHOD = 'Fatal crashes and fatalities per km² per year (thei
 
 const BUCKETS = [0, 20, 40, 60, 80];
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
-/** Rates are small numbers: four significant digits. */
-const sig = (v: number) => (v === 0 ? 0 : Number(v.toPrecision(4)));
 
 /**
  * Area of the cells touched, km²: exact (stored) for the cells with crashes, their mean for the others
@@ -63,12 +61,7 @@ export async function riskInfo(q: AreaQuery) {
     fatalitiesPerKm2Year: touched && km2 > 0 ? sig(fatalities / km2 / years) : null,
     referenceRate: reference === null ? null : sig(reference),
     distribution,
-    riskiestCells: riskiest.map((c) => ({
-      cell: c.cell, resolution: c.resolution, riskIndex: c.riskIndex, ...centroid(c.cell),
-      fatal: c.fatal, injury: c.injury, propertyDamageOnly: c.pdo, fatalities: c.fatalities, areaKm2: round(c.areaKm2, 4),
-      fatalCrashesPerKm2Year: sig(c.fatalRate), fatalitiesPerKm2Year: sig(c.fatalityRate),
-      weightedCrashesPerYear: null, exposureMvkt: null,
-    })),
+    riskiestCells: riskiest.map((c) => ({ ...cellFigures(c), weightedCrashesPerYear: null, exposureMvkt: null })),
     severityWeights: null,
     exposure: 'none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km',
     method: RISK_METHOD,
