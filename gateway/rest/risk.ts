@@ -151,7 +151,8 @@ function exportRoutes(): RestRoute[] {
     variables: (req) => ({
       ...variables(req, false), format: exportFormat(req).toUpperCase(), first: number(req, 'limit', true) ?? null, after: queryString(req, 'after') ?? null,
     }),
-    result: (d) => (d.riskIndex as { exportPage: { content: string } }).exportPage.content,
+    // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
+    result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),
     headers: (d) => {
       const page = (d.riskIndex as { exportPage: { mediaType: string; filename: string; nextUrl: string | null } }).exportPage;
       return {

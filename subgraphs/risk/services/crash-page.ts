@@ -49,6 +49,6 @@ export async function crashPage(q: AreaQuery, first: number, after: CrashKeys | 
      from (select ${SELECT}, row_number() over (order by ${ORDER}) as "n" from "risk"."risk_crashes"
        where "severity" = 'fatal' and "${cellColumn(q.resolution)}" = any(?::text[])${after ? ` and ${AFTER}` : ''}
        order by ${ORDER} limit ?) t`,
-    [first, first, cellArray(withCrashes), ...(after ?? []), first + 1]);
+    [first, first, cellArray(withCrashes), ...(after ? [...after.slice(0, 4), -after[4], after[5]] : []), first + 1]);
   return { rowsJson: row.rows, hasNextPage: row.fetched > first, endCursor: row.last ? encodeCursor(JSON.parse(row.last) as CrashKeys) : null };
 }
