@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../../subgraphs/platform/contract-rules.ts';
 import { badInput } from '../../subgraphs/platform/errors.ts';
+import { decodeRiskArea, encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
 import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
@@ -42,28 +43,47 @@ function number(req: RestRequest, name: string, integer = false): number | undef
   return value;
 }
 
-/** `geometry` (or its alias `wkt`), `radius` in degrees, `queryMethod`, and `limit` (or `first`) and `after` for FARS records. */
-function variables(req: RestRequest, withLimit: boolean) {
+/** The area: `geometry` (or its alias `wkt`), `radius` in degrees and `queryMethod`, or the `area` token of a next-page link. */
+function area(req: RestRequest) {
+  const token = queryString(req, 'area');
   const wkt = queryString(req, 'geometry') ?? queryString(req, 'wkt');
+  if (token !== undefined) {
+    if (wkt !== undefined) throw badInput('give the area as geometry or as an area token, not both', 'area');
+    const { wkt: tokenWkt, radius, queryMethod } = decodeRiskArea(token);
+    return { wkt: tokenWkt, radius: radius ?? null, queryMethod: queryMethod ?? null };
+  }
   if (wkt === undefined || wkt.trim() === '') throw badInput('query parameter geometry (WKT, longitude first) is required', 'geometry');
-  const vars: Record<string, unknown> = { wkt, radius: number(req, 'radius') ?? null, queryMethod: queryString(req, 'queryMethod') ?? null };
+  return { wkt, radius: number(req, 'radius') ?? null, queryMethod: queryString(req, 'queryMethod') ?? null };
+}
+
+/** The area, and `limit` (or `first`) and `after` for FARS records. */
+function variables(req: RestRequest, withLimit: boolean) {
+  const vars: Record<string, unknown> = area(req);
   if (withLimit) Object.assign(vars, { limit: number(req, 'limit', true) ?? 100, first: number(req, 'first', true) ?? null, after: queryString(req, 'after') ?? null });
   return vars;
 }
 
-/** RFC 8288 `Link: <...>; rel="next"` to the same path and query with `after` set (a reference relative to the request). */
+/**
+ * RFC 8288 `Link: <...>; rel="next"`: the same path and page size behind `after`, the area as its token
+ * (a state's outline repeated verbatim would make the header too long for common clients).
+ */
 const nextLink = (path: string, req: RestRequest, after: string) => {
-  const query = new URLSearchParams(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const query = new URLSearchParams({ area: encodeRiskArea(area(req)) });
+  for (const name of ['limit', 'first']) {
+    const value = queryString(req, name);
+    if (value !== undefined) query.set(name, value);
+  }
   query.set('after', after);
   return `<${path}?${query}>; rel="next"`;
 };
 const linkHeaderDoc = { description: 'RFC 8288 link to the next page (`rel="next"`), present while more rows follow', schema: { type: 'string' } };
 
-const queryDocs = (withLimit: boolean): Record<string, JsonSchema & { required?: boolean; description?: string }> => ({
-  geometry: { type: 'string', required: true, description: 'Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)', example: 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)' },
+const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSchema & { required?: boolean; description?: string }> => ({
+  geometry: { type: 'string', required: !paged, description: `Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)${paged ? '; required unless area is given' : ''}`, example: 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)' },
   wkt: { type: 'string', description: 'Alias of geometry' },
   radius: { type: 'number', minimum: 0, maximum: 5, description: 'Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).' },
   queryMethod: { type: 'string', enum: ['ContainsBuffer'], description: 'Data inside the buffered geometry (the only method)' },
+  ...(paged ? { area: { type: 'string', description: 'The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them' } } : {}),
   ...(withLimit ? {
     limit: { type: 'integer', minimum: 0, maximum: 1000, default: 100, description: 'FARS records of this page (larger areas: walk the pages with `after`)' },
     first: { type: 'integer', minimum: 0, maximum: 1000, description: 'The same as limit, which it takes the place of when given' },
@@ -168,7 +188,7 @@ function exportRoutes(): RestRoute[] {
         + `Pages of ${EXPORTS[data].rows}: while more follow, the Link header (rel="next") and the GeoJSON \`links\` give the next page's URL, `
         + 'so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.',
       query: {
-        ...queryDocs(false),
+        ...queryDocs(false, true),
         format: { type: 'string', enum: ['geojson', 'csv'], description: 'geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)' },
         limit: { type: 'integer', minimum: 1, maximum: RISK_EXPORT_PAGE[data].max, default: RISK_EXPORT_PAGE[data].default, description: `Rows of this page` },
         after: { type: 'string', description: 'Cursor of the previous page (the Link header rel="next" carries it)' },

@@ -21,17 +21,3 @@ export type RiskExportFormat = (typeof RISK_EXPORT_FORMATS)[number];
 /** Rows per export page: the default (every cell of any area fits one page; crashes in pages of 1,000) and the most asked. */
 export const RISK_EXPORT_PAGE = { cells: { default: 5000, max: 5000 }, crashes: { default: 1000, max: 5000 } } as const;
 
-/**
- * The REST URL (path and query, relative to the gateway) of one export page of an area; `after` and
- * `limit` continue a walk.
- */
-export function riskExportUrl(data: RiskExportData, format: RiskExportFormat, area: { wkt: string; radius?: number | null; queryMethod?: string | null },
-  page: { after?: string | null; limit?: number | null } = {}): string {
-  const query = new URLSearchParams({ geometry: area.wkt });
-  if (area.radius != null) query.set('radius', String(area.radius));
-  if (area.queryMethod) query.set('queryMethod', area.queryMethod);
-  query.set('format', format);
-  if (page.limit != null) query.set('limit', String(page.limit));
-  if (page.after) query.set('after', page.after);
-  return `${RISK_REST_PREFIX}/export/${data}?${query}`;
-}

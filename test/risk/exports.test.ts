@@ -4,6 +4,8 @@ import { parse } from 'csv-parse/sync';
 import type { FeatureCollection, Point, Polygon } from 'geojson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
+import { geojsonToWKT } from '@terraformer/wkt';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const BASE = '/riskIndex/v1';
@@ -11,6 +13,7 @@ const box = (w: number, s: number, e: number, n: number) => `POLYGON((${w} ${s},
 const CHICAGO = box(-87.95, 41.7, -87.68, 42.0);
 const LA_METRO = box(-118.95, 33.7, -117.65, 34.82);
 const LAS_VEGAS = 'POINT(-115.14 36.17)';
+const CALIFORNIA = geojsonToWKT(stateBoundaries()[0].feature.geometry);
 
 type Collection<G extends Polygon | Point> = FeatureCollection<G, Record<string, string | number | null>> & {
   numberMatched: number; numberReturned: number; links: { rel: string; href: string; type: string }[]; crs?: unknown;
@@ -150,6 +153,34 @@ describe('crash exports', () => {
     expect(rows).toEqual(fars.records.map((r: Record_) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, asCsv(v)]))));
   });
 
+  it('all of California walks through its next links: the area travels as a token, so every link stays short enough for common clients', async () => {
+    expect(new URLSearchParams({ geometry: CALIFORNIA }).toString().length).toBeGreaterThan(15_000);
+    const total = (await get('farsInfo', { geometry: CALIFORNIA, limit: 0 })).body.farsInfo.total as number;
+    expect(total).toBeGreaterThan(8000);
+    const cases = new Set<string>();
+    let next: string | null = url('export/crashes', { geometry: CALIFORNIA, format: 'csv', limit: 5000 });
+    let pages = 0;
+    while (next) {
+      const res = await t.request('GET', next);
+      expect(res.status).toBe(200);
+      for (const r of csvRows(res.body as string)) cases.add(`${r.YEAR}-${r.ST_CASE}`);
+      const link = res.headers.get('link');
+      if (link) expect(link.length).toBeLessThan(10 * 1024);
+      next = nextOf(link);
+      pages += 1;
+    }
+    expect(pages).toBe(2);
+    expect(cases.size).toBe(total);
+    // farsInfo's own Link carries the token too.
+    const fars = await get('farsInfo', { geometry: CALIFORNIA, limit: 1000 });
+    const farsNext = nextOf(fars.headers.get('link'))!;
+    expect(farsNext.length).toBeLessThan(10 * 1024);
+    expect(new URL(farsNext, t.url).searchParams.get('limit')).toBe('1000');
+    const second = await t.request('GET', farsNext);
+    expect(second.body.area).toEqual(fars.body.area);
+    expect(second.body.farsInfo.records[0]).not.toEqual(fars.body.farsInfo.records[0]);
+  });
+
   it('outside coverage: an empty FeatureCollection, a CSV with its header only', async () => {
     const geojson = await get('export/crashes', { geometry: LAS_VEGAS, radius: 0.1 });
     expect(geojson.status).toBe(200);
@@ -166,6 +197,8 @@ describe('crash exports', () => {
       ['export/crashes', { geometry: CHICAGO, after: 'not-a-cursor!' }, 'after'],
       ['export/cells', { geometry: CHICAGO, after: Buffer.from('[2015,1,1,1,1,"x"]').toString('base64url') }, 'after'],
       ['farsInfo', { geometry: CHICAGO, limit: 1001 }, 'limit'],
+      ['farsInfo', { area: 'bm90LWRlZmxhdGVk' }, 'area'],
+      ['export/cells', { area: 'q1YKCPIP8fd3UdJRMjIwUNAw0DE0MdRUitWJBgA', geometry: CHICAGO }, 'area'],
       ['farsInfo', { geometry: CHICAGO, after: Buffer.from('["872664500ffffff"]').toString('base64url') }, 'after'],
     ] as const) {
       const res = await get(path, params);
