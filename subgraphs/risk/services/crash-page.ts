@@ -40,7 +40,7 @@ const EMPTY: CrashPage = { rowsJson: '[]', hasNextPage: false, endCursor: null }
 export async function crashPage(q: AreaQuery, first: number, after: CrashKeys | null): Promise<CrashPage> {
   if (q.resolution === null || !q.cells.length) return EMPTY;
   // Only the cells holding a fatal crash are named: a shorter list is planned in a third of the time.
-  const withCrashes = (await q.crashCells()).filter((c) => c.fatal > 0).map((c) => c.cell);
+  const withCrashes = (await q.figureCells()).filter((c) => c.fatal > 0).map((c) => c.cell);
   if (!withCrashes.length) return EMPTY;
   const [row] = await readRows<{ rows: string; last: string | null; fetched: number }>(q.em,
     `select coalesce(json_agg(t order by t."n") filter (where t."n" <= ?), '[]')::text as "rows",

@@ -35,7 +35,7 @@ async function cellsPage(q: AreaQuery, first: number, after: string | null) {
   const sorted = [...q.cells].sort();
   const start = after === null ? 0 : sorted.findIndex((c) => c > after);
   const cells = start < 0 ? [] : sorted.slice(start, start + first);
-  const rows = new Map((await q.crashCells()).map((r) => [r.cell, r]));
+  const rows = new Map((await q.figureCells()).map((r) => [r.cell, r]));
   const hasNextPage = start >= 0 && start + first < sorted.length;
   return {
     input: { cells: cells.map((cell) => ({ cell, row: rows.get(cell) ?? null })) },
@@ -46,7 +46,7 @@ async function cellsPage(q: AreaQuery, first: number, after: string | null) {
 
 async function crashesPage(q: AreaQuery, first: number, after: string | null | undefined) {
   const page = await crashPage(q, first, decodeCrashCursor(after));
-  const total = (await q.crashCells()).reduce((s, c) => s + c.fatal, 0);
+  const total = (await q.figureCells()).reduce((s, c) => s + c.fatal, 0);
   return { input: { rowsJson: page.rowsJson }, total, hasNextPage: page.hasNextPage, endCursor: page.endCursor };
 }
 

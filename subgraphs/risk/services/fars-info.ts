@@ -21,7 +21,7 @@ export async function farsInfo(q: AreaQuery, { limit, first, after }: FarsInfoAr
   if (!q.cells.length || q.resolution === null) {
     return { total: 0, fatalities: 0, returned: 0, records: [], pageInfo: { hasNextPage: false, endCursor: null }, source: null, sample: false };
   }
-  const cells = await q.crashCells();
+  const cells = await q.figureCells();
   const total = cells.reduce((s, c) => s + c.fatal, 0);
   const fatalities = cells.reduce((s, c) => s + c.fatalities, 0);
   const page = await crashPage(q, size, cursor);
