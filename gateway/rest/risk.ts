@@ -43,9 +43,9 @@ function number(req: RestRequest, name: string, integer = false): number | undef
   return value;
 }
 
-/** The area: `geometry` (or its alias `wkt`), `radius` in degrees and `queryMethod`, or the `area` token of a next-page link. */
-function area(req: RestRequest) {
-  const token = queryString(req, 'area');
+/** The area: `geometry` (or its alias `wkt`), `radius` in degrees and `queryMethod`, or (paged paths) the `area` token of a next-page link. */
+function area(req: RestRequest, paged: boolean) {
+  const token = paged ? queryString(req, 'area') : undefined;
   const wkt = queryString(req, 'geometry') ?? queryString(req, 'wkt');
   if (token !== undefined) {
     if (wkt !== undefined) throw badInput('give the area as geometry or as an area token, not both', 'area');
@@ -57,8 +57,8 @@ function area(req: RestRequest) {
 }
 
 /** The area, and `limit` (or `first`) and `after` for FARS records. */
-function variables(req: RestRequest, withLimit: boolean) {
-  const vars: Record<string, unknown> = area(req);
+function variables(req: RestRequest, withLimit: boolean, paged = withLimit) {
+  const vars: Record<string, unknown> = area(req, paged);
   if (withLimit) Object.assign(vars, { limit: number(req, 'limit', true) ?? 100, first: number(req, 'first', true) ?? null, after: queryString(req, 'after') ?? null });
   return vars;
 }
@@ -68,7 +68,7 @@ function variables(req: RestRequest, withLimit: boolean) {
  * (a state's outline repeated verbatim would make the header too long for common clients).
  */
 const nextLink = (path: string, req: RestRequest, after: string) => {
-  const query = new URLSearchParams({ area: encodeRiskArea(area(req)) });
+  const query = new URLSearchParams({ area: encodeRiskArea(area(req, true)) });
   for (const name of ['limit', 'first']) {
     const value = queryString(req, name);
     if (value !== undefined) query.set(name, value);
@@ -169,7 +169,7 @@ function exportRoutes(): RestRoute[] {
     operation: `query RiskIndexExport${data[0].toUpperCase()}${data.slice(1)}($wkt: WKT!, $radius: Float, $queryMethod: String, $format: RiskExportFormat!, $first: Int, $after: String) { `
       + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { exportPage(data: ${data.toUpperCase()}, format: $format, first: $first, after: $after) { mediaType filename content nextUrl } } }`,
     variables: (req) => ({
-      ...variables(req, false), format: exportFormat(req).toUpperCase(), first: number(req, 'limit', true) ?? null, after: queryString(req, 'after') ?? null,
+      ...variables(req, false, true), format: exportFormat(req).toUpperCase(), first: number(req, 'limit', true) ?? null, after: queryString(req, 'after') ?? null,
     }),
     // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
     result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),

@@ -3,6 +3,7 @@ import { booleanClockwise } from '@turf/turf';
 import { parse } from 'csv-parse/sync';
 import type { FeatureCollection, Point, Polygon } from 'geojson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
 import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
 import { geojsonToWKT } from '@terraformer/wkt';
@@ -198,6 +199,8 @@ describe('crash exports', () => {
       ['export/cells', { geometry: CHICAGO, after: Buffer.from('[2015,1,1,1,1,"x"]').toString('base64url') }, 'after'],
       ['farsInfo', { geometry: CHICAGO, limit: 1001 }, 'limit'],
       ['farsInfo', { area: 'bm90LWRlZmxhdGVk' }, 'area'],
+      // Only the paged paths take the token; the others want the geometry.
+      ['riskInfo', { area: encodeRiskArea({ wkt: CHICAGO }) }, 'geometry'],
       ['export/cells', { area: 'q1YKCPIP8fd3UdJRMjIwUNAw0DE0MdRUitWJBgA', geometry: CHICAGO }, 'area'],
       ['farsInfo', { geometry: CHICAGO, after: Buffer.from('["872664500ffffff"]').toString('base64url') }, 'after'],
     ] as const) {
