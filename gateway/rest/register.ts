@@ -73,7 +73,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           if (error instanceof GraphQLError) return sendProblem(reply, problemFromErrors([toFormatted(error)]));
           throw error;
         }
-        if (route.headers) reply.headers(route.headers(result.data ?? {}));
+        if (route.headers) reply.headers(route.headers(result.data ?? {}, req));
         reply.code(route.status ?? 200);
         return route.status === 204 ? reply.send() : reply.send(body);
       },

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../../subgraphs/platform/contract-rules.ts';
 import { badInput } from '../../subgraphs/platform/errors.ts';
+import { decodeRiskArea, encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
 import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
-export const RISK_PREFIX = '/riskIndex/v1';
+export const RISK_PREFIX = RISK_REST_PREFIX;
 
 const AREA = 'area { geometryType radius queryMethod areaKm2 coveredKm2 coveredFraction coverage outsideCoverage message states resolution cellsTouched dataStatus }';
 const DATA_SETS = {
@@ -14,8 +16,8 @@ const DATA_SETS = {
     + 'severityWeights { fatal injury propertyDamageOnly } exposure method source sample }',
   accidentSummary: 'accidentSummary { total fatal injury propertyDamageOnly fatalities byYear { year fatal injury propertyDamageOnly total fatalities } byMonth { month name crashes } '
     + 'byHourOfWeek { hourOfWeek dayOfWeek hour crashes } byWeather { code name crashes } byLight { code name crashes } byRoadClass { code name crashes } source sample }',
-  farsInfo: 'farsInfo(limit: $limit) { total fatalities returned records { ST_CASE STATE YEAR MONTH DAY HOUR MINUTE localDateTime LATITUDE LONGITUD FATALS PERSONS VE_TOTAL PEDS DRUNK_DR '
-    + 'COUNTY CITY WEATHER WEATHERNAME LGT_COND LGT_CONDNAME FUNC_SYS FUNC_SYSNAME RUR_URB RUR_URBNAME source } source sample }',
+  farsInfo: 'farsInfo(limit: $limit, first: $first, after: $after) { total fatalities returned records { ST_CASE STATE YEAR MONTH DAY HOUR MINUTE localDateTime LATITUDE LONGITUD FATALS PERSONS VE_TOTAL PEDS DRUNK_DR '
+    + 'COUNTY CITY WEATHER WEATHERNAME LGT_COND LGT_CONDNAME FUNC_SYS FUNC_SYSNAME RUR_URB RUR_URBNAME source } pageInfo { hasNextPage endCursor } source sample }',
   realtimeTraffic: 'realtimeTraffic { source asOf freshWithinMinutes hourOfWeek sensors meanSpeedKph meanVolumeVph observations { sensorId observedAt latitude longitude speedKph volumeVph } message sample }',
   historicalTraffic: 'historicalTraffic { sensors profile { hourOfWeek dayOfWeek hour meanVolumeVph meanSpeedKph } sample }',
 } as const;
@@ -24,11 +26,13 @@ type DataSet = keyof typeof DATA_SETS;
 /** The in-flight bound (gateway/in-flight.ts), on every Risk Index path. */
 const BUSY = 'SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After';
 
+const TOO_COMPLEX = 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got`';
+
 const operationName = (name: string) => `RiskIndex${name[0].toUpperCase()}${name.slice(1)}`;
 
 function document(name: string, sets: DataSet[]) {
   const withLimit = sets.includes('farsInfo');
-  return `query ${operationName(name)}($wkt: WKT!, $radius: Float, $queryMethod: String${withLimit ? ', $limit: Int' : ''}) { `
+  return `query ${operationName(name)}($wkt: WKT!, $radius: Float, $queryMethod: String${withLimit ? ', $limit: Int, $first: Int, $after: String' : ''}) { `
     + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { ${AREA} ${sets.map((s) => DATA_SETS[s]).join(' ')} } }`;
 }
 
@@ -40,21 +44,52 @@ function number(req: RestRequest, name: string, integer = false): number | undef
   return value;
 }
 
-/** `geometry` (or its alias `wkt`), `radius` in degrees, `queryMethod`, and `limit` for FARS records. */
-function variables(req: RestRequest, withLimit: boolean) {
+/** The area: `geometry` (or its alias `wkt`), `radius` in degrees and `queryMethod`, or (paged paths) the `area` token of a next-page link. */
+function area(req: RestRequest, paged: boolean) {
+  const token = paged ? queryString(req, 'area') : undefined;
   const wkt = queryString(req, 'geometry') ?? queryString(req, 'wkt');
+  if (token !== undefined) {
+    if (wkt !== undefined) throw badInput('give the area as geometry or as an area token, not both', 'area');
+    const { wkt: tokenWkt, radius, queryMethod } = decodeRiskArea(token);
+    return { wkt: tokenWkt, radius: radius ?? null, queryMethod: queryMethod ?? null };
+  }
   if (wkt === undefined || wkt.trim() === '') throw badInput('query parameter geometry (WKT, longitude first) is required', 'geometry');
-  const vars: Record<string, unknown> = { wkt, radius: number(req, 'radius') ?? null, queryMethod: queryString(req, 'queryMethod') ?? null };
-  if (withLimit) vars.limit = number(req, 'limit', true) ?? 100;
+  return { wkt, radius: number(req, 'radius') ?? null, queryMethod: queryString(req, 'queryMethod') ?? null };
+}
+
+/** The area, and `limit` (or `first`) and `after` for FARS records. */
+function variables(req: RestRequest, withLimit: boolean, paged = withLimit) {
+  const vars: Record<string, unknown> = area(req, paged);
+  if (withLimit) Object.assign(vars, { limit: number(req, 'limit', true) ?? 100, first: number(req, 'first', true) ?? null, after: queryString(req, 'after') ?? null });
   return vars;
 }
 
-const queryDocs = (withLimit: boolean): Record<string, JsonSchema & { required?: boolean; description?: string }> => ({
-  geometry: { type: 'string', required: true, description: 'Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)', example: 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)' },
+/**
+ * RFC 8288 `Link: <...>; rel="next"`: the same path and page size behind `after`, the area as its token
+ * (a state's outline repeated verbatim would make the header too long for common clients).
+ */
+const nextLink = (path: string, req: RestRequest, after: string) => {
+  const query = new URLSearchParams({ area: encodeRiskArea(area(req, true)) });
+  for (const name of ['limit', 'first']) {
+    const value = queryString(req, name);
+    if (value !== undefined) query.set(name, value);
+  }
+  query.set('after', after);
+  return `<${path}?${query}>; rel="next"`;
+};
+const linkHeaderDoc = { description: 'RFC 8288 link to the next page (`rel="next"`), present while more rows follow', schema: { type: 'string' } };
+
+const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSchema & { required?: boolean; description?: string }> => ({
+  geometry: { type: 'string', required: !paged, description: `Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)${paged ? '; required unless area is given' : ''}`, example: 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)' },
   wkt: { type: 'string', description: 'Alias of geometry' },
   radius: { type: 'number', minimum: 0, maximum: 5, description: 'Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).' },
   queryMethod: { type: 'string', enum: ['ContainsBuffer'], description: 'Data inside the buffered geometry (the only method)' },
-  ...(withLimit ? { limit: { type: 'integer', minimum: 0, maximum: 1000, default: 100, description: 'Most FARS records returned' } } : {}),
+  ...(paged ? { area: { type: 'string', description: 'The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them' } } : {}),
+  ...(withLimit ? {
+    limit: { type: 'integer', minimum: 0, maximum: 1000, default: 100, description: 'FARS records of this page (larger areas: walk the pages with `after`)' },
+    first: { type: 'integer', minimum: 0, maximum: 1000, description: 'The same as limit, which it takes the place of when given' },
+    after: { type: 'string', description: '`farsInfo.pageInfo.endCursor` of the previous page (the Link header rel="next" carries it)' },
+  } : {}),
 });
 
 const areaSchema = {
@@ -124,6 +159,76 @@ const mapRoute: RestRoute = {
   },
 };
 
+/** `format`, else the Accept header: CSV when it names text/csv before application/geo+json; GeoJSON otherwise. */
+function exportFormat(req: RestRequest): RiskExportFormat {
+  const format = queryString(req, 'format')?.trim().toLowerCase();
+  if (format === 'geojson' || format === 'csv') return format;
+  if (format) throw badInput(`format must be geojson or csv; got ${JSON.stringify(format)}`, 'format');
+  const accept = String(req.headers.accept ?? '').toLowerCase();
+  const csv = accept.indexOf('text/csv'), geojson = accept.indexOf('application/geo+json');
+  return csv >= 0 && (geojson < 0 || csv < geojson) ? 'csv' : 'geojson';
+}
+
+const EXPORTS = {
+  cells: {
+    summary: 'Every H3 cell of the area as GeoJSON polygons or CSV: counts, rates, index, resolution',
+    rows: 'cells (in H3 index order)',
+    holds: 'one row per H3 cell of the area at `area.resolution` (cells without crashes included, zeros): `cell` (H3 index), `resolution`, `riskIndex`, '
+      + 'centroid `latitude`/`longitude`, `fatal`, `injury`, `propertyDamageOnly`, `fatalities`, `areaKm2`, `fatalCrashesPerKm2Year`, `fatalitiesPerKm2Year`; '
+      + 'GeoJSON: a Polygon per cell; CSV: the polygon as WKT in `wkt`',
+  },
+  crashes: {
+    summary: 'The fatal crashes of the area as GeoJSON points or CSV: every FARS field kept, codes decoded',
+    rows: 'crashes (most recent first)',
+    holds: 'one row per fatal crash with every field of its FARS record as farsInfo gives it (ST_CASE ... RUR_URBNAME, source); GeoJSON: a Point [LONGITUD, LATITUDE]',
+  },
+} as const;
+
+/** `GET /riskIndex/v1/export/{cells,crashes}`: one page of the report's `exportPage`, sent as a GeoJSON or CSV file. */
+function exportRoutes(): RestRoute[] {
+  return RISK_EXPORT_DATA.map((data): RestRoute => ({
+    method: 'GET', path: `${RISK_PREFIX}/export/${data}`, operationId: `export${data[0].toUpperCase()}${data.slice(1)}`, summary: EXPORTS[data].summary,
+    tag: 'Risk Index', scope: null,
+    operation: `query RiskIndexExport${data[0].toUpperCase()}${data.slice(1)}($wkt: WKT!, $radius: Float, $queryMethod: String, $format: RiskExportFormat!, $first: Int, $after: String) { `
+      + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { exportPage(data: ${data.toUpperCase()}, format: $format, first: $first, after: $after) { mediaType filename content nextUrl } } }`,
+    variables: (req) => ({
+      ...variables(req, false, true), format: exportFormat(req).toUpperCase(), first: number(req, 'limit', true) ?? null, after: queryString(req, 'after') ?? null,
+    }),
+    // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
+    result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),
+    headers: (d) => {
+      const page = (d.riskIndex as { exportPage: { mediaType: string; filename: string; nextUrl: string | null } }).exportPage;
+      return {
+        'content-type': page.mediaType, 'content-disposition': `attachment; filename="${page.filename}"`,
+        ...(page.nextUrl ? { link: `<${page.nextUrl}>; rel="next"` } : {}),
+      };
+    },
+    docs: {
+      description: `No authentication; the same area parameters, validation and limits as the other Risk Index paths. ${EXPORTS[data].holds}. `
+        + 'GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members '
+        + '`numberMatched` (rows over every page), `numberReturned` and `links` (`rel: next`); CSV per RFC 4180 (UTF-8, a header row, CRLF, '
+        + 'numbers unlocalised, empty for null). '
+        + `Pages of ${EXPORTS[data].rows}: while more follow, the Link header (rel="next") and the GeoJSON \`links\` give the next page's URL, `
+        + 'so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.',
+      query: {
+        ...queryDocs(false, true),
+        format: { type: 'string', enum: ['geojson', 'csv'], description: 'geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)' },
+        limit: { type: 'integer', minimum: 1, maximum: RISK_EXPORT_PAGE[data].max, default: RISK_EXPORT_PAGE[data].default, description: `Rows of this page` },
+        after: { type: 'string', description: 'Cursor of the previous page (the Link header rel="next" carries it)' },
+      },
+      responseContent: {
+        'application/geo+json': { type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'], properties: { type: { const: 'FeatureCollection' }, numberMatched: { type: 'integer' }, numberReturned: { type: 'integer' }, links: { type: 'array' }, features: { type: 'array' } } },
+        'text/csv': { type: 'string', description: 'RFC 4180 CSV with a header row' },
+      },
+      responseHeaders: {
+        Link: linkHeaderDoc,
+        'Content-Disposition': { description: `attachment; filename="risk-index-${data}.geojson" (or .csv)`, schema: { type: 'string' } },
+      },
+      problems: { 422: TOO_COMPLEX, 503: BUSY },
+    },
+  }));
+}
+
 /** The Risk Index GET paths: public, each running `riskIndex` with only its data sets selected, and the map. */
 export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }): RestRoute => {
   const withLimit = sets.includes('farsInfo');
@@ -132,14 +237,21 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
     operation: document(name, sets),
     variables: (req) => variables(req, withLimit),
     result: (d) => d.riskIndex,
+    ...(withLimit ? {
+      headers: (d: Record<string, unknown>, req: RestRequest): Record<string, string> => {
+        const { pageInfo } = (d.riskIndex as { farsInfo: { pageInfo: { hasNextPage: boolean; endCursor: string | null } } }).farsInfo;
+        return pageInfo.hasNextPage && pageInfo.endCursor ? { link: nextLink(`${RISK_PREFIX}/${name}`, req, pageInfo.endCursor) } : {};
+      },
+    } : {}),
     docs: {
       description: 'No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). '
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
-      problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, timeMs, heapMb) with `max` and `got`', 503: BUSY },
+      problems: { 422: TOO_COMPLEX, 503: BUSY },
+      ...(withLimit ? { responseHeaders: { Link: linkHeaderDoc } } : {}),
       response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, s === 'riskInfo' ? riskInfoSchema : { type: 'object' }])) }, required: ['area', ...sets] },
       // A real answer for an area outside coverage (lists shortened to two entries).
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },
   };
-}), mapRoute];
+}), mapRoute, ...exportRoutes()];

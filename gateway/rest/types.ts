@@ -42,8 +42,8 @@ export interface RestRoute {
   rawBody?: boolean;
   /** Success status; 204 sends no body. */
   status?: number;
-  /** Extra headers on success (e.g. content type of a file). */
-  headers?: (data: Record<string, unknown>) => Record<string, string>;
+  /** Extra headers on success (e.g. content type of a file, the next page's link). */
+  headers?: (data: Record<string, unknown>, req: RestRequest) => Record<string, string>;
   /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
   securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */
@@ -61,6 +61,10 @@ export interface RestRoute {
     responseContentType?: string;
     /** The success body is stored bytes in one of these media types (e.g. a retrieved file): each documented as a binary string. */
     responseContentTypes?: readonly string[];
+    /** The success body in one of several media types, each with its schema (e.g. an export as GeoJSON or CSV). */
+    responseContent?: Record<string, JsonSchema>;
+    /** Headers of the success response, by name. */
+    responseHeaders?: Record<string, { description: string; schema: JsonSchema }>;
     /** Problem responses beyond the ones every route documents, e.g. `{ 422: 'Data missing for a score' }`. */
     problems?: Record<number, string>;
   };

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { AppError, type ErrorCode } from '../../platform/errors.ts';
 import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
+import { renderExport, type ExportInput } from '../export/render.ts';
 import { renderMapSvg, type MapInput } from '../map/render.ts';
 import { vertexCount, type GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
@@ -32,6 +33,11 @@ export interface MapTask {
   map: MapInput;
 }
 
+export interface ExportTask {
+  kind: 'export';
+  export: ExportInput;
+}
+
 /**
  * What the event loop needs of a resolved area: no geometry crosses back (the map is drawn in the
  * workers too), only the figures the report states and the cells.
@@ -50,6 +56,7 @@ export type AreaTaskResult = { ok: true; area: ResolvedArea } | Refusal;
 /** `threadId` says which thread drew the map (0 would be the main thread). */
 export type MapTaskResult = { ok: true; svg: string; threadId: number } | Refusal;
 export type InsideTaskResult = { ok: true; inside: InsideCount } | Refusal;
+export type ExportTaskResult = { ok: true; text: string } | Refusal;
 
 type CoveredArea = { search: SearchArea; coverage: Coverage };
 const outlineVertices = ({ search, coverage }: CoveredArea) =>
@@ -83,11 +90,12 @@ function resolveArea(task: AreaTask): ResolvedArea {
   };
 }
 
-/** Runs in a worker thread: an area, inside or map task; a refusal (400, 422) is returned, not thrown. */
-function runTask(task: AreaTask | InsideTask | MapTask): AreaTaskResult | InsideTaskResult | MapTaskResult {
+/** Runs in a worker thread: an area, inside, map or export task; a refusal (400, 422) is returned, not thrown. */
+function runTask(task: AreaTask | InsideTask | MapTask | ExportTask): AreaTaskResult | InsideTaskResult | MapTaskResult | ExportTaskResult {
   try {
     if (task.kind === 'map') return { ok: true, svg: renderMapSvg(task.map, task.budget), threadId };
     if (task.kind === 'inside') return { ok: true, inside: countInside(coveredArea(task).coverage.parts.map((p) => p.area), task.points, task.budget) };
+    if (task.kind === 'export') return { ok: true, text: renderExport(task.export) };
     return { ok: true, area: resolveArea(task) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

@@ -5,7 +5,8 @@ import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
 import type { MapInput } from '../map/render.ts';
-import type { AreaTask, AreaTaskResult, InsideTask, InsideTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
+import type { ExportInput } from '../export/render.ts';
+import type { AreaTask, AreaTaskResult, ExportTask, ExportTaskResult, InsideTask, InsideTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
 import type { CrashPoints, InsideCount } from './inside.ts';
 
@@ -19,6 +20,8 @@ export interface AreaPool {
   countInside(wkt: string, radius: number | null | undefined, points: CrashPoints): Promise<InsideCount>;
   /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
   renderMap(map: MapInput): Promise<string>;
+  /** One export page's text (GeoJSON or CSV), written in a worker. */
+  renderExport(input: ExportInput): Promise<string>;
   /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
   stats(): { areas: number; maps: number; mapThreads: number[]; cacheHits: number; cachedAreas: number; cachedBytes: number };
   /** Empties the area cache (benchmarks measure cold answers with it). */
@@ -41,13 +44,13 @@ const outlineKey = (wkt: string, radius: number | null | undefined) =>
   createHash('sha256').update(`${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
 const areaKey = (outline: string, maxCells: number) => `${maxCells}|${outline}`;
 
-/** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing), bounded by RISK_*. */
+/** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing; export pages), bounded by RISK_*. */
 export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
   const budget: GeometryBudget = {
     vertices: config.RISK_MAX_VERTICES, areaKm2: config.RISK_MAX_AREA_KM2,
     cells: config.RISK_MAX_CELLS, bufferedVertices: config.RISK_MAX_BUFFERED_VERTICES, pointTests: config.RISK_MAX_POINT_TESTS,
   };
-  const pool = new WorkerPool<AreaTask | InsideTask | MapTask, AreaTaskResult | InsideTaskResult | MapTaskResult>({
+  const pool = new WorkerPool<AreaTask | InsideTask | MapTask | ExportTask, AreaTaskResult | InsideTaskResult | MapTaskResult | ExportTaskResult>({
     name: 'Risk Index geometry', filename: new URL('./area-task.ts', import.meta.url),
     threads: config.RISK_WORKERS, taskTimeoutMs: config.RISK_TASK_TIMEOUT_MS, maxQueue: config.RISK_QUEUE_MAX,
     maxHeapMb: config.RISK_WORKER_HEAP_MB, overLimit: tooComplex,
@@ -82,6 +85,11 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
       stats.mapThreads.add(result.threadId);
       return result.svg;
+    },
+    async renderExport(input) {
+      const result = await pool.run({ kind: 'export', export: input }) as ExportTaskResult;
+      if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
+      return result.text;
     },
     stats: () => ({
       areas: stats.areas, maps: stats.maps, mapThreads: [...stats.mapThreads],

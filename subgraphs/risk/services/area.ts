@@ -6,6 +6,7 @@ import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
 import { MAX_CELLS } from '../geometry/cells.ts';
 import type { ResolvedArea } from '../geometry/area-task.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
+import type { CellFigureRow } from './cell-figures.ts';
 import { readRows } from './read.ts';
 
 export const QUERY_METHODS = ['ContainsBuffer'] as const;
@@ -25,6 +26,8 @@ export interface AreaQuery {
   /** Memoised loads shared by the data sets of one report. */
   /** The area's crash cells: counts, rates, index and breakdowns, loaded once for every data set of the report. */
   crashCells(): Promise<CrashCell[]>;
+  /** The same cells' counts, rates and index without the breakdowns (what the exports need), or crashCells' when already loaded. */
+  figureCells(): Promise<CellFigureRow[]>;
   trafficCells(): Promise<TrafficCell[]>;
   /** What the stored data are (real or sample, source, years). */
   sources(): Promise<DataSources>;
@@ -45,6 +48,7 @@ const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => 
 export const selectList = (columns: string[]) => columns.map((c) => `"${c}" as "${camel(c)}"`).join(', ');
 const CRASH_CELL_SELECT = selectList(CRASH_CELL_COLUMNS);
 const TRAFFIC_CELL_SELECT = selectList(TRAFFIC_CELL_COLUMNS);
+const FIGURE_CELL_SELECT = selectList(['resolution', 'cell', 'fatal', 'injury', 'pdo', 'fatalities', 'area_km2', 'fatal_rate', 'fatality_rate', 'risk_index']);
 const H3_INDEX = /^[0-9a-f]{15}$/;
 
 /** A set of H3 cells as one text[] parameter (`= any(?::text[])`), rather than thousands of IN parameters. */
@@ -74,10 +78,16 @@ export async function resolveArea(em: EntityManager, wkt: string, radius?: numbe
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
   const { search, coverage, resolution, cells } = await areaPoolFor(em).resolve(wkt, radius, maxCells);
+  let loaded = false;
+  const crashCells = memo(async () => {
+    loaded = true;
+    return cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_SELECT, resolution!, cells) : [];
+  });
   return {
     em, request: { wkt, radius }, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
-    crashCells: memo(async () => (cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_SELECT, resolution!, cells) : [])),
+    crashCells,
+    figureCells: memo(async () => (loaded ? crashCells() : cells.length ? cellRows<CellFigureRow>(em, 'risk_crash_cells', FIGURE_CELL_SELECT, resolution!, cells) : [])),
     trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_SELECT, resolution!, cells) : [])),
     sources: memo(() => dataSources(em)),
   };

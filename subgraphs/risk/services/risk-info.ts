@@ -1,10 +1,11 @@
 import { getHexagonAreaAvg } from 'h3-js';
 import { MODEL_VERSION, riskModel, scoreArea, weightOf } from '../data/model.ts';
-import { cellColumn, centroid } from '../geometry/cells.ts';
+import { cellColumn } from '../geometry/cells.ts';
 import type { CrashPoints } from '../geometry/inside.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
 import type { CrashCell } from '../entities.ts';
 import { cellArray, type AreaQuery } from './area.ts';
+import { cellFigures, sig } from './cell-figures.ts';
 import { readRows } from './read.ts';
 
 export const RISKIEST_CELLS = 10;
@@ -15,8 +16,6 @@ export const RISK_METHOD = 'The area\'s fatal crashes and fatalities (their mean
 
 const BUCKETS = [0, 20, 40, 60, 80];
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
-/** Rates are small numbers: four significant digits. */
-const sig = (v: number) => (v === 0 ? 0 : Number(v.toPrecision(4)));
 
 /**
  * Area of the cells touched, km²: exact (stored) for the cells with crashes, their mean for the others
@@ -85,12 +84,7 @@ export async function riskInfo(q: AreaQuery) {
     distribution: BUCKETS.map((from) => ({
       from, to: from + 20, cells: indices.filter((i) => i >= from && (from === 80 ? i <= 100 : i < from + 20)).length,
     })),
-    riskiestCells: riskiest.map((c) => ({
-      cell: c.cell, resolution: c.resolution, riskIndex: c.riskIndex, ...centroid(c.cell),
-      fatal: c.fatal, injury: c.injury, propertyDamageOnly: c.pdo, fatalities: c.fatalities, areaKm2: round(c.areaKm2, 4),
-      fatalCrashesPerKm2Year: sig(c.fatalRate), fatalitiesPerKm2Year: sig(c.fatalityRate),
-      weightedCrashesPerYear: null, exposureMvkt: null,
-    })),
+    riskiestCells: riskiest.map((c) => ({ ...cellFigures(c), weightedCrashesPerYear: null, exposureMvkt: null })),
     source: sources.crashes.source,
     sample: sources.crashes.sample,
   };
