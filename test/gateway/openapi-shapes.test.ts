@@ -168,6 +168,13 @@ describe('real answers conform to the strict document', () => {
     await call('POST', `${RS}/rescue/feedback`, 201, { body: { requestId: reqId, rating: 5, comment: 'Quick' } });
     const upload = await call('POST', `${RS}/provider/fileservice/upload`, 201, { body: { requestId: reqId, fileType: 'receipt', fileName: 'r.txt', contentType: 'text/plain', content: 'UGFpZCAkOTU=' } });
     expect(upload.body.contentId).toMatch(/^[0-9a-f-]{36}$/);
+    // the file's bytes come with the documented headers
+    const file = await t.request('GET', `${RS}/provider/fileservice/retrieve/${upload.body.contentId as string}`, { token });
+    expect([file.status, file.body]).toEqual([200, 'Paid $95']);
+    const retrieve = contract.operations().find((o) => o.operation.operationId === 'retrieveFile')!;
+    const headers = ((retrieve.operation.responses as Json)[200] as { headers: Record<string, { schema: { pattern: string } }> }).headers;
+    expect(Object.keys(headers)).toEqual(['Content-Disposition', 'X-Content-SHA256']);
+    for (const [name, { schema }] of Object.entries(headers)) expect(file.headers.get(name), name).toMatch(new RegExp(schema.pattern));
     await call('POST', `${RS}/provider/fileservice/search`, 200, { body: { requestId: reqId, from: '2020-01-01' } });
     expect(violations).toEqual([]);
     expect(checked.size).toBe(23);
