@@ -1,6 +1,7 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { DEVICE_ID_MAX } from '../../subgraphs/platform/contract-rules.ts';
-import { defined, objectBody, pick, queryString } from './body.ts';
+import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
+import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** Base path of the booking and pre-qualification areas. */
@@ -104,7 +105,8 @@ export function restBooking(booking: unknown, bookingId?: string): Record<string
 // ---- OpenAPI -----------------------------------------------------------------------------------
 
 const epochSchema = { type: 'integer', minimum: 0, description: 'Epoch seconds (UTC)' };
-const vinSchema = { type: 'string', pattern: '^[A-Za-z0-9]{17}$', description: 'Exactly 17 letters or digits; stored and returned upper-case' };
+const vinSchema = { type: 'string', pattern: VIN_PATTERN.source, description: 'Exactly 17 letters or digits; stored and returned upper-case' };
+const vinParam = { params: { vin: { ...vinSchema, example: '1HGCM82633A004352', description: 'The VIN: exactly 17 letters or digits, any case (400 otherwise)' } } };
 
 const vehicleSchema: JsonSchema = {
   type: 'object',
@@ -116,14 +118,13 @@ const vehicleSchema: JsonSchema = {
   required: ['VIN', 'vin', 'deviceID', 'deviceId', 'createdAt'],
 };
 
-const vehicleInputSchema: JsonSchema = {
+const vehicleInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
-    VIN: vinSchema, vin: { ...vinSchema, description: 'Alias of VIN' },
+    VIN: vinSchema,
     deviceID: { type: 'string', description: 'Optional: pairs this device (IMEI) with the vehicle (and unpairs it from any other vehicle)' },
-    deviceId: { type: 'string', description: 'Alias of deviceID' },
   },
-};
+}, { vin: 'VIN', deviceId: 'deviceID', imei: 'deviceID' });
 
 const bookingSchema: JsonSchema = {
   type: 'object',
@@ -141,7 +142,7 @@ const bookingSchema: JsonSchema = {
   required: ['bookingID', 'bookingId', 'VIN', 'vin', 'userID', 'userId', 'deviceID', 'deviceId', 'startTimestamp', 'status'],
 };
 
-const startInputSchema: JsonSchema = {
+const startInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
     bookingID: { type: ['string', 'null'], description: 'Optional; generated when omitted or null. An id already used is a 409' },
@@ -156,9 +157,9 @@ const startInputSchema: JsonSchema = {
     estimatedEndTimestamp: { ...epochSchema, type: ['integer', 'null'], description: 'Optional; later than startTimestamp' },
   },
   required: ['VIN', 'startTimestamp'],
-};
+});
 
-const endInputSchema: JsonSchema = {
+const endInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
     actualEndTimestamp: { ...epochSchema, description: 'Required; later than the booking\'s startTimestamp' },
@@ -166,7 +167,7 @@ const endInputSchema: JsonSchema = {
     bookingId: { type: 'string', description: 'Alias of bookingID' },
   },
   required: ['actualEndTimestamp'],
-};
+});
 
 const exampleVehicle = { VIN: '1HGCM82633A004352', vin: '1HGCM82633A004352', deviceID: '356938035643809', deviceId: '356938035643809', createdAt: '2026-11-22T10:00:00.000Z' };
 const exampleBooking = {
@@ -200,13 +201,13 @@ export const bookingRoutes: RestRoute[] = [
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'createVehicleWithVin', summary: 'Create a vehicle with the VIN in the path',
     tag: 'Vehicles', scope: 'b2b', status: 201, operation: createVehicle,
     variables: vehicleVariables, result: (d) => restVehicle(d.createVehicle),
-    docs: { ...vehicleDocs, requestExample: { deviceID: '356938035643809' }, description: 'The body is optional; a VIN in it must equal the path\'s.' },
+    docs: { ...vehicleDocs, ...vinParam, requestExample: { deviceID: '356938035643809' }, description: 'The body is optional; a VIN in it must equal the path\'s.' },
   },
   {
     method: 'GET', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'getVehicle', summary: 'Retrieve a vehicle and its paired device',
     tag: 'Vehicles', scope: 'b2b', operation: `query GetVehicle($vin: VIN!) { vehicle(vin: $vin) { ${VEHICLE_FIELDS} } }`,
     variables: (req) => ({ vin: req.params.vin }), result: (d, req) => restVehicle(d.vehicle, req.params.vin),
-    docs: { response: vehicleSchema, responseExample: exampleVehicle },
+    docs: { ...vinParam, response: vehicleSchema, responseExample: exampleVehicle },
   },
   {
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin/devices/:imei`, operationId: 'pairDevice',
@@ -216,7 +217,7 @@ export const bookingRoutes: RestRoute[] = [
     variables: (req) => ({ vin: req.params.vin, deviceId: req.params.imei }), result: (d) => restVehicle(d.pairDevice),
     docs: {
       response: vehicleSchema, responseExample: exampleVehicle, description: 'No body. 404 when the vehicle was never created.',
-      params: { imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
+      params: { ...vinParam.params, imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
     },
   },
   {
@@ -262,11 +263,11 @@ export const bookingRoutes: RestRoute[] = [
     },
     docs: {
       query: {
-        vin: { type: 'string', description: 'Only this vehicle\'s bookings' },
+        vin: { ...vinSchema, description: 'Only this vehicle\'s bookings (17 letters or digits, any case; alias VIN)' },
         userId: { type: 'string', description: 'Only this user id\'s bookings (userID accepted too)' },
         status: { type: 'string', enum: ['active', 'ended'], description: 'Any case' },
-        startFrom: { type: 'integer', description: 'Bookings starting at or after (epoch seconds)' },
-        startTo: { type: 'integer', description: 'Bookings starting before (epoch seconds)' },
+        startFrom: { type: 'integer', minimum: 0, description: 'Bookings starting at or after (epoch seconds)' },
+        startTo: { type: 'integer', minimum: 0, description: 'Bookings starting before (epoch seconds)' },
         first: { type: 'integer', minimum: 1, maximum: 100, description: 'Page size (default 20, at most 100)' },
         after: { type: 'string', description: 'nextCursor of the previous page' },
       },

@@ -5,6 +5,8 @@ import { decodeRiskArea, encodeRiskArea } from '../../subgraphs/platform/risk-ex
 import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { answer } from './components.ts';
+import { area as areaSchema, DATA_SET_SCHEMAS } from './risk-schemas.ts';
 
 export const RISK_PREFIX = RISK_REST_PREFIX;
 
@@ -92,38 +94,6 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
   } : {}),
 });
 
-const areaSchema = {
-  type: 'object',
-  properties: {
-    geometryType: { type: 'string' }, radius: { type: ['number', 'null'] }, queryMethod: { type: 'string' },
-    areaKm2: { type: 'number' }, coveredKm2: { type: 'number' }, coveredFraction: { type: 'number' },
-    coverage: { type: 'string', enum: ['COVERED', 'PARTIAL', 'OUTSIDE'] }, outsideCoverage: { type: 'boolean' }, message: { type: 'string' },
-    states: { type: 'array', items: { type: 'string', enum: ['CA', 'IL'] } }, resolution: { type: ['integer', 'null'] }, cellsTouched: { type: 'integer' },
-    dataStatus: { type: 'string', enum: ['READY', 'LOADING', 'FAILED'], description: 'LOADING while the first start loads the crash data in the background' },
-  },
-};
-const nullableNumber = (description?: string) => ({ type: ['number', 'null'], ...(description ? { description } : {}) });
-/** The area-level figures of riskInfo (the cells' lists are described in the GraphQL schema's RiskInfo). */
-const riskInfoSchema = {
-  type: 'object',
-  description: 'The 0-100 index of the area and its rates (docs/risk-index.md; field descriptions: the GraphQL type RiskInfo)',
-  properties: {
-    index: nullableNumber('Index of the area, the same at every cell resolution; null outside coverage'),
-    modelVersion: { type: 'string', description: 'Version of the index model: indices compare only within one version', example: '2.0' },
-    areaKm2: { type: 'number', description: 'Exact area of the covered part of the search area, km²: the rates are over it' },
-    years: { type: ['integer', 'null'] }, firstYear: { type: ['integer', 'null'] }, lastYear: { type: ['integer', 'null'] },
-    fatalCrashes: { type: 'integer', description: 'Fatal crashes inside the exact covered area' }, fatalities: { type: 'integer' },
-    fatalCrashesPerYear: nullableNumber(), fatalitiesPerYear: nullableNumber(),
-    fatalCrashesPerKm2Year: nullableNumber('Over areaKm2'), fatalitiesPerKm2Year: nullableNumber('Over areaKm2'),
-    rate: nullableNumber('The area\'s own rate: the mean of the two per-km² rates'),
-    smoothedRate: nullableNumber('The rate shrunk towards priorRate (empirical Bayes): what the index maps'),
-    credibility: nullableNumber('Share (0-1) of the area\'s own data in smoothedRate'),
-    priorRate: nullableNumber('The covered states\' mean rate'),
-    referenceRate: nullableNumber('The rate scoring 50: the median rate of the H3 resolution-7 cells with a fatal crash'),
-    meanCellIndex: nullableNumber(), maxCellIndex: nullableNumber(), emptyCellIndex: nullableNumber('Index of a cell without a fatal crash'),
-    cellsWithCrashes: { type: 'integer' }, cellsKm2: { type: 'number', description: 'Area of the H3 cells touched (map and per-cell figures)' },
-  },
-};
 const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-outside-coverage.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
@@ -249,7 +219,7 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
       query: queryDocs(withLimit),
       problems: { 422: TOO_COMPLEX, 503: BUSY },
       ...(withLimit ? { responseHeaders: { Link: linkHeaderDoc } } : {}),
-      response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, s === 'riskInfo' ? riskInfoSchema : { type: 'object' }])) }, required: ['area', ...sets] },
+      response: answer({ area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
       // A real answer for an area outside coverage (lists shortened to two entries).
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },

@@ -63,7 +63,7 @@ export interface RestRoute {
     responseContentTypes?: readonly string[];
     /** The success body in one of several media types, each with its schema (e.g. an export as GeoJSON or CSV). */
     responseContent?: Record<string, JsonSchema>;
-    /** Headers of the success response, by name. */
+    /** Headers of the success response, by name (e.g. a file's checksum). */
     responseHeaders?: Record<string, { description: string; schema: JsonSchema }>;
     /** Problem responses beyond the ones every route documents, e.g. `{ 422: 'Data missing for a score' }`. */
     problems?: Record<number, string>;

@@ -1,6 +1,6 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { EVENT_TYPES, eventTypeFromEnum, eventTypeToEnum } from '../../subgraphs/platform/webhooks/events.ts';
-import { defined, objectBody, pick, queryString } from './body.ts';
+import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** Base path of the webhook subscriptions. */
@@ -63,7 +63,19 @@ const deliverySchema: JsonSchema = {
     attempts: { type: 'integer' }, nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
     lastResponseStatus: { type: ['integer', 'null'] }, lastError: { type: ['string', 'null'] },
     deliveredAt: { type: ['string', 'null'], format: 'date-time' }, createdAt: { type: 'string', format: 'date-time' },
-    payload: { type: 'object', description: 'The body sent: { id, type, timestamp, data: { path, resource } }' },
+    payload: {
+      type: 'object', description: 'The body sent (Standard Webhooks)', required: ['id', 'type', 'timestamp', 'data'],
+      properties: {
+        id: { type: 'string', format: 'uuid', description: 'The event id' }, type: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: { type: 'string', format: 'date-time' },
+        data: {
+          type: 'object', required: ['path', 'resource'],
+          properties: {
+            path: { type: 'string', description: 'The REST path of the resource' },
+            resource: { type: 'object', additionalProperties: true, description: 'The resource as its REST path answers it (see that operation\'s schema)' },
+          },
+        },
+      },
+    },
     attemptLog: { type: 'array', items: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, responseStatus: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, durationMs: { type: 'integer' } } } },
   },
 };
@@ -90,7 +102,7 @@ export const webhookRoutes: RestRoute[] = [
       description: 'Any client of the organisation may subscribe, whatever its scopes. `url`: https; a host that is or resolves to a private, link-local, '
         + 'loopback or other non-public address is refused (400); loopback (and plain http to it) only where the deployment sets WEBHOOK_ALLOW_LOOPBACK=true. Deliveries follow the Standard Webhooks specification; see docs/webhooks.md. '
         + 'At most 25 subscriptions per organisation (409).',
-      requestBody: { type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } },
+      requestBody: closedBody({ type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } }),
       requestExample: { url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'], description: 'Dispatch board' },
       response: { ...subscriptionSchema, required: [...subscriptionSchema.required as string[], 'secret'], properties: { ...subscriptionSchema.properties as Obj, secret: { type: 'string', description: 'whsec_...; shown once' } } },
       responseExample: { ...exampleSubscription, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },

@@ -21,3 +21,26 @@ export type RiskExportFormat = (typeof RISK_EXPORT_FORMATS)[number];
 /** Rows per export page: the default (every cell of any area fits one page; crashes in pages of 1,000) and the most asked. */
 export const RISK_EXPORT_PAGE = { cells: { default: 5000, max: 5000 }, crashes: { default: 1000, max: 5000 } } as const;
 
+/** A provider file's kinds (any case on input). */
+export const FILE_TYPES = ['PHOTO', 'INVOICE', 'RECEIPT', 'SIGNATURE', 'DAMAGE_REPORT', 'OTHER'] as const;
+
+/** A provisioned asset's service weights (any case on input). */
+export const SERVICE_WEIGHTS = ['LIGHT', 'MEDIUM', 'HEAVY'];
+/** Longest provisioning text fields, in characters. */
+export const PROVISIONING_LIMITS = {
+  firstName: 128, lastName: 128, address1: 255, address2: 255, city: 128, emailAddress: 255, phone: 32, companyName: 255, make: 64, model: 128,
+} as const;
+
+/** The registration products, by canonical name, and what each can be registered for (a user, a vehicle). */
+export const PRODUCT_SUBJECTS = {
+  'Driving Behavior': ['user', 'vehicle'],
+  'Crash Detection': ['user', 'vehicle'],
+  'Vehicle Health': ['vehicle'],
+  'Roadside Assistance': ['user', 'vehicle'],
+} as const satisfies Record<string, readonly ('user' | 'vehicle')[]>;
+export type ProductName = keyof typeof PRODUCT_SUBJECTS;
+
+/** A provisioned member's contact fields, as the roadside member service checks them. */
+export const STATE_CODE_PATTERN = /^[A-Za-z]{2}$/;
+export const PHONE_PATTERN = /^\+?[0-9 ().-]{7,20}$/;
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

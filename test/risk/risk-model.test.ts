@@ -115,7 +115,7 @@ describe('on the shipped FARS 2013-2015 crashes', () => {
   it('documents modelVersion and the rates in the OpenAPI answer of /riskInfo, and its outside-coverage example carries them', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
     const content = doc.paths['/riskIndex/v1/riskInfo'].get.responses['200'].content['application/json'];
-    const properties = content.schema.properties.riskInfo.properties;
+    const properties = doc.components.schemas[content.schema.properties.riskInfo.$ref.split('/').pop()].properties;
     for (const field of ['index', 'modelVersion', 'areaKm2', 'rate', 'smoothedRate', 'credibility', 'priorRate', 'referenceRate', 'firstYear', 'lastYear']) {
       expect(properties[field], field).toBeDefined();
     }
