@@ -5,6 +5,7 @@ import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdem
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from './risk.ts';
 import { withExamples } from './examples.ts';
+import { componentSchemas } from './components.ts';
 
 const problemSchema = {
   type: 'object',
@@ -197,7 +198,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
     paths: withExamples(paths),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
-      schemas: { Problem: problemSchema },
+      schemas: { Problem: problemSchema, ...componentSchemas() },
     },
   };
 }
