@@ -48,16 +48,51 @@ function restScore(result: unknown, req: RestRequest): Record<string, unknown> {
   };
 }
 
+const nullableString = { type: ['string', 'null'] };
+const nullableDate = { type: ['string', 'null'], format: 'date' };
 const summarySchema: JsonSchema = {
   type: 'object',
   description: 'The report normalised into the summary both formats share',
   properties: {
-    providerReportId: { type: ['string', 'null'] },
-    license: { type: 'object', properties: { status: { type: 'string' }, reportedStatus: { type: 'string' }, firstIssueDate: { type: ['string', 'null'], format: 'date' } } },
-    violations: { type: 'array', items: { type: 'object', properties: { acdCode: { type: ['string', 'null'] }, category: { type: 'string' }, severity: { type: 'string', enum: ['MINOR', 'SERIOUS', 'MAJOR'] }, date: { type: 'string', format: 'date' } } } },
-    accidents: { type: 'array', items: { type: 'object', properties: { date: { type: 'string', format: 'date' }, atFault: { type: ['boolean', 'null'] } } } },
-    withdrawals: { type: 'array', items: { type: 'object', properties: { startDate: { type: 'string', format: 'date' }, endDate: { type: ['string', 'null'], format: 'date' } } } },
+    providerReportId: nullableString,
+    license: {
+      type: 'object',
+      properties: {
+        status: { type: 'string', enum: ['VALID', 'LIMITED', 'INCOMPLETE', 'EXPIRED', 'NOT_VALID', 'SUSPENDED', 'REVOKED'], description: 'The status on one scale for both providers' },
+        reportedStatus: { type: 'string', description: 'The status as the provider spelled it' },
+        number: nullableString, state: nullableString, licenseClass: nullableString,
+        issueDate: nullableDate, firstIssueDate: nullableDate, expirationDate: nullableDate,
+        restrictions: { type: 'array', items: { type: 'string' } }, endorsements: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['status', 'reportedStatus', 'number', 'state', 'licenseClass', 'issueDate', 'firstIssueDate', 'expirationDate', 'restrictions', 'endorsements'],
+    },
+    violations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          acdCode: nullableString,
+          category: { type: 'string', enum: ['ALCOHOL_DRUGS', 'DUTIES_FAILED', 'EQUIPMENT', 'MANEUVERS', 'SPEEDING', 'UNCLASSIFIED', 'WITHDRAWAL'] },
+          severity: { type: 'string', enum: ['MINOR', 'SERIOUS', 'MAJOR'] }, severityBasis: { type: 'string', enum: ['REPORTED', 'ACD'] },
+          moving: { type: 'boolean' }, date: { type: 'string', format: 'date' }, violationDate: nullableDate, convictionDate: nullableDate, description: nullableString,
+        },
+        required: ['acdCode', 'category', 'severity', 'severityBasis', 'moving', 'date', 'violationDate', 'convictionDate', 'description'],
+      },
+    },
+    accidents: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { date: { type: 'string', format: 'date' }, atFault: { type: ['boolean', 'null'] }, injuries: { type: 'boolean' }, fatalities: { type: 'boolean' }, description: nullableString },
+        required: ['date', 'atFault', 'injuries', 'fatalities', 'description'],
+      },
+    },
+    withdrawals: {
+      type: 'array',
+      items: { type: 'object', properties: { acdCode: nullableString, startDate: { type: 'string', format: 'date' }, endDate: nullableDate, description: nullableString }, required: ['acdCode', 'startDate', 'endDate', 'description'] },
+    },
   },
+  required: ['providerReportId', 'license', 'violations', 'accidents', 'withdrawals'],
 };
 
 const mvrResponseSchema: JsonSchema = {

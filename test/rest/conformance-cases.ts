@@ -57,7 +57,11 @@ const newSession = (key: string) => async ({ t, ids }: Context) => {
   if (res.status !== 201) throw new Error(`session: ${res.status} ${JSON.stringify(res.body)}`);
   ids[key] = res.body.sessionId;
 };
-const riskCase = (): Case => ({ valid: () => ({ token: null, query: { geometry: RISK_LINE } }), invalid: () => ({ token: null, query: { geometry: 'not a geometry' } }) });
+/** A Risk Index read with every parameter (`wkt` is an alias of `geometry`: both name the same line). */
+const riskCase = (limit = false): Case => ({
+  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: '0.002', queryMethod: 'ContainsBuffer', ...(limit ? { limit: '3' } : {}) } }),
+  invalid: () => ({ token: null, query: { geometry: 'not a geometry' } }),
+});
 
 export const CASES: Record<string, Case> = {
   // Tokens
@@ -113,13 +117,22 @@ export const CASES: Record<string, Case> = {
     invalid: () => ({ body: { userID: USER } }),
   },
   getBooking: { valid: (ids) => ({ params: { bookingId: ids.bookingId } }), invalid: () => ({ params: { bookingId: MISSING } }) },
-  listBookings: { valid: () => ({ query: { vin: VIN } }), invalid: () => ({ query: { first: '-1' } }) },
+  listBookings: {
+    // a second booking, and the cursor after the first one
+    before: async ({ t, ids }) => {
+      const started = await t.request('POST', '/shared-mobility-insights/v2/bookings', { token: t.token, body: { VIN: VIN2, userID: 'driver-002', startTimestamp: 1795003600 } });
+      if (started.status !== 201) throw new Error(`booking: ${started.status} ${JSON.stringify(started.body)}`);
+      ids.bookingsCursor = String((await t.request('GET', '/shared-mobility-insights/v2/bookings?first=1', { token: t.token })).body.nextCursor);
+    },
+    valid: (ids) => ({ query: { vin: VIN, userId: USER, status: 'active', startFrom: '1794000000', startTo: '1796000000', first: '10', after: ids.bookingsCursor } }),
+    invalid: () => ({ query: { first: '-1' } }),
+  },
   endBooking: { valid: (ids) => ({ params: { bookingId: ids.bookingId }, body: { actualEndTimestamp: 1795080000 } }), invalid: () => ({ params: { bookingId: MISSING }, body: { actualEndTimestamp: 1795080000 } }) },
   // Risk Index (public)
-  all: riskCase(),
+  all: riskCase(true),
   riskInfo: riskCase(),
   accidentSummary: riskCase(),
-  farsInfo: riskCase(),
+  farsInfo: riskCase(true),
   realtimeTraffic: riskCase(),
   historicalTraffic: riskCase(),
   map: riskCase(),

@@ -12,6 +12,11 @@ import addFormats from 'ajv-formats';
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
+/**
+ * A deep copy that shares nothing: openapi-backend turns a value met twice in one schema into a `$ref`,
+ * which breaks on a shared array (an enum or a type list reused by several properties).
+ */
+const unshared = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 /**
  * The document with every object schema in a response (or a component) that does not say whether it is
@@ -33,7 +38,7 @@ export function closedForResponses(doc: Json): Json {
     if (objectLike && !inComposition && !('additionalProperties' in out) && !('unevaluatedProperties' in out)) out.unevaluatedProperties = false;
     return out;
   };
-  const copy = structuredClone(doc) as { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Json } };
+  const copy = unshared(doc) as { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Json } };
   if (copy.components?.schemas) copy.components.schemas = Object.fromEntries(Object.entries(copy.components.schemas).map(([name, s]) => [name, close(s, false)]));
   for (const item of Object.values(copy.paths ?? {})) {
     for (const operation of Object.values(item)) {
@@ -52,7 +57,7 @@ export function closedForResponses(doc: Json): Json {
  * document states each response's JSON content there (problem+json included; several JSON types as anyOf).
  */
 function jsonContentAsApplicationJson(doc: Json): Json {
-  const copy = structuredClone(doc) as { paths?: Record<string, Record<string, Json>> };
+  const copy = unshared(doc) as { paths?: Record<string, Record<string, Json>> };
   for (const item of Object.values(copy.paths ?? {})) {
     for (const operation of Object.values(item)) {
       if (!isObject(operation) || !isObject(operation.responses)) continue;
@@ -70,6 +75,23 @@ function jsonContentAsApplicationJson(doc: Json): Json {
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 
 export interface DocumentedOperation { method: string; path: string; operation: Json }
+
+/** Every operation of a document. */
+export function operationsOf(doc: Json): DocumentedOperation[] {
+  const paths = isObject(doc.paths) ? doc.paths : {};
+  return Object.entries(paths).flatMap(([path, item]) => (isObject(item)
+    ? METHODS.filter((m) => isObject(item[m])).map((method) => ({ method, path, operation: item[method] as Json }))
+    : []));
+}
+
+/** Follows a local `$ref` (`#/components/...`) in a document. */
+export function resolveIn(doc: Json, value: unknown): Json | undefined {
+  let current = value;
+  for (let hops = 0; isObject(current) && typeof current.$ref === 'string' && hops < 10; hops += 1) {
+    current = current.$ref.slice(2).split('/').reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), doc);
+  }
+  return isObject(current) ? current : undefined;
+}
 export interface Answer { status: number; headers: Headers; body: unknown }
 
 export class OpenApiContract {
@@ -108,10 +130,7 @@ export class OpenApiContract {
 
   /** Every operation of the document. */
   operations(): DocumentedOperation[] {
-    const paths = isObject(this.doc.paths) ? this.doc.paths : {};
-    return Object.entries(paths).flatMap(([path, item]) => (isObject(item)
-      ? METHODS.filter((m) => isObject(item[m])).map((method) => ({ method, path, operation: item[method] as Json }))
-      : []));
+    return operationsOf(this.doc);
   }
 
   /** The documented operation a request reaches, or undefined. */
@@ -128,7 +147,7 @@ export class OpenApiContract {
     const where = `${operation.method.toUpperCase()} ${operation.path}`;
     // The document as written (the library's copy states JSON content as application/json only).
     const responses = ((this.doc.paths as Record<string, Record<string, Json>>)[operation.path][operation.method].responses ?? {}) as Record<string, Json>;
-    const response = this.resolve(responses[String(answer.status)]);
+    const response = resolveIn(this.doc, responses[String(answer.status)]);
     if (!response) return [`${at}: status not listed by ${where} (listed: ${Object.keys(responses).join(', ')})`];
     const problems: string[] = [];
     const headers = Object.fromEntries(answer.headers.entries());
@@ -147,15 +166,6 @@ export class OpenApiContract {
     const result = this.api.validator.validateResponse(answer.body, operation, answer.status);
     if (!result.valid) problems.push(`${at}: body does not match ${where} ${answer.status}: ${(result.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}${e.params && 'unevaluatedProperty' in e.params ? ` (${String(e.params.unevaluatedProperty)})` : ''}`).join('; ')}`);
     return problems;
-  }
-
-  /** Follows a local `$ref`. */
-  private resolve(value: unknown): Json | undefined {
-    let current = value;
-    for (let hops = 0; isObject(current) && typeof current.$ref === 'string' && hops < 10; hops += 1) {
-      current = current.$ref.slice(2).split('/').reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), this.doc);
-    }
-    return isObject(current) ? current : undefined;
   }
 
   /** Why a value does not match what an operation documents for a status (an example, say). */
