@@ -64,7 +64,7 @@ function operation(route: RestRoute) {
     responses: {
       [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
-        ...(idempotent ? { headers: replayedHeader } : {}),
+        ...(idempotent || route.docs?.responseHeaders ? { headers: { ...(idempotent ? replayedHeader : {}), ...route.docs?.responseHeaders } } : {}),
         content: route.docs?.responseContentTypes
           ? Object.fromEntries(route.docs.responseContentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
           : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
