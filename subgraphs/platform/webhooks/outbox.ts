@@ -42,26 +42,36 @@ export interface OutboxEvent {
  * pass the transaction's EntityManager: the event exists exactly when the change does.
  */
 export function recordEvent(em: EntityManager, event: OutboxEvent): void {
-  em.create(WebhookOutbox, { ...event } as never);
+  const row = em.create(WebhookOutbox, { ...event } as never);
   watchCommits(em.getEventManager());
-  waiting.add(em);
+  const rows = pending.get(em);
+  if (rows) rows.push(row);
+  else pending.set(em, [row]);
 }
 
+/** Outbox rows as a commit wrote them (seq, id and timestamps filled in), with the schema of their outbox. */
+export interface CommittedEvents { source: string; rows: WebhookOutbox[] }
+
 /**
- * Tells a worker in this process that events were committed, so it relays them at once instead of
- * at its next poll (polling alone still delivers everything, e.g. from another process).
+ * Tells listeners in this process which events were committed: a worker relays them at once
+ * instead of at its next poll (polling alone still delivers everything, e.g. from another
+ * process), and live events on the embedded database are emitted from here.
  */
 const committed = new EventEmitter();
-const waiting = new WeakSet<EntityManager>();
+/** The rows recorded on each EntityManager since its last commit or rollback. */
+const pending = new WeakMap<EntityManager, WebhookOutbox[]>();
 const watched = new WeakSet<EventManager>();
 
 class OutboxCommitSubscriber implements EventSubscriber {
   afterTransactionCommit(args: TransactionEventArgs) {
-    if (waiting.delete(args.em)) committed.emit('commit');
+    const rows = pending.get(args.em);
+    if (!rows) return;
+    pending.delete(args.em);
+    committed.emit('commit', { source: args.em.config.get('schema'), rows } satisfies CommittedEvents);
   }
 
   afterTransactionRollback(args: TransactionEventArgs) {
-    waiting.delete(args.em);
+    pending.delete(args.em);
   }
 }
 
@@ -72,8 +82,7 @@ function watchCommits(events: EventManager) {
 }
 
 /** Calls `listener` after each commit, in this process, that wrote outbox events; returns the unsubscribe. */
-export function onEventsCommitted(listener: () => void): () => void {
+export function onEventsCommitted(listener: (events: CommittedEvents) => void): () => void {
   committed.on('commit', listener);
   return () => committed.off('commit', listener);
 }
-

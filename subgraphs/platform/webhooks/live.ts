@@ -1,0 +1,142 @@
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import pg from 'pg';
+import { EVENT_SOURCES, type EventType } from './events.ts';
+import { LIVE_EVENTS_CHANNEL } from './live-trigger.ts';
+import { onEventsCommitted, type CommittedEvents } from './outbox.ts';
+
+/** A committed outbox event, without its resource: enough to find who watches it and read it again. */
+export interface LiveEvent {
+  source: (typeof EVENT_SOURCES)[number];
+  seq: number;
+  eventId: string;
+  orgId: string;
+  type: EventType;
+  /** `<kind>:<id>` as the outbox writes it, e.g. `rescue:<reqId>`, `booking:<id>`, `user:<userId>`. */
+  resourceKey: string;
+  /** ISO 8601. */
+  occurredAt: string;
+}
+
+export interface LiveEvents {
+  /** Calls `listener` with each committed event, in commit order per source; returns the unsubscribe. */
+  subscribe(listener: (event: LiveEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+type Listener = (event: LiveEvent) => void;
+
+/** Reconnection waits of the LISTEN connection, doubling from the first to the last. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How the LISTEN connection names itself in pg_stat_activity. */
+export const LIVE_EVENTS_APPLICATION = 'live-events';
+
+/**
+ * The events every process of the deployment commits, as they commit. On PostgreSQL a connection
+ * of this process LISTENs to what the outbox triggers announce (whichever process committed);
+ * on the embedded database, which one process owns, they come from that process's commits.
+ */
+export function startLiveEvents(options: { databaseUrl?: string; log: Logger }): Promise<LiveEvents> {
+  const listeners = new Set<Listener>();
+  const emit = (event: LiveEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        options.log.error({ err: error, eventId: event.eventId }, 'a live event listener failed');
+      }
+    }
+  };
+  const subscribe = (listener: Listener) => {
+    listeners.add(listener);
+    return () => { listeners.delete(listener); };
+  };
+  return options.databaseUrl ? listen(options.databaseUrl, options.log, emit, subscribe) : inProcess(emit, subscribe);
+}
+
+const isSource = (name: string): name is LiveEvent['source'] => (EVENT_SOURCES as readonly string[]).includes(name);
+
+async function inProcess(emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
+  const unsubscribe = onEventsCommitted(({ source, rows }: CommittedEvents) => {
+    if (!isSource(source)) return;
+    for (const row of [...rows].sort((a, b) => a.seq - b.seq)) {
+      emit({
+        source, seq: row.seq, eventId: row.eventId, orgId: row.orgId, type: row.type as EventType,
+        resourceKey: row.resourceKey, occurredAt: row.occurredAt.toISOString(),
+      });
+    }
+  });
+  return { subscribe, close: async () => unsubscribe() };
+}
+
+/**
+ * One LISTEN connection, started before this resolves. When it drops, it is opened again with
+ * backoff; the loss is logged once, and the recovery. Notifications sent while it is down are
+ * not delivered to it (PostgreSQL keeps none for a session that is gone).
+ */
+async function listen(databaseUrl: string, log: Logger, emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wait = RETRY_FIRST_MS;
+
+  const received = (message: pg.Notification) => {
+    if (message.channel !== LIVE_EVENTS_CHANNEL || !message.payload) return;
+    let event: LiveEvent;
+    try {
+      event = JSON.parse(message.payload) as LiveEvent;
+    } catch {
+      log.warn({ channel: message.channel }, 'a live event notification that is not JSON was ignored');
+      return;
+    }
+    if (isSource(event.source)) emit(event);
+  };
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: LIVE_EVENTS_APPLICATION });
+    next.on('notification', received);
+    // A client that fails after connecting emits 'error' (e.g. pg_terminate_backend) and then 'end'.
+    next.on('error', () => lost(next));
+    next.on('end', () => lost(next));
+    try {
+      await next.connect();
+      await next.query(`listen ${LIVE_EVENTS_CHANNEL}`);
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    if (closed) await next.end();
+    else client = next;
+  };
+
+  const retry = () => {
+    timer = setTimeout(() => {
+      connect().then(() => {
+        wait = RETRY_FIRST_MS;
+        if (!closed) log.info('live events: listening again');
+      }, () => {
+        wait = Math.min(wait * 2, RETRY_MAX_MS);
+        if (!closed) retry();
+      });
+    }, wait);
+  };
+
+  function lost(which: pg.Client) {
+    if (closed || client !== which) return;
+    client = undefined;
+    log.warn('live events: the LISTEN connection was lost; reconnecting');
+    retry();
+  }
+
+  await connect();
+  return {
+    subscribe,
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await client?.end().catch(() => undefined);
+      client = undefined;
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Live events: committed outbox events reach a LiveEvents in commit order, rolled-back ones never;
+ * on PostgreSQL through LISTEN/NOTIFY, from any connection, to every listener, across a dropped
+ * LISTEN connection.
+ */
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordEvent } from '../../subgraphs/platform/webhooks/outbox.ts';
+import { LIVE_EVENTS_APPLICATION, startLiveEvents, type LiveEvent, type LiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
+import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
+import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { waitFor } from './receiver.ts';
+
+const SMI = '/shared-mobility-insights/v2';
+const VIN = '1HGCM82633A004352';
+
+let t: TestStack;
+let live: LiveEvents;
+const received: LiveEvent[] = [];
+const logged: { level: number; msg: string }[] = [];
+const log = pino({ level: 'info' }, { write: (line: string) => { logged.push(JSON.parse(line)); } });
+
+beforeAll(async () => {
+  t = await startTestStack({ subgraphs: ['booking'] });
+  live = await startLiveEvents({ databaseUrl: t.config.DATABASE_URL, log });
+  live.subscribe((event) => received.push(event));
+}, 300_000);
+afterAll(async () => {
+  await live?.close();
+  await t?.close();
+});
+
+const booking = () => t.stack.subgraphs.find((s) => s.name === 'booking')!.db;
+const outbox = (resourceKey: string) => booking().orm.em.getConnection().execute<{ seq: string; event_id: string; org_id: string; type: string; occurred_at: string }[]>(
+  'select seq, event_id, org_id, type, occurred_at from "booking"."webhook_outbox" where resource_key = ? order by seq', [resourceKey]);
+const arrived = (resourceKey: string, count: number, from = received) =>
+  waitFor(() => { const found = from.filter((e) => e.resourceKey === resourceKey); return found.length >= count && found; }, 10_000, `${count} live events of ${resourceKey}`);
+
+/** Records an event on the booking subgraph's outbox in a transaction of its own, which `fail` rolls back. */
+async function commitEvent(resourceKey: string, fail = false) {
+  const em = booking().orm.em.fork();
+  em.setFilterParams(TENANT_FILTER, { orgId: DEFAULT_CLIENT.org });
+  await em.transactional(async (tx) => {
+    recordEvent(tx, { type: 'booking.started', resourceKey, resourcePath: `${SMI}/bookings/x`, resource: {} });
+    await tx.flush();
+    if (fail) throw new Error('rolled back on purpose');
+  }).catch((error: Error) => { if (!fail) throw error; });
+}
+
+it('committed events arrive once each, in commit order, with the outbox row\'s fields', async () => {
+  const write = async (method: string, path: string, body: unknown) => {
+    const res = await t.request(method, path, { token: t.token, body });
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+    return res.body;
+  };
+  await write('POST', `${SMI}/vehicles`, { VIN, deviceID: '356938035643809' });
+  const { bookingID } = await write('POST', `${SMI}/bookings`, { VIN, userID: 'live-1', startTimestamp: 1_800_000_000 });
+  await write('PUT', `${SMI}/bookings/${bookingID}`, { actualEndTimestamp: 1_800_003_600 });
+  const key = `booking:${bookingID}`;
+  const events = await arrived(key, 2);
+  const rows = await outbox(key);
+  expect(events).toEqual(rows.map((row) => ({
+    source: 'booking', seq: Number(row.seq), eventId: row.event_id, orgId: 'org-a', type: row.type, resourceKey: key,
+    occurredAt: new Date(row.occurred_at).toISOString(),
+  })));
+  expect(events.map((e) => e.type)).toEqual(['booking.started', 'booking.ended']);
+  await commitEvent('booking:marker-1');
+  await arrived('booking:marker-1', 1);
+  expect(received.filter((e) => e.resourceKey === key)).toHaveLength(2);
+});
+
+it('a rolled-back event never arrives: the event committed after it does, alone', async () => {
+  await commitEvent('booking:rolled-back', true);
+  await commitEvent('booking:after-rollback');
+  await arrived('booking:after-rollback', 1);
+  expect(await outbox('booking:rolled-back')).toEqual([]);
+  expect(received.filter((e) => e.resourceKey === 'booking:rolled-back')).toEqual([]);
+});
+
+describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
+  const sql = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: t.config.DATABASE_URL });
+    await client.connect();
+    try {
+      return (await client.query(text, params)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  };
+  /** What another process does: a commit on a connection of its own, not through this process's ORM. */
+  const insertElsewhere = (resourceKey: string) => sql(`insert into "booking"."webhook_outbox" (event_id, org_id, type, resource_key, resource_path, resource, occurred_at)
+    values (gen_random_uuid(), 'org-b', 'booking.ended', $1, '/x', '{}', now())`, [resourceKey]);
+
+  it('an event committed on another connection reaches every LiveEvents started separately, once each', async () => {
+    const second: LiveEvent[] = [];
+    const other = await startLiveEvents({ databaseUrl: t.config.DATABASE_URL, log });
+    other.subscribe((event) => second.push(event));
+    try {
+      await insertElsewhere('booking:elsewhere');
+      await commitEvent('booking:this-process');
+      for (const from of [received, second]) {
+        await arrived('booking:this-process', 1, from);
+        const ours = from.filter((e) => e.resourceKey === 'booking:elsewhere' || e.resourceKey === 'booking:this-process');
+        expect(ours.map((e) => [e.resourceKey, e.orgId])).toEqual([['booking:elsewhere', 'org-b'], ['booking:this-process', 'org-a']]);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a LISTEN connection that is dropped reconnects, says so once, and delivers what commits afterwards', async () => {
+    const listening = () => sql<{ pid: number }>(`select pid from pg_stat_activity
+      where application_name = $1 and datname = current_database() and query ilike 'listen%'`, [LIVE_EVENTS_APPLICATION]);
+    const before = (await listening()).map((r) => r.pid);
+    expect(before).toHaveLength(1);
+    await sql('select pg_terminate_backend($1)', [before[0]]);
+    await waitFor(async () => (await listening()).some((r) => !before.includes(r.pid)), 20_000, 'a new LISTEN connection');
+    await commitEvent('booking:after-reconnect');
+    await arrived('booking:after-reconnect', 1);
+    expect(logged.filter((line) => line.msg.includes('LISTEN connection was lost'))).toHaveLength(1);
+  });
+});
