@@ -48,10 +48,10 @@ export function watch<T = Record<string, unknown>>(base: string, token: string, 
   };
 }
 
-/** The subscriptions the gateway at `base` holds now, from its /metrics. */
+/** The subscriptions the gateway at `base` holds now, over every transport (its /metrics). */
 export async function subscriptionsHeld(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  return Number(/^gateway_subscriptions_active(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN);
+  return [...text.matchAll(/^gateway_subscriptions_active(?:\{[^}]*\})? (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 /**
