@@ -97,7 +97,7 @@ describe('a subscriber on gateway A, the updates through gateway B', () => {
     expect(foreign.results.filter(({ result }) => result.data?.rescueUpdated)).toEqual([]);
   }, 120_000);
 
-  it('closes the subscription of a client disabled through B with 4401, at its next event', async () => {
+  it('closes the subscription on A of a client disabled through B with 4401', async () => {
     const provider = await client(b, 'org-revoke');
     const watcher = await client(a, 'org-revoke');
     const reqId = await rescue(b, provider.token);

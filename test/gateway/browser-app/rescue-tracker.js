@@ -67,7 +67,7 @@ function watchOverWebSocket(reqId) {
 
 function watchOverSse(reqId) {
   const sse = createSseClient({ url: config.streamUrl, headers: { authorization }, retryAttempts: 0 });
-  sse.subscribe({ query: RESCUE_UPDATED, variables: { reqId } }, {
+  sse.subscribe({ query: RESCUE_UPDATED, variables: { reqId }, operationName: 'TrackRescue' }, {
     next: ({ data, errors }) => (errors ? fail(errors[0]) : show(data.rescueUpdated)),
     error: fail,
     complete: () => {},
