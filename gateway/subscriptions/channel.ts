@@ -54,5 +54,10 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     return Promise.resolve({ value: undefined, done: true });
   }
 
+  /** As `return()`: transports tell an async generator by its having both. */
+  throw(): Promise<IteratorResult<T, undefined>> {
+    return this.return();
+  }
+
   [Symbol.asyncIterator]() { return this; }
 }
