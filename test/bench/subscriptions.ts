@@ -9,7 +9,7 @@
  * 2. latency across processes (PostgreSQL; DATABASE_URL's server, else the machine's): the subscriber
  *    on gateway A, the reports through gateway B, and through A itself for comparison;
  * 3. subscriptions held and memory: `held` subscriptions, each on its own WebSocket, on the embedded
- *    gateway; its RSS and heap used (its /metrics) before and after, per subscription;
+ *    gateway; its RSS and heap used (its /metrics, after a full collection) before and after, per subscription;
  * 4. CPU per event per subscriber: `burst` reports with one subscriber, then with `fanout` subscribers
  *    to the same rescue; the gateway's CPU time (its /metrics) of the difference, per event per
  *    extra subscriber.
@@ -17,10 +17,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
-import { startChildServer, type ChildServer } from '../support/child-server.ts';
+import { freePort, startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
 import { gatewayClient } from '../support/http.ts';
-import { subscriptionsHeld, untilHeld, watch, type Watch } from '../support/subscriptions.ts';
+import { wsClient } from '../support/subscriptions.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
 import { flag, percentile } from './args.ts';
 
@@ -76,28 +77,42 @@ const until = async (done: () => boolean, what: string, timeoutMs = 30_000) => {
   }
 };
 
-/** `watch` of `count` subscriptions, each on its own socket, opened `batch` at a time; resolves once the gateway holds them all. */
-async function watchMany(g: Gateway, reqId: string, count: number, batch = 100): Promise<Watch[]> {
+/** One subscriber on its own WebSocket: the arrival time of each result, and how to let it go. */
+interface Arrivals { at: number[]; updatedAt: string[]; stop(): Promise<void> }
+
+function subscribe(g: Gateway, reqId: string): Arrivals {
+  const connection = wsClient(g.server.base, `Bearer ${g.token}`);
+  const arrivals: Arrivals = { at: [], updatedAt: [], stop: async () => { unsubscribe(); await connection.dispose(); } };
+  const unsubscribe = connection.client.subscribe<{ rescueUpdated: { updatedAt: string } }>({ query: RESCUE_UPDATED, variables: { reqId } }, {
+    next: ({ data }) => { arrivals.at.push(Date.now()); arrivals.updatedAt.push(data!.rescueUpdated.updatedAt); },
+    error: (error) => { throw new Error(`subscription ended: ${JSON.stringify(error)}`); },
+    complete: () => {},
+  });
+  return arrivals;
+}
+
+/** `count` subscribers, opened `batch` at a time; resolves once the gateway holds them all. */
+async function subscribeMany(g: Gateway, reqId: string, count: number, batch = 100): Promise<Arrivals[]> {
   const held = await subscriptionsHeld(g.server.base);
-  const watches: Watch[] = [];
+  const all: Arrivals[] = [];
   for (let i = 0; i < count; i += batch) {
-    watches.push(...Array.from({ length: Math.min(batch, count - i) }, () => watch(g.server.base, g.token, RESCUE_UPDATED, { reqId })));
-    await untilHeld(g.server.base, held + watches.length, 60_000);
+    all.push(...Array.from({ length: Math.min(batch, count - i) }, () => subscribe(g, reqId)));
+    await untilHeld(g.server.base, held + all.length, 60_000);
   }
-  return watches;
+  return all;
 }
 
 /** Commit (the rescue's updatedAt) to arrival of each of `EVENTS` reports sent through `via`, the subscriber on `on`. */
 async function latency(on: Gateway, via: Gateway): Promise<number[]> {
   const reqId = await rescue(via);
-  const [w] = await watchMany(on, reqId, 1);
+  const [w] = await subscribeMany(on, reqId, 1);
   const started = Date.now();
   for (let i = 0; i < EVENTS && Date.now() - started < BUDGET_MS; i++) {
     await report(via, reqId, i);
-    await until(() => w!.results.length > i, `event ${i + 1}`);
+    await until(() => w!.at.length > i, `event ${i + 1}`);
   }
   await w!.stop();
-  return w!.results.map(({ result, at }) => at - Date.parse((result.data!.rescueUpdated as { updatedAt: string }).updatedAt));
+  return w!.at.map((at, i) => at - Date.parse(w!.updatedAt[i]!));
 }
 
 const describeLatency = (name: string, ms: number[]) =>
@@ -110,40 +125,57 @@ async function processFigures(g: Gateway) {
   return { rss: value('process_resident_memory_bytes'), heap: value('nodejs_heap_size_used_bytes'), cpuSeconds: value('process_cpu_seconds_total') };
 }
 
+/**
+ * A full garbage collection in the gateway through its inspector (the embedded gateway runs with
+ * --inspect on loopback), so that the heap figure is what it holds, not garbage not yet collected.
+ */
+async function collectGarbage(inspectPort: number) {
+  const [target] = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json() as { webSocketDebuggerUrl: string }[];
+  const socket = new WebSocket(target!.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => { socket.onopen = resolve; socket.onerror = reject; });
+  const collected = new Promise((resolve) => { socket.onmessage = (message) => { if (JSON.parse(String(message.data)).id === 1) resolve(undefined); }; });
+  socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+  await collected;
+  socket.close();
+}
+
 const settle = () => new Promise((r) => setTimeout(r, 2_000));
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); console.log(line); };
 
 const env = await baseEnv();
-const embedded = await gateway({ ...env, PGLITE_IN_MEMORY: 'true' });
+const inspectPort = await freePort();
+const embedded = await gateway({ ...env, PGLITE_IN_MEMORY: 'true', NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}` });
 try {
   say(describeLatency('latency, same process (PGlite)', await latency(embedded, embedded)));
 
   const reqId = await rescue(embedded);
   await settle();
+  await collectGarbage(inspectPort);
   const before = await processFigures(embedded);
   const started = performance.now();
-  const held = await watchMany(embedded, reqId, HELD);
+  const held = await subscribeMany(embedded, reqId, HELD);
   const openMs = performance.now() - started;
   await settle();
+  await collectGarbage(inspectPort);
   const after = await processFigures(embedded);
   say(`held: ${HELD} subscriptions on ${HELD} WebSockets, opened in ${(openMs / 1000).toFixed(1)} s; gateway RSS ${mb(before.rss)} -> ${mb(after.rss)}, heap used ${mb(before.heap)} -> ${mb(after.heap)}`);
   say(`memory per subscription (its socket included): RSS ${((after.rss - before.rss) / HELD / 1024).toFixed(1)} KB, heap ${((after.heap - before.heap) / HELD / 1024).toFixed(1)} KB`);
   await Promise.all(held.map((w) => w.stop()));
   while (await subscriptionsHeld(embedded.server.base) > 0) await settle();
 
-  const cpuOfBurst = async (subscribers: Watch[], rescueId: string) => {
-    const known = subscribers.map((w) => w.results.length);
+  const cpuOfBurst = async (subscribers: Arrivals[], rescueId: string) => {
+    const known = subscribers.map((w) => w.at.length);
     const start = await processFigures(embedded);
     for (let i = 0; i < BURST; i++) await report(embedded, rescueId, i);
-    await until(() => subscribers.every((w, n) => w.results.length >= known[n]! + BURST), `${BURST} events at ${subscribers.length} subscribers`, 120_000);
+    await until(() => subscribers.every((w, n) => w.at.length >= known[n]! + BURST), `${BURST} events at ${subscribers.length} subscribers`, 120_000);
     return (await processFigures(embedded)).cpuSeconds - start.cpuSeconds;
   };
   const fanoutId = await rescue(embedded);
-  const [first] = await watchMany(embedded, fanoutId, 1);
+  const [first] = await subscribeMany(embedded, fanoutId, 1);
   const one = await cpuOfBurst([first!], fanoutId);
-  const more = [first!, ...await watchMany(embedded, fanoutId, FANOUT - 1)];
+  const more = [first!, ...await subscribeMany(embedded, fanoutId, FANOUT - 1)];
   const many = await cpuOfBurst(more, fanoutId);
   const perEvent = ((many - one) / (BURST * (FANOUT - 1))) * 1e6;
   say(`CPU: ${BURST} events with 1 subscriber ${(one * 1000).toFixed(0)} ms, with ${FANOUT} subscribers ${(many * 1000).toFixed(0)} ms: ${perEvent.toFixed(0)} µs per event per extra subscriber`);

@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { subscriptionsHeld, untilHeld } from '../support/subscriptions.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { sourceBFull } from '../scoring/mvr-fixtures.ts';
 import { CHICAGO, provision, session } from '../roadside/helpers.ts';
 

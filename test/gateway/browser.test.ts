@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { subscriptionsHeld, untilHeld } from '../support/subscriptions.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;

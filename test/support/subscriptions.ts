@@ -1,67 +1,89 @@
-/**
- * GraphQL subscriptions from Node, as a client outside the browser holds them: graphql-ws on the
- * gateway's /graphql (Node's own WebSocket), the token in connection_init. Every result is kept in
- * arrival order with the time it arrived; `ended` says how the socket closed.
- */
-import type { FormattedExecutionResult } from 'graphql';
-import { createClient } from 'graphql-ws';
+import { createClient as createSseClient } from 'graphql-sse';
+import { createClient as createWsClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import type { Gateway } from '../../gateway/app.ts';
 
-/** How a subscription ended: the socket's close code and reason, or an error. */
-export interface Ended { code?: number; reason?: string; error?: string }
+export interface Received { data?: any; errors?: { message: string; extensions?: Record<string, unknown> }[] } // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface Closed { code: number; reason: string }
 
-export interface Watch<T = Record<string, unknown>> {
-  /** Results in arrival order, each with `Date.now()` at arrival. */
-  results: { result: FormattedExecutionResult<T, unknown>; at: number }[];
-  /** Settles when the server completes the subscription or the socket closes. */
-  ended: Promise<Ended>;
-  /** Unsubscribes and closes the socket. */
-  stop(): Promise<void>;
+/** What one subscription received, in order, and how it ended. */
+export interface Watcher {
+  results: Received[];
+  /** Resolves with the n-th result (1-based) once it arrived; rejects if the subscription ended before. */
+  nth(n: number): Promise<Received>;
+  /** Resolves when the subscription ends: completed, or with the error (a GraphQL error list, a close event) that ended it. */
+  ended: Promise<unknown>;
+  dispose(): void;
 }
 
-/** `http://host:port` of a gateway to the WebSocket URL of its /graphql. */
-export const graphqlWsUrl = (base: string) => `${base.replace(/^http/, 'ws')}/graphql`;
-
-/** Subscribes `query` on its own graphql-ws connection to the gateway at `base`. */
-export function watch<T = Record<string, unknown>>(base: string, token: string, query: string, variables: Record<string, unknown> = {}): Watch<T> {
-  const results: Watch<T>['results'] = [];
-  let end!: (ended: Ended) => void;
-  const ended = new Promise<Ended>((resolve) => { end = resolve; });
-  const client = createClient({
-    url: graphqlWsUrl(base),
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${token}` },
-    retryAttempts: 0,
-    on: { closed: (event) => { const { code, reason } = event as CloseEvent; end({ code, reason }); } },
-  });
-  const unsubscribe = client.subscribe<T>({ query, variables }, {
-    next: (result) => { results.push({ result, at: Date.now() }); },
-    error: (error) => { end(error instanceof Error ? { error: error.message } : { code: (error as CloseEvent).code, reason: (error as CloseEvent).reason }); },
-    complete: () => { end({}); },
+function watcher(subscribe: (sink: { next(value: Received): void; error(error: unknown): void; complete(): void }) => () => void): Watcher {
+  const results: Received[] = [];
+  const waiting: { n: number; resolve(value: Received): void; reject(error: unknown): void }[] = [];
+  let finish!: (value: unknown) => void;
+  let over: { error: unknown } | undefined;
+  const ended = new Promise<unknown>((resolve) => { finish = resolve; });
+  const settle = () => {
+    for (const w of [...waiting]) {
+      if (results.length >= w.n) w.resolve(results[w.n - 1]!);
+      else if (over) w.reject(over.error ?? new Error(`the subscription ended after ${results.length} results`));
+      else continue;
+      waiting.splice(waiting.indexOf(w), 1);
+    }
+  };
+  const dispose = subscribe({
+    next(value) { results.push(value); settle(); },
+    error(error) { over = { error }; settle(); finish(error); },
+    complete() { over = { error: undefined }; settle(); finish(undefined); },
   });
   return {
-    results,
-    ended,
-    async stop() {
-      unsubscribe();
-      await client.dispose();
-    },
+    results, ended, dispose,
+    nth: (n) => new Promise((resolve, reject) => { waiting.push({ n, resolve, reject }); settle(); }),
   };
 }
 
-/** The subscriptions the gateway at `base` holds now, over every transport (its /metrics). */
-export async function subscriptionsHeld(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  return [...text.matchAll(/^gateway_subscriptions_active(?:\{[^}]*\})? (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+/** A graphql-ws client (the `ws` package) of the gateway at `url`, sending `authorization` in connection_init; `closes` lists how its socket closed. */
+export function wsClient(url: string, authorization: string | undefined, headers: Record<string, string> = {}) {
+  const closes: Closed[] = [];
+  let onClose: ((closed: Closed) => void) | undefined;
+  const closed = new Promise<Closed>((resolve) => { onClose = resolve; });
+  const client: Client = createWsClient({
+    url: url.replace(/^http/, 'ws') + '/graphql',
+    webSocketImpl: class extends WebSocket { constructor(address: string, protocols: string[]) { super(address, protocols, { headers }); } },
+    connectionParams: authorization ? { authorization } : {},
+    retryAttempts: 0,
+    lazy: false,
+    // An unexpected close is not retried: the tests look at its code.
+    shouldRetry: () => false,
+    on: {
+      closed: (event) => {
+        const { code, reason } = event as { code: number; reason: string };
+        closes.push({ code, reason: String(reason) });
+        onClose?.({ code, reason: String(reason) });
+      },
+    },
+  });
+  return {
+    client, closes, closed,
+    subscribe: (query: string, variables: Record<string, unknown> = {}) => watcher((sink) => client.subscribe({ query, variables }, sink)),
+    dispose: () => client.dispose(),
+  };
 }
 
-/**
- * Waits until the gateway at `base` holds at least `count` subscriptions: an event committed after
- * that reaches them (one committed while a subscription is still starting may not).
- */
-export async function untilHeld(base: string, count: number, timeoutMs = 15_000): Promise<void> {
-  const started = Date.now();
-  while ((await subscriptionsHeld(base)) < count) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${base} did not hold ${count} subscriptions within ${timeoutMs} ms (holds ${await subscriptionsHeld(base)})`);
-    await new Promise((r) => setTimeout(r, 50));
+/** A graphql-sse client of the gateway at `url` (a stream per subscription unless `singleConnection`). */
+export function sseClient(url: string, authorization: string | undefined, singleConnection = false) {
+  const client = createSseClient({ url: `${url}/graphql/stream`, headers: authorization ? { authorization } : {}, retryAttempts: 0, singleConnection });
+  return {
+    client,
+    subscribe: (query: string, variables: Record<string, unknown> = {}) => watcher((sink) => client.subscribe({ query, variables }, sink)),
+    dispose: () => client.dispose(),
+  };
+}
+
+/** Resolves once the gateway holds `count` subscriptions: events committed before a subscription started are not its to receive. */
+export async function subscriptionsActive(gateway: Gateway, count: number) {
+  for (;;) {
+    const { values } = await gateway.metrics.subscriptionsActive.get();
+    if (values.reduce((sum, v) => sum + v.value, 0) === count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -1,0 +1,51 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import { createHandler } from 'graphql-sse/lib/use/fastify';
+import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
+import { prepareSubscription, SubscriptionRefused, type SubscriptionRules } from './document.ts';
+import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
+
+export const SSE_PATH = '/graphql/stream';
+
+const refusal = (status: number, errors: readonly (GraphQLError | { message: string; extensions: Record<string, unknown> })[]) => [
+  JSON.stringify({ errors }),
+  { status, statusText: '', headers: { 'content-type': 'application/json; charset=utf-8' } },
+] as [string, { status: number; statusText: string; headers: Record<string, string> }];
+
+/**
+ * graphql-sse at /graphql/stream, in both of its modes (a stream per subscription, or one stream
+ * reserved with PUT carrying many), behind the token gate: the Authorization header of each
+ * subscribing request is its subscriber's. A refused subscription answers with the status of its
+ * error and GraphQL errors; one closed by the server ends its stream with a last error result
+ * whose `extensions.closeCode` is the WebSocket close code (gateway/subscriptions/close-codes.ts).
+ */
+export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules) {
+  const handler = createHandler({
+    // Validated (with the gateway's limits) in onSubscribe.
+    validate: () => [],
+    async onSubscribe(req, params) {
+      try {
+        const prepared = prepareSubscription(rules, params);
+        const holder: Holder = { transport: 'sse', subscriber: await engine.authenticate(req.raw.headers.authorization) };
+        // Formatted results (Apollo Server's), which graphql-sse sends as they are.
+        return await engine.subscribe(holder, prepared) as unknown as AsyncIterable<ExecutionResult>;
+      } catch (error) {
+        if (error instanceof SubscriptionRefused) return refusal(error.status, error.errors);
+        if (error instanceof TooManySubscriptions) return refusal(429, [{ message: error.message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }]);
+        if (error instanceof AppError) return refusal(statusForCode(error.code), [error.toJSON() as never]);
+        throw error;
+      }
+    },
+  });
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    // graphql-sse writes the answer itself (a stream may stay open for hours).
+    reply.hijack();
+    try {
+      await handler(request, reply);
+    } catch (error) {
+      request.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'graphql-sse failed');
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      reply.raw.end(JSON.stringify({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] }));
+    }
+  };
+}
