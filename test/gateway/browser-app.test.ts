@@ -14,7 +14,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { sourceBFull } from '../scoring/mvr-fixtures.ts';
-import { CHICAGO, provision, session } from '../roadside/helpers.ts';
+import { CHICAGO, dispatch, provision, session } from '../roadside/helpers.ts';
 
 const USER_ID = 'browser-driver-1';
 const VINS = ['1HGCM82633A0B0001', '1HGCM82633A0B0002', '1HGCM82633A0B0003'];
@@ -62,6 +62,7 @@ const rescuePage = (bundle: string): AppPage => ({
 <p>Rescue <span id="req-id"></span></p>
 <ol id="statuses"></ol>
 <p id="error"></p>
+<p>Connection closed: <span id="closed"></span></p>
 <script src="${script}"></script>
 </body></html>`,
 });
@@ -85,7 +86,7 @@ let refused: { origin: string; server: Server };
 beforeAll(async () => {
   const pages = { '/': profilePage(await bundle('driver-profile.js')), '/rescue': rescuePage(await bundle('rescue-tracker.js')) };
   const settings = (path: string, query: URLSearchParams) => (path === '/rescue'
-    ? { graphqlUrl: `${t.url}/graphql`, streamUrl: `${t.url}/graphql/stream`, token: t.token, sessionId: query.get('session'), transport: query.get('transport'), location: CHICAGO }
+    ? { graphqlUrl: `${t.url}/graphql`, streamUrl: `${t.url}/graphql/stream`, token: t.token, sessionId: query.get('session'), reqId: query.get('reqId'), transport: query.get('transport'), location: CHICAGO }
     : { graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID });
   allowed = await serveApp(pages, settings);
   refused = await serveApp(pages, settings);
@@ -196,4 +197,24 @@ describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
       await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
     }, 90_000);
   }
+});
+
+describe('a rescue tracked live from an origin not in CORS_ORIGINS', () => {
+  it('cannot subscribe over either transport: the WebSocket is refused and the stream blocked by CORS', async () => {
+    const member = await provision(t, t.token);
+    const reqId = (await dispatch(t, t.token, await session(t, t.token, [{ key: 'vin', value: member.vin }]))).body.requestId as string;
+    const ws = await open(refused.origin, `/rescue?transport=ws&reqId=${reqId}`);
+    await expect.poll(() => state(ws.page), { timeout: 20_000 }).toBe('error');
+    // The browser says no more than that the connection closed abnormally before it opened.
+    expect(await ws.page.locator('#closed').innerText()).toBe('1006');
+    expect(ws.sockets).toEqual([`${t.url.replace(/^http/, 'ws')}/graphql`]);
+    await ws.page.close();
+
+    const sse = await open(refused.origin, `/rescue?transport=sse&reqId=${reqId}`);
+    await expect.poll(() => state(sse.page), { timeout: 20_000 }).toBe('error');
+    expect(await sse.page.locator('#error').innerText()).toMatch(/Failed to fetch/);
+    expect(sse.console.join('\n')).toMatch(new RegExp(`from origin '${refused.origin}' has been blocked by CORS policy`));
+    await sse.page.close();
+    expect(await subscriptionsHeld(t.url)).toBe(0);
+  }, 60_000);
 });

@@ -1,8 +1,8 @@
-/* global document, window */
+/* global document */
 /**
  * A "track my rescue" screen on another origin, as a frontend team would write it: it dispatches a
- * rescue with Apollo Client 4 over HTTP, then watches it with the `rescueUpdated` subscription and
- * lists each status as it arrives. `transport` picks how the subscription travels: `ws` is Apollo's
+ * rescue with Apollo Client 4 over HTTP (or is given one), then watches it with the `rescueUpdated`
+ * subscription and lists each status as it arrives. `transport` picks how the subscription travels: `ws` is Apollo's
  * GraphQLWsLink (graphql-ws) behind a split link, `sse` is graphql-sse's own client (distinct
  * connections mode). Bundled by esbuild in test/gateway/browser-rescue.test.ts; reads its settings
  * from the page's #config element.
@@ -22,7 +22,8 @@ const ws = new GraphQLWsLink(createWsClient({
   url: config.graphqlUrl.replace(/^http/, 'ws'),
   connectionParams: { authorization },
   retryAttempts: 0,
-  on: { closed: (event) => { window.closedWith = { code: event.code, reason: event.reason }; } },
+  // How the socket closed (a refused upgrade, a server's 44xx close), for the screen to say.
+  on: { closed: (event) => { document.getElementById('closed').textContent = `${event.code} ${event.reason}`.trim(); } },
 }));
 const isSubscription = ({ query }) => {
   const definition = getMainDefinition(query);
@@ -74,11 +75,20 @@ function watchOverSse(reqId) {
   });
 }
 
-client.mutate({ mutation: DISPATCH, variables: { input: { sessionId: config.sessionId, disablementLocation: config.location, batteryService: 'JUMP' } } })
-  .then(({ data }) => {
-    const { reqId, status } = data.dispatchRescue;
-    byId('req-id').textContent = reqId;
-    show({ status });
-    (config.transport === 'sse' ? watchOverSse : watchOverWebSocket)(reqId);
-    setState('watching');
-  }, fail);
+/** Shows the rescue and watches it over the configured transport. */
+function track(reqId) {
+  byId('req-id').textContent = reqId;
+  (config.transport === 'sse' ? watchOverSse : watchOverWebSocket)(reqId);
+  setState('watching');
+}
+
+// Opened with a rescue (a link from elsewhere), the screen watches it; else it books one first.
+if (config.reqId) {
+  track(config.reqId);
+} else {
+  client.mutate({ mutation: DISPATCH, variables: { input: { sessionId: config.sessionId, disablementLocation: config.location, batteryService: 'JUMP' } } })
+    .then(({ data }) => {
+      show({ status: data.dispatchRescue.status });
+      track(data.dispatchRescue.reqId);
+    }, fail);
+}
