@@ -52,7 +52,8 @@ export function wsClient(url: string, authorization: string | undefined, headers
     connectionParams: authorization ? { authorization } : {},
     retryAttempts: 0,
     lazy: false,
-    // An unexpected close is not retried: the tests look at its code.
+    // Its close is in `closes` (the tests look at its code), not printed.
+    onNonLazyError: () => undefined,
     shouldRetry: () => false,
     on: {
       closed: (event) => {
