@@ -115,3 +115,16 @@ describe('bookingUpdated', () => {
     await subscriptionsActive(t.stack.gateway, 0);
   });
 });
+
+describe('userUpdated', () => {
+  it("pushes the user after a change of the user's data", async () => {
+    await gql('mutation { createUser(input: { userId: "sub-watched", dateOfBirth: "1985-02-03", homeZip: "60606" }) { userId } }', {});
+    const ws = wsClient(t.url, `Bearer ${t.token}`);
+    const watching = ws.subscribe('subscription($id: ID!) { userUpdated(userId: $id) { userId homeZip enrollmentStatus } }', { id: 'sub-watched' });
+    await subscriptionsActive(t.stack.gateway, 1);
+    await gql('mutation { updateUser(userId: "sub-watched", input: { homeZip: "94105" }) { userId } }', {});
+    expect((await watching.nth(1)).data.userUpdated).toMatchObject({ userId: 'sub-watched', homeZip: '94105' });
+    ws.dispose();
+    await subscriptionsActive(t.stack.gateway, 0);
+  });
+});
