@@ -105,6 +105,8 @@ export type RiskCoverageStatus =
 export type WebhookEventType =
   /** A rescue moved along its lifecycle (BOOKED, EN_ROUTE, ... COMPLETED, CANCELLED). */
   | 'RESCUE_STATUS_CHANGED'
+  /** A rescue's provider reported a new position or ETA without a change of status. */
+  | 'RESCUE_UPDATED'
   /** A rescue was cancelled. */
   | 'RESCUE_CANCELLED'
   /** A booking started. */
@@ -116,7 +118,11 @@ export type WebhookEventType =
   /** A consent was granted or withdrawn. */
   | 'CONSENT_CHANGED'
   /** An MVR was recorded for a user (the body names the user and the MVR, never its contents). */
-  | 'MVR_CREATED';
+  | 'MVR_CREATED'
+  /** A user's data changed: homeZip, enrollment status or date of birth (the body names the fields that changed, never the date of birth). */
+  | 'USER_UPDATED'
+  /** A user's coverage score changed (its value or reasons, or whether there is one), after a change to the user's data or a new MVR. */
+  | 'SCORE_CHANGED';
 
 export type RiskIndexQueryVariables = Exact<{
   wkt: string;

@@ -1,13 +1,15 @@
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
-import { GraphQLError, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
+import type { GraphQLError, DocumentNode, FieldNode, FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Supergraph } from '@apollo/federation-internals';
 import type { CostDirectives } from '../../subgraphs/platform/cost/directives.ts';
 import { operationCost } from '../../subgraphs/platform/cost/estimate.ts';
 import { LIVE_FIELDS, resourceKeyOf, type LiveField } from './fields.ts';
 
 // The CommonJS graphql, as in subgraphs/platform/cost/estimate.ts: the API schema below is built with
-// it (federation-internals), so documents are parsed, validated and costed with it too.
+// it (federation-internals), so documents are parsed, validated and costed with it too, and graphql-ws
+// recognises errors by that module's GraphQLError class (a bundler, vitest's included, may resolve
+// `import 'graphql'` to the other build).
 const cjs = createRequire(import.meta.url)('graphql') as typeof GraphQL;
 
 /** What a subscription document is checked against: the API schema and the gateway's own limits. */
@@ -49,7 +51,7 @@ export class SubscriptionRefused extends Error {
 }
 
 const refuse = (code: string, messages: readonly string[], extensions: Record<string, unknown> = {}) =>
-  new SubscriptionRefused(messages.map((message) => new GraphQLError(message, { extensions: { code, ...extensions } })));
+  new SubscriptionRefused(messages.map((message) => new cjs.GraphQLError(message, { extensions: { code, ...extensions } })));
 
 export interface SubscriptionRequest { query?: unknown; variables?: unknown; operationName?: unknown }
 

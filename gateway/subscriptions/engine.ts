@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { FormattedExecutionResult } from 'graphql';
@@ -75,6 +76,12 @@ export class SubscriptionEngine {
   private readonly ticker: NodeJS.Timeout;
   private rechecking = false;
   private count = 0;
+  /**
+   * The async context the engine was built in (no request's). Embedded events arrive inside the
+   * commit of the request that wrote them, whose context (its forked EntityManager) a query run
+   * from there would otherwise inherit.
+   */
+  private readonly detached = AsyncLocalStorage.snapshot();
 
   private readonly options: EngineOptions;
 
@@ -147,7 +154,7 @@ export class SubscriptionEngine {
         this.close(watch.holder, CloseCode.SlowConsumer, `slow consumer: ${waiting > queueMax ? `more than ${queueMax} events waiting` : `more than ${bufferMax} bytes unsent`}`);
         continue;
       }
-      if (!watch.running) void this.run(watch);
+      if (!watch.running) void this.detached(() => this.run(watch));
     }
   }
 

@@ -8,6 +8,9 @@ import { coverageScore, type CoverageScore } from './model/score.ts';
 /** The fields a score needs that a user may lack, in the names partners send them. */
 export type MissingField = 'dateOfBirth' | 'homeZip' | 'mvr';
 
+/** What a score reads of a user. */
+export type ScoredUser = Pick<User, 'userId' | 'dateOfBirth' | 'homeZip'>;
+
 export type PrequalResult =
   | ({ kind: 'score'; userId: string; mvrRecord: MvrRecord; asOf: string } & CoverageScore)
   | { kind: 'missing'; userId: string; missingFields: MissingField[] };
@@ -20,7 +23,7 @@ export class PrequalService {
   private readonly em: EntityManager;
   constructor(em: EntityManager) { this.em = em; }
 
-  score(user: User | null, userId: string, latest: MvrRecord | undefined, asOf: string = today()): PrequalResult {
+  score(user: ScoredUser | null, userId: string, latest: MvrRecord | undefined, asOf: string = today()): PrequalResult {
     if (!user) throw notFound('User', userId);
     const missingFields: MissingField[] = [];
     if (!user.dateOfBirth) missingFields.push('dateOfBirth');

@@ -3,6 +3,7 @@ import { badInput, conflict, isConstraintConflict, notFound } from '../platform/
 import { checkIdText } from '../platform/ids.ts';
 import { isCalendarDate, ZIP_PATTERN } from '../platform/scalars.ts';
 import { ENROLLMENT_STATUSES, User, type EnrollmentStatus } from './entities.ts';
+import { latestMvr, recordScoreChange, recordUserUpdated } from './events.ts';
 
 export interface UserFields {
   dateOfBirth?: string | null;
@@ -33,8 +34,8 @@ export class UserService {
   private readonly em: EntityManager;
   constructor(em: EntityManager) { this.em = em; }
 
-  async get(userId: string): Promise<User> {
-    const user = await this.em.findOne(User, { userId });
+  async get(userId: string, em = this.em): Promise<User> {
+    const user = await em.findOne(User, { userId });
     if (!user) throw notFound('User', userId);
     return user;
   }
@@ -56,26 +57,42 @@ export class UserService {
     return user;
   }
 
-  /** MERGE changes the fields present in `fields`; REPLACE sets every mutable field. */
+  /**
+   * MERGE changes the fields present in `fields`; REPLACE sets every mutable field. A change
+   * records user.updated, and score.changed when it moves the user's score; no change records nothing.
+   */
   async update(userId: string, fields: UserFields, mode: 'MERGE' | 'REPLACE'): Promise<User> {
     checkFields(fields, 'input.');
-    const user = await this.get(userId);
-    if (mode === 'REPLACE') {
-      user.dateOfBirth = fields.dateOfBirth ?? null;
-      user.homeZip = fields.homeZip ?? null;
-    } else {
-      if (fields.dateOfBirth !== undefined) user.dateOfBirth = fields.dateOfBirth;
-      if (fields.homeZip !== undefined) user.homeZip = fields.homeZip;
-    }
-    await this.em.flush();
-    return user;
+    return this.em.transactional(async (tx) => {
+      const user = await this.get(userId, tx);
+      const before = { userId: user.userId, dateOfBirth: user.dateOfBirth, homeZip: user.homeZip };
+      if (mode === 'REPLACE') {
+        user.dateOfBirth = fields.dateOfBirth ?? null;
+        user.homeZip = fields.homeZip ?? null;
+      } else {
+        if (fields.dateOfBirth !== undefined) user.dateOfBirth = fields.dateOfBirth;
+        if (fields.homeZip !== undefined) user.homeZip = fields.homeZip;
+      }
+      const changed = (['dateOfBirth', 'homeZip'] as const).filter((field) => user[field] !== before[field]);
+      if (!changed.length) return user;
+      await tx.flush();
+      recordUserUpdated(tx, user, changed);
+      const mvr = await latestMvr(tx, userId);
+      recordScoreChange(tx, { user: before, mvr }, { user, mvr });
+      return user;
+    });
   }
 
+  /** Sets the enrollment status (which never affects the score); a change records user.updated. */
   async enroll(userId: string, status: unknown): Promise<User> {
     const parsed = parseEnrollmentStatus(status);
-    const user = await this.get(userId);
-    user.enrollmentStatus = parsed;
-    await this.em.flush();
-    return user;
+    return this.em.transactional(async (tx) => {
+      const user = await this.get(userId, tx);
+      if (user.enrollmentStatus === parsed) return user;
+      user.enrollmentStatus = parsed;
+      await tx.flush();
+      recordUserUpdated(tx, user, ['enrollmentStatus']);
+      return user;
+    });
   }
 }

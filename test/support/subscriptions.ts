@@ -3,7 +3,7 @@ import { createClient as createWsClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { Gateway } from '../../gateway/app.ts';
 
-export interface Received { data?: any; errors?: { message: string; extensions?: Record<string, unknown> }[] } // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface Received { data?: any; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] } // eslint-disable-line @typescript-eslint/no-explicit-any
 export interface Closed { code: number; reason: string }
 
 /** What one subscription received, in order, and how it ended. */
@@ -52,7 +52,8 @@ export function wsClient(url: string, authorization: string | undefined, headers
     connectionParams: authorization ? { authorization } : {},
     retryAttempts: 0,
     lazy: false,
-    // An unexpected close is not retried: the tests look at its code.
+    // Its close is in `closes` (the tests look at its code), not printed.
+    onNonLazyError: () => undefined,
     shouldRetry: () => false,
     on: {
       closed: (event) => {

@@ -108,6 +108,34 @@ describe('webhooks: delivery of rescue events', () => {
     expect(receiver.received.filter((r) => r.path === '/cancel-only')).toHaveLength(1);
     for (const s of [all, only]) await t.request('DELETE', `${WH}/subscriptions/${s.id}`, { token: t.token });
   });
+
+  it('a position or ETA the provider reports without a status change is rescue.updated; a refused report sends nothing', async () => {
+    const both = await subscribe(t.token, `${receiver.url}/moves-all`, ['rescue.status_changed', 'rescue.updated']);
+    const statuses = await subscribe(t.token, `${receiver.url}/moves-status`, ['rescue.status_changed']);
+    const reqId = await newRescue();
+    const position = { latitude: 41.8, longitude: -87.7 };
+    expect((await status(t, t.token, reqId, 'EN-ROUTE')).status).toBe(200);
+    expect((await status(t, t.token, reqId, 'EN-ROUTE', position)).status).toBe(200);
+    expect((await status(t, t.token, reqId, 'EN-ROUTE', { updatedETA: 7 })).status).toBe(200);
+    expect((await status(t, t.token, reqId, 'COMPLETED')).status).toBe(409);
+    expect((await status(t, t.token, reqId, 'APPROACHING')).status).toBe(200);
+    const hits = await waitFor(() => {
+      const mine = receiver.received.filter((r) => r.path === '/moves-all');
+      return mine.length >= 4 ? mine : null;
+    }, 5_000, 'four events');
+    expect(hits.map((h) => [h.json.type, h.json.data.resource.status, h.json.data.resource.previousStatus])).toEqual([
+      ['rescue.status_changed', 'EN-ROUTE', 'BOOKED'], ['rescue.updated', 'EN-ROUTE', 'EN-ROUTE'],
+      ['rescue.updated', 'EN-ROUTE', 'EN-ROUTE'], ['rescue.status_changed', 'APPROACHING', 'EN-ROUTE'],
+    ]);
+    expect(hits[1].json.data.resource.driver.position).toEqual(position);
+    expect(hits[2].json.data.resource.eta).toBe(7);
+    const changes = await waitFor(() => {
+      const mine = receiver.received.filter((r) => r.path === '/moves-status');
+      return mine.some((h) => h.json.data.resource.status === 'APPROACHING') ? mine : null;
+    }, 5_000, 'the APPROACHING event');
+    expect(changes.map((h) => h.json.type)).toEqual(['rescue.status_changed', 'rescue.status_changed']);
+    for (const s of [both, statuses]) await t.request('DELETE', `${WH}/subscriptions/${s.id}`, { token: t.token });
+  });
 });
 
 describe('webhooks: subscriptions API', () => {

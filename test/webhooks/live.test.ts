@@ -32,10 +32,11 @@ afterAll(async () => {
 });
 
 const booking = () => t.stack.subgraphs.find((s) => s.name === 'booking')!.db;
-const outbox = (resourceKey: string) => booking().orm.em.getConnection().execute<{ seq: string; event_id: string; org_id: string; type: string; occurred_at: string }[]>(
+interface OutboxRow { seq: string; event_id: string; org_id: string; type: string; occurred_at: string }
+const outbox = async (resourceKey: string): Promise<OutboxRow[]> => booking().orm.em.getConnection().execute(
   'select seq, event_id, org_id, type, occurred_at from "booking"."webhook_outbox" where resource_key = ? order by seq', [resourceKey]);
 const arrived = (resourceKey: string, count: number, from = received) =>
-  waitFor(() => { const found = from.filter((e) => e.resourceKey === resourceKey); return found.length >= count && found; }, 10_000, `${count} live events of ${resourceKey}`);
+  waitFor(() => { const found = from.filter((e) => e.resourceKey === resourceKey); return found.length >= count ? found : undefined; }, 10_000, `${count} live events of ${resourceKey}`);
 
 /** Records an event on the booking subgraph's outbox in a transaction of its own, which `fail` rolls back. */
 async function commitEvent(resourceKey: string, fail = false) {

@@ -1,6 +1,7 @@
 /** The event types partners can subscribe to, as they appear in webhook bodies and the REST API. */
 export const EVENT_TYPES = [
-  'rescue.status_changed', 'rescue.cancelled', 'booking.started', 'booking.ended', 'device.status_changed', 'consent.changed', 'mvr.created',
+  'rescue.status_changed', 'rescue.updated', 'rescue.cancelled', 'booking.started', 'booking.ended', 'device.status_changed', 'consent.changed',
+  'mvr.created', 'user.updated', 'score.changed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -55,12 +55,13 @@ async function restRescue(tx: EntityManager, change: RescueChange): Promise<Obj>
 }
 
 /**
- * Records rescue.status_changed (and rescue.cancelled for a cancellation) in the roadside outbox,
- * on `tx`, the transaction that makes the change (after its status event was created).
+ * Records rescue.status_changed (and rescue.cancelled for a cancellation), or rescue.updated for a
+ * provider's report of position or ETA that keeps the status, in the roadside outbox, on `tx`, the
+ * transaction that makes the change (after its status event was created).
  */
 export async function recordRescueEvents(tx: EntityManager, change: RescueChange) {
   const resource = await restRescue(tx, change);
   const event = { resourceKey: `rescue:${change.rescue.reqId}`, resourcePath: `/services/roadside/v1/rescue/reqId/${change.rescue.reqId}`, resource };
-  recordEvent(tx, { type: 'rescue.status_changed', ...event });
+  recordEvent(tx, { type: change.status === change.previousStatus ? 'rescue.updated' : 'rescue.status_changed', ...event });
   if (change.status === 'CANCELLED') recordEvent(tx, { type: 'rescue.cancelled', ...event });
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
-import { recordEvent } from '../../platform/webhooks/outbox.ts';
 import { MvrRecord } from '../entities.ts';
+import { latestMvr, recordMvrCreated, recordScoreChange } from '../events.ts';
 import { UserService } from '../service.ts';
 import { keyringFor } from './crypto.ts';
 import { currentVault } from './keyring-db.ts';
@@ -29,22 +29,18 @@ export class MvrService {
     const hasText = input.reportJson !== undefined && input.reportJson !== null;
     const hasValue = input.report !== undefined && input.report !== null;
     if (hasText === hasValue) throw badInput('Send the report exactly once: as `report` (JSON) or as `reportJson` (its text)', 'report');
-    await new UserService(this.em).get(userId);
+    const user = await new UserService(this.em).get(userId);
     const text = hasText ? (input.reportJson as string) : JSON.stringify(input.report);
     validateReport(source, hasText ? parseReportText(text) : input.report);
 
     const vault = await currentVault(this.em, keyringFor(this.em));
+    const previous = await latestMvr(this.em, userId);
     const id = crypto.randomUUID();
-    const createdAt = new Date();
     const record = this.em.create(MvrRecord, {
-      id, userId, source, reportCiphertext: vault.encrypt(text, id), keyId: vault.keyId, createdAt,
+      id, userId, source, reportCiphertext: vault.encrypt(text, id), keyId: vault.keyId, createdAt: new Date(),
     } as never);
-    // Partners learn that an MVR arrived, never what it says.
-    const segment = source === 'SOURCE_A' ? 'sourcea' : 'sourceb';
-    recordEvent(this.em, {
-      type: 'mvr.created', resourceKey: `user:${userId}`, resourcePath: `/shared-mobility-insights/v2/users/${encodeURIComponent(userId)}/${segment}-mvr`,
-      resource: { mvrId: id, userId, source: segment, createdAt: createdAt.toISOString() },
-    });
+    recordMvrCreated(this.em, record);
+    recordScoreChange(this.em, { user, mvr: previous }, { user, mvr: record });
     await this.em.flush();
     return record;
   }

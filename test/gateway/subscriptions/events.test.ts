@@ -81,4 +81,50 @@ describe('rescueUpdated', () => {
     ws.dispose();
     await subscriptionsActive(t.stack.gateway, 0);
   });
+
+  it("another organisation's rescue id yields nothing, and that organisation's events never reach the subscriber", async () => {
+    const other = await t.clientFor('org-sub-other');
+    const theirs = await bookedRescue(other.token);
+    const ours = await bookedRescue();
+    const ws = wsClient(t.url, `Bearer ${other.token}`);
+    const peeking = ws.subscribe(RESCUE, { id: ours });
+    const own = ws.subscribe(RESCUE, { id: theirs });
+    await subscriptionsActive(t.stack.gateway, 2);
+    for (const status of STATUSES) await update(ours, status);
+    // Then one event of their own, after every event of ours committed: it arrives, ours never did.
+    await update(theirs, 'EN_ROUTE', other.token);
+    expect((await own.nth(1)).data.rescueUpdated).toMatchObject({ reqId: theirs, status: 'EN_ROUTE' });
+    expect(peeking.results).toEqual([]);
+    ws.dispose();
+    await subscriptionsActive(t.stack.gateway, 0);
+  });
+});
+
+describe('bookingUpdated', () => {
+  it("runs the selection through the graph: the booking (booking subgraph) and its user's data (scoring subgraph)", async () => {
+    const vin = '1HGCM82633A004352';
+    await gql('mutation { createUser(input: { userId: "sub-driver", dateOfBirth: "1990-04-01", homeZip: "60606" }) { userId } }', {});
+    await gql('mutation($vin: VIN!) { createVehicle(vin: $vin, deviceId: "359881234567890") { vin } }', { vin });
+    const { startBooking: b } = await gql('mutation($vin: VIN!) { startBooking(input: { vin: $vin, userId: "sub-driver", startTimestamp: 1800000000 }) { bookingId } }', { vin });
+    const ws = wsClient(t.url, `Bearer ${t.token}`);
+    const watching = ws.subscribe('subscription($id: ID!) { bookingUpdated(bookingId: $id) { bookingId status actualEndTimestamp user { userId dateOfBirth homeZip } } }', { id: b.bookingId });
+    await subscriptionsActive(t.stack.gateway, 1);
+    await gql('mutation($id: ID!) { endBooking(bookingId: $id, actualEndTimestamp: 1800003600) { status } }', { id: b.bookingId });
+    expect(await watching.nth(1)).toEqual({ data: { bookingUpdated: { bookingId: b.bookingId, status: 'ENDED', actualEndTimestamp: 1800003600, user: { userId: 'sub-driver', dateOfBirth: '1990-04-01', homeZip: '60606' } } } });
+    ws.dispose();
+    await subscriptionsActive(t.stack.gateway, 0);
+  });
+});
+
+describe('userUpdated', () => {
+  it("pushes the user after a change of the user's data", async () => {
+    await gql('mutation { createUser(input: { userId: "sub-watched", dateOfBirth: "1985-02-03", homeZip: "60606" }) { userId } }', {});
+    const ws = wsClient(t.url, `Bearer ${t.token}`);
+    const watching = ws.subscribe('subscription($id: ID!) { userUpdated(userId: $id) { userId homeZip enrollmentStatus } }', { id: 'sub-watched' });
+    await subscriptionsActive(t.stack.gateway, 1);
+    await gql('mutation { updateUser(userId: "sub-watched", input: { homeZip: "94105" }) { userId } }', {});
+    expect((await watching.nth(1)).data.userUpdated).toMatchObject({ userId: 'sub-watched', homeZip: '94105' });
+    ws.dispose();
+    await subscriptionsActive(t.stack.gateway, 0);
+  });
 });
