@@ -16,6 +16,7 @@
  * Bounded: flags are capped, the latency loops stop after `budget` seconds each.
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { freePort, startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
@@ -198,4 +199,4 @@ try {
 } finally {
   await database.drop();
 }
-console.log(`\n${lines.join('\n')}`);
+console.log(`\n${lines.join('\n')}\n(${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end)`);
