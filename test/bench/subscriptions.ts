@@ -34,6 +34,7 @@ const BUDGET_MS = flag('budget', 30, 120) * 1000;
 const POSTGRES = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const OPERATOR = { id: 'bench-operator', secret: 'bench-operator-secret-0123456789' };
 const RESCUE_UPDATED = 'subscription Track($reqId: ID!) { rescueUpdated(reqId: $reqId) { id status etaMinutes updatedAt } }';
+const READ = 'query Read($reqId: ID!) { rescue(reqId: $reqId) { id status etaMinutes updatedAt } }';
 const REPORT = 'mutation Report($reqId: ID!, $lat: Float!) { updateRescueStatus(input: { reqId: $reqId, status: EN_ROUTE, latitude: $lat, longitude: -87.636 }) { status } }';
 
 /** What every gateway of the run shares: the bootstrap client, limits out of the way, the same signing keys. */
@@ -119,6 +120,18 @@ async function latency(on: Gateway, via: Gateway): Promise<number[]> {
 const describeLatency = (name: string, ms: number[]) =>
   `${name}: ${ms.length} events, p50 ${percentile(ms, 50)} ms, p99 ${percentile(ms, 99)} ms, max ${Math.max(...ms)} ms`;
 
+/** For scale: the query a subscription runs per event, as one HTTP request to `g` (round trip, p50 of 30). */
+async function queryRoundTrip(g: Gateway): Promise<string> {
+  const reqId = await rescue(g);
+  const ms: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const started = performance.now();
+    await g.request('POST', '/graphql', { token: g.token, body: { query: READ, variables: { reqId } } });
+    ms.push(performance.now() - started);
+  }
+  return `the same query over HTTP: p50 ${percentile(ms, 50).toFixed(1)} ms`;
+}
+
 /** The gateway's own figures from its /metrics. */
 async function processFigures(g: Gateway) {
   const text = await (await fetch(`${g.server.base}/metrics`)).text();
@@ -149,7 +162,7 @@ const env = await baseEnv();
 const inspectPort = await freePort();
 const embedded = await gateway({ ...env, PGLITE_IN_MEMORY: 'true', NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}` });
 try {
-  say(describeLatency('latency, same process (PGlite)', await latency(embedded, embedded)));
+  say(`${describeLatency('latency, same process (PGlite)', await latency(embedded, embedded))}; ${await queryRoundTrip(embedded)}`);
 
   const reqId = await rescue(embedded);
   await settle();
@@ -191,7 +204,7 @@ try {
   const a = await gateway(shared);
   const b = await gateway(shared);
   try {
-    say(describeLatency('latency, same process (PostgreSQL)', await latency(a, a)));
+    say(`${describeLatency('latency, same process (PostgreSQL)', await latency(a, a))}; ${await queryRoundTrip(a)}`);
     say(describeLatency('latency, across processes (PostgreSQL: subscriber on A, reports through B)', await latency(a, b)));
   } finally {
     await Promise.all([a.server.stop(), b.server.stop()]);
