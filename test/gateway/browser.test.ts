@@ -70,7 +70,7 @@ describe('GraphiQL in headless Chromium', () => {
     const examples = servedExamples(apiSchema());
     // One tab per example, titled with the operation's name.
     const tabs = page.locator('.graphiql-tab');
-    await expect.poll(() => tabs.count()).toBe(examples.length);
+    await expect.poll(() => tabs.count(), { timeout: 10_000 }).toBe(examples.length);
     const loadMs = performance.now() - started;
     console.log(`GraphiQL page ready in ${Math.round(loadMs)} ms with ${examples.length} example tabs`);
     await page.getByRole('tab', { name: 'ScoringUser' }).click();
