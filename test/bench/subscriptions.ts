@@ -5,7 +5,7 @@
  * `npm start` would (gateway/server.ts), on loopback:
  * 1. latency, same process (embedded PGlite, the default): one subscriber to `rescueUpdated`, `events`
  *    position reports through the same gateway one after the other; for each, the rescue's
- *    `updatedAt` (taken in the transaction that commits the change) to the result's arrival;
+ *    `updatedAt` (taken just before the transaction that commits the change) to the result's arrival;
  * 2. latency across processes (PostgreSQL; DATABASE_URL's server, else the machine's): the subscriber
  *    on gateway A, the reports through gateway B, and through A itself for comparison;
  * 3. subscriptions held and memory: `held` subscriptions, each on its own WebSocket, on the embedded
@@ -65,7 +65,7 @@ async function rescue(g: Gateway): Promise<string> {
   return (res.body as { requestId: string }).requestId;
 }
 
-/** One position report (an EN_ROUTE again): one committed rescue.status_changed event. */
+/** One position report (an EN_ROUTE again): one committed rescue.updated event. */
 async function report(g: Gateway, reqId: string, i: number) {
   const res = await g.request('POST', '/graphql', { token: g.token, body: { query: REPORT, variables: { reqId, lat: 41.88 + (i % 100) / 10_000 } } });
   if ((res.body as { errors?: unknown }).errors) throw new Error(`report: ${JSON.stringify(res.body)}`);
@@ -104,21 +104,25 @@ async function subscribeMany(g: Gateway, reqId: string, count: number, batch = 1
   return all;
 }
 
-/** Commit (the rescue's updatedAt) to arrival of each of `EVENTS` reports sent through `via`, the subscriber on `on`. */
-async function latency(on: Gateway, via: Gateway): Promise<number[]> {
+/**
+ * Commit (the rescue's updatedAt) to arrival of each of `EVENTS` reports sent through `via`, the
+ * subscriber on `on`; and each report's own round trip (its transaction included), for scale.
+ */
+async function latency(on: Gateway, via: Gateway): Promise<string> {
   const reqId = await rescue(via);
   const [w] = await subscribeMany(on, reqId, 1);
+  const reports: number[] = [];
   const started = Date.now();
   for (let i = 0; i < EVENTS && Date.now() - started < BUDGET_MS; i++) {
+    const sent = performance.now();
     await report(via, reqId, i);
+    reports.push(performance.now() - sent);
     await until(() => w!.at.length > i, `event ${i + 1}`);
   }
   await w!.stop();
-  return w!.at.map((at, i) => at - Date.parse(w!.updatedAt[i]!));
+  const ms = w!.at.map((at, i) => at - Date.parse(w!.updatedAt[i]!));
+  return `${ms.length} events, p50 ${percentile(ms, 50)} ms, p99 ${percentile(ms, 99)} ms, max ${Math.max(...ms)} ms (the report's own round trip: p50 ${percentile(reports, 50).toFixed(1)} ms)`;
 }
-
-const describeLatency = (name: string, ms: number[]) =>
-  `${name}: ${ms.length} events, p50 ${percentile(ms, 50)} ms, p99 ${percentile(ms, 99)} ms, max ${Math.max(...ms)} ms`;
 
 /** For scale: the query a subscription runs per event, as one HTTP request to `g` (round trip, p50 of 30). */
 async function queryRoundTrip(g: Gateway): Promise<string> {
@@ -162,7 +166,7 @@ const env = await baseEnv();
 const inspectPort = await freePort();
 const embedded = await gateway({ ...env, PGLITE_IN_MEMORY: 'true', NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}` });
 try {
-  say(`${describeLatency('latency, same process (PGlite)', await latency(embedded, embedded))}; ${await queryRoundTrip(embedded)}`);
+  say(`latency, same process (PGlite): ${await latency(embedded, embedded)}; ${await queryRoundTrip(embedded)}`);
 
   const reqId = await rescue(embedded);
   await settle();
@@ -204,8 +208,8 @@ try {
   const a = await gateway(shared);
   const b = await gateway(shared);
   try {
-    say(`${describeLatency('latency, same process (PostgreSQL)', await latency(a, a))}; ${await queryRoundTrip(a)}`);
-    say(describeLatency('latency, across processes (PostgreSQL: subscriber on A, reports through B)', await latency(a, b)));
+    say(`latency, same process (PostgreSQL): ${await latency(a, a)}; ${await queryRoundTrip(a)}`);
+    say(`latency, across processes (PostgreSQL: subscriber on A, reports through B): ${await latency(a, b)}`);
   } finally {
     await Promise.all([a.server.stop(), b.server.stop()]);
   }

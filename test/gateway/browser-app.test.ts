@@ -1,8 +1,10 @@
 /**
- * Acceptance in a real browser: a small Apollo Client 4 frontend (browser-app/driver-profile.js,
- * bundled here by esbuild) served from another loopback origin, in the project's headless Chromium.
- * With `new InMemoryCache()` it loads a driver profile in one query, every entity normalised; an
- * `updateUser` shows on screen with no refetch; an origin not in CORS_ORIGINS fails clearly.
+ * Acceptance in a real browser: a small Apollo Client 4 frontend (browser-app/, bundled here by
+ * esbuild) served from another loopback origin, in the project's headless Chromium.
+ * The driver profile (driver-profile.js), with `new InMemoryCache()`, loads in one query, every
+ * entity normalised; an `updateUser` shows on screen with no refetch. The rescue tracker
+ * (rescue-tracker.js) dispatches a rescue and shows each status the provider commits, pushed over
+ * GraphQLWsLink or graphql-sse's client. From an origin not in CORS_ORIGINS both fail clearly.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
