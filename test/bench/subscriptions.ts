@@ -9,7 +9,8 @@
  * 2. latency across processes (PostgreSQL; DATABASE_URL's server, else the machine's): the subscriber
  *    on gateway A, the reports through gateway B, and through A itself for comparison;
  * 3. subscriptions held and memory: `held` subscriptions, each on its own WebSocket, on the embedded
- *    gateway; its RSS and heap used (its /metrics, after a full collection) before and after, per subscription;
+ *    gateway; its RSS and heap used (its /metrics, after a full collection) before and after, per
+ *    subscription; its CPU while opening them, and while holding them with no event for 10 s;
  * 4. CPU per event per subscriber: `burst` reports with one subscriber, then with `fanout` subscribers
  *    to the same rescue; the gateway's CPU time (its /metrics) of the difference, per event per
  *    extra subscriber.
@@ -158,6 +159,7 @@ async function collectGarbage(inspectPort: number) {
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 2_000));
+const IDLE_MS = 10_000;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); console.log(line); };
@@ -175,11 +177,16 @@ try {
   const started = performance.now();
   const held = await subscribeMany(embedded, reqId, HELD);
   const openMs = performance.now() - started;
+  const opened = await processFigures(embedded);
   await settle();
   await collectGarbage(inspectPort);
   const after = await processFigures(embedded);
-  say(`held: ${HELD} subscriptions on ${HELD} WebSockets, opened in ${(openMs / 1000).toFixed(1)} s; gateway RSS ${mb(before.rss)} -> ${mb(after.rss)}, heap used ${mb(before.heap)} -> ${mb(after.heap)}`);
+  say(`held: ${HELD} subscriptions on ${HELD} WebSockets, opened in ${(openMs / 1000).toFixed(1)} s (gateway CPU ${((opened.cpuSeconds - before.cpuSeconds) / HELD * 1000).toFixed(2)} ms per subscription opened); gateway RSS ${mb(before.rss)} -> ${mb(after.rss)}, heap used ${mb(before.heap)} -> ${mb(after.heap)}`);
   say(`memory per subscription (its socket included): RSS ${((after.rss - before.rss) / HELD / 1024).toFixed(1)} KB, heap ${((after.heap - before.heap) / HELD / 1024).toFixed(1)} KB`);
+  // Held with no event, the gateway still checks every token again on its timer.
+  await new Promise((r) => setTimeout(r, IDLE_MS));
+  const idle = await processFigures(embedded);
+  say(`holding ${HELD} subscriptions with no event: gateway CPU ${((idle.cpuSeconds - after.cpuSeconds) / (IDLE_MS / 1000) * 100).toFixed(1)}% of a core`);
   await Promise.all(held.map((w) => w.stop()));
   while (await subscriptionsHeld(embedded.server.base) > 0) await settle();
 
