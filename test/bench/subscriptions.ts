@@ -173,7 +173,10 @@ try {
   const reqId = await rescue(embedded);
   await settle();
   await collectGarbage(inspectPort);
+  const quiet = await processFigures(embedded);
+  await new Promise((r) => setTimeout(r, IDLE_MS));
   const before = await processFigures(embedded);
+  const idleShare = (from: { cpuSeconds: number }, to: { cpuSeconds: number }) => `${((to.cpuSeconds - from.cpuSeconds) / (IDLE_MS / 1000) * 100).toFixed(1)}% of a core`;
   const started = performance.now();
   const held = await subscribeMany(embedded, reqId, HELD);
   const openMs = performance.now() - started;
@@ -186,7 +189,7 @@ try {
   // Held with no event, the gateway still checks every token again on its timer.
   await new Promise((r) => setTimeout(r, IDLE_MS));
   const idle = await processFigures(embedded);
-  say(`holding ${HELD} subscriptions with no event: gateway CPU ${((idle.cpuSeconds - after.cpuSeconds) / (IDLE_MS / 1000) * 100).toFixed(1)}% of a core`);
+  say(`gateway CPU with no event: ${idleShare(after, idle)} holding ${HELD} subscriptions, ${idleShare(quiet, before)} holding none`);
   await Promise.all(held.map((w) => w.stop()));
   while (await subscriptionsHeld(embedded.server.base) > 0) await settle();
 
