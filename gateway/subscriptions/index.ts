@@ -69,14 +69,16 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents },
     log: app.log,
   });
+  const sse = sseHandler(engine, rules);
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_PAYLOAD },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.
     async preClose() {
       await engine.shutdown();
       for (const socket of app.websocketServer.clients) socket.close(CloseCode.GoingAway, 'going away: the server is shutting down');
+      await sse.drain();
     },
   });
   app.addHook('onClose', async () => { await live.close(); });
-  return { engine, wsHandler: webSocketHandler(engine, rules), sseHandler: sseHandler(engine, rules) };
+  return { engine, wsHandler: webSocketHandler(engine, rules), sseHandler: sse.handle };
 }

@@ -37,9 +37,8 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules)
       }
     },
   });
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    // graphql-sse writes the answer itself (a stream may stay open for hours).
-    reply.hijack();
+  const open = new Map<FastifyReply, Promise<void>>();
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     try {
       await handler(request, reply);
     } catch (error) {
@@ -47,5 +46,28 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules)
       if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
       reply.raw.end(JSON.stringify({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] }));
     }
+  };
+  return {
+    async handle(request: FastifyRequest, reply: FastifyReply) {
+      // graphql-sse writes the answer itself (a stream may stay open for hours).
+      reply.hijack();
+      // Or its connection closes: graphql-sse's fastify adapter waits for a 'finish' that a client gone never lets come.
+      const closed = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+      const done = Promise.race([serve(request, reply), closed]).finally(() => open.delete(reply));
+      open.set(reply, done);
+      await done;
+    },
+    /**
+     * After the engine ended every subscription: lets each stream send its last results, then ends
+     * the streams still open (a single-connection stream outlives its operations), so that the
+     * server's close finds their connections idle instead of waiting on them.
+     */
+    async drain(graceMs = 1_000) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(open.values()), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
+      clearTimeout(timer);
+      for (const reply of open.keys()) reply.raw.destroy();
+      await Promise.all(open.values());
+    },
   };
 }
