@@ -1,11 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRules } from './document.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 
 export const SSE_PATH = '/graphql/stream';
+/** How graphql-sse's single-connection mode names a reserved stream (header, or query parameter). */
+const STREAM_TOKEN_HEADER = 'x-graphql-event-stream-token';
+const STREAM_TOKEN_QUERY = 'token';
+/** Reserved streams remembered (with their client) at once, and for how long. */
+const STREAMS_KEPT = 10_000;
+const STREAM_KEPT_MS = 60 * 60 * 1000;
 
 const refusal = (status: number, errors: readonly (GraphQLError | { message: string; extensions: Record<string, unknown> })[]) => [
   JSON.stringify({ errors }),
@@ -20,7 +29,25 @@ const refusal = (status: number, errors: readonly (GraphQLError | { message: str
  * whose `extensions.closeCode` is the WebSocket close code (gateway/subscriptions/close-codes.ts).
  */
 export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules) {
+  // The client that reserved each stream: only it may open it or send operations to it.
+  const owners = new LRUCache<string, string>({ max: STREAMS_KEPT, ttl: STREAM_KEPT_MS });
   const handler = createHandler({
+    /**
+     * Replaces graphql-sse's: its fastify adapter reads an absent header as "undefined", which every
+     * request without a stream token would then share as one reserved stream.
+     */
+    authenticate(req) {
+      const request = req.raw;
+      const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
+      if (!caller) return refusal(401, [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED' } }]);
+      const presented = request.headers[STREAM_TOKEN_HEADER] ?? new URL(request.url, 'http://localhost/').searchParams.get(STREAM_TOKEN_QUERY);
+      if (typeof presented === 'string' && presented) {
+        return owners.get(presented) === caller.clientId ? presented : refusal(404, [{ message: 'Stream not found', extensions: { code: 'NOT_FOUND' } }]);
+      }
+      const token = randomUUID();
+      if (request.method === 'PUT') owners.set(token, caller.clientId);
+      return token;
+    },
     // Validated (with the gateway's limits) in onSubscribe.
     validate: () => [],
     async onSubscribe(req, params) {
