@@ -66,7 +66,7 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
     // Half the revocation cache: a disable elsewhere closes subscriptions within about 1.5 of it.
     recheckEveryMs: REVOCATION_CACHE_MS / 2,
-    metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents },
+    metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
     log: app.log,
   });
   const sse = sseHandler(engine, rules);
