@@ -39,7 +39,7 @@ export interface EngineOptions {
   bufferMax: number;
   /** How often every holder's token is checked again without an event (revocation, expiry). */
   recheckEveryMs: number;
-  metrics: { active: Gauge<'transport'>; pushed: Counter<'transport'> };
+  metrics: { active: Gauge<'transport'>; pushed: Counter<'transport'>; closed: Counter<'reason'> };
   log: FastifyBaseLogger;
 }
 
@@ -126,6 +126,7 @@ export class SubscriptionEngine {
   /** Closes a holder with `code`: its connection, or (SSE) each of its streams after a last error result. */
   close(holder: Holder, code: number, reason: string) {
     if (!this.holders.has(holder)) return;
+    this.options.metrics.closed.inc({ reason: (closeErrorCode[code] ?? 'closed').toLowerCase() });
     if (holder.close) {
       holder.close(code, reason);
       return;

@@ -66,17 +66,19 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
     // Half the revocation cache: a disable elsewhere closes subscriptions within about 1.5 of it.
     recheckEveryMs: REVOCATION_CACHE_MS / 2,
-    metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents },
+    metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
     log: app.log,
   });
+  const sse = sseHandler(engine, rules);
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_PAYLOAD },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.
     async preClose() {
       await engine.shutdown();
       for (const socket of app.websocketServer.clients) socket.close(CloseCode.GoingAway, 'going away: the server is shutting down');
+      await sse.drain();
     },
   });
   app.addHook('onClose', async () => { await live.close(); });
-  return { engine, wsHandler: webSocketHandler(engine, rules), sseHandler: sseHandler(engine, rules) };
+  return { engine, wsHandler: webSocketHandler(engine, rules), sseHandler: sse.handle };
 }

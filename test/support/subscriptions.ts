@@ -44,11 +44,13 @@ function watcher(subscribe: (sink: { next(value: Received): void; error(error: u
 /** A graphql-ws client (the `ws` package) of the gateway at `url`, sending `authorization` in connection_init; `closes` lists how its socket closed. */
 export function wsClient(url: string, authorization: string | undefined, headers: Record<string, string> = {}) {
   const closes: Closed[] = [];
+  /** The client's sockets (one per connection), e.g. to stop reading from one. */
+  const sockets: WebSocket[] = [];
   let onClose: ((closed: Closed) => void) | undefined;
   const closed = new Promise<Closed>((resolve) => { onClose = resolve; });
   const client: Client = createWsClient({
     url: url.replace(/^http/, 'ws') + '/graphql',
-    webSocketImpl: class extends WebSocket { constructor(address: string, protocols: string[]) { super(address, protocols, { headers }); } },
+    webSocketImpl: class extends WebSocket { constructor(address: string, protocols: string[]) { super(address, protocols, { headers }); sockets.push(this); } },
     connectionParams: authorization ? { authorization } : {},
     retryAttempts: 0,
     lazy: false,
@@ -64,7 +66,7 @@ export function wsClient(url: string, authorization: string | undefined, headers
     },
   });
   return {
-    client, closes, closed,
+    client, closes, closed, sockets,
     subscribe: (query: string, variables: Record<string, unknown> = {}) => watcher((sink) => client.subscribe({ query, variables }, sink)),
     dispose: () => client.dispose(),
   };

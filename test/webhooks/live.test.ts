@@ -10,6 +10,7 @@ import { recordEvent } from '../../subgraphs/platform/webhooks/outbox.ts';
 import { LIVE_EVENTS_APPLICATION, startLiveEvents, type LiveEvent, type LiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
 import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { tcpProxy } from '../support/tcp-proxy.ts';
 import { waitFor } from './receiver.ts';
 
 const SMI = '/shared-mobility-insights/v2';
@@ -120,5 +121,28 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
     await commitEvent('booking:after-reconnect');
     await arrived('booking:after-reconnect', 1);
     expect(logged.filter((line) => line.msg.includes('LISTEN connection was lost'))).toHaveLength(1);
+  });
+
+  it('a LISTEN connection that stops answering (a link dropped silently) is replaced', async () => {
+    const target = new URL(t.config.DATABASE_URL as string);
+    const proxy = await tcpProxy(target.hostname, Number(target.port || 5432));
+    const through = new URL(target);
+    through.host = `127.0.0.1:${proxy.port}`;
+    const seen: LiveEvent[] = [];
+    const lines: { msg: string }[] = [];
+    const frozen = await startLiveEvents({ databaseUrl: through.toString(), heartbeatMs: 500, log: pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line)); } }) });
+    frozen.subscribe((event) => seen.push(event));
+    try {
+      await commitEvent('booking:before-freeze');
+      await arrived('booking:before-freeze', 1, seen);
+      proxy.freeze();
+      await waitFor(() => lines.some((line) => line.msg.includes('listening again')), 30_000, 'a new LISTEN connection');
+      await commitEvent('booking:after-freeze');
+      await arrived('booking:after-freeze', 1, seen);
+      expect(lines.some((line) => line.msg.includes('LISTEN connection was lost'))).toBe(true);
+    } finally {
+      await frozen.close();
+      await proxy.close();
+    }
   });
 });

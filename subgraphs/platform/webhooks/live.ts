@@ -29,6 +29,12 @@ type Listener = (event: LiveEvent) => void;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How often the LISTEN connection is checked with a query, which must answer within as long: a
+ * connection that a network device dropped without a word (idle timeouts) would otherwise stay
+ * silent, losing every event, until TCP gives up hours later. The query also keeps it from idling.
+ */
+const HEARTBEAT_MS = 15_000;
 /** How the LISTEN connection names itself in pg_stat_activity. */
 export const LIVE_EVENTS_APPLICATION = 'live-events';
 
@@ -37,7 +43,7 @@ export const LIVE_EVENTS_APPLICATION = 'live-events';
  * of this process LISTENs to what the outbox triggers announce (whichever process committed);
  * on the embedded database, which one process owns, they come from that process's commits.
  */
-export function startLiveEvents(options: { databaseUrl?: string; log: Logger }): Promise<LiveEvents> {
+export function startLiveEvents(options: { databaseUrl?: string; log: Logger; heartbeatMs?: number }): Promise<LiveEvents> {
   const listeners = new Set<Listener>();
   const emit = (event: LiveEvent) => {
     for (const listener of listeners) {
@@ -52,7 +58,7 @@ export function startLiveEvents(options: { databaseUrl?: string; log: Logger }):
     listeners.add(listener);
     return () => { listeners.delete(listener); };
   };
-  return options.databaseUrl ? listen(options.databaseUrl, options.log, emit, subscribe) : inProcess(emit, subscribe);
+  return options.databaseUrl ? listen(options.databaseUrl, options.log, options.heartbeatMs ?? HEARTBEAT_MS, emit, subscribe) : inProcess(emit, subscribe);
 }
 
 const isSource = (name: string): name is LiveEvent['source'] => (EVENT_SOURCES as readonly string[]).includes(name);
@@ -71,11 +77,11 @@ async function inProcess(emit: Listener, subscribe: LiveEvents['subscribe']): Pr
 }
 
 /**
- * One LISTEN connection, started before this resolves. When it drops, it is opened again with
- * backoff; the loss is logged once, and the recovery. Notifications sent while it is down are
- * not delivered to it (PostgreSQL keeps none for a session that is gone).
+ * One LISTEN connection, started before this resolves. When it drops or stops answering, it is
+ * opened again with backoff; the loss is logged once, and the recovery. Notifications sent while
+ * it is down are not delivered to it (PostgreSQL keeps none for a session that is gone).
  */
-async function listen(databaseUrl: string, log: Logger, emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
+async function listen(databaseUrl: string, log: Logger, heartbeatMs: number, emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
   let client: pg.Client | undefined;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -94,7 +100,10 @@ async function listen(databaseUrl: string, log: Logger, emit: Listener, subscrib
   };
 
   const connect = async () => {
-    const next = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: LIVE_EVENTS_APPLICATION });
+    const next = new pg.Client({
+      connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: heartbeatMs, keepAlive: true,
+      application_name: LIVE_EVENTS_APPLICATION,
+    });
     next.on('notification', received);
     // A client that fails after connecting emits 'error' (e.g. pg_terminate_backend) and then 'end'.
     next.on('error', () => lost(next));
@@ -103,7 +112,7 @@ async function listen(databaseUrl: string, log: Logger, emit: Listener, subscrib
       await next.connect();
       await next.query(`listen ${LIVE_EVENTS_CHANNEL}`);
     } catch (error) {
-      await next.end().catch(() => undefined);
+      void next.end().catch(() => undefined);
       throw error;
     }
     if (closed) await next.end();
@@ -130,10 +139,19 @@ async function listen(databaseUrl: string, log: Logger, emit: Listener, subscrib
   }
 
   await connect();
+  const heartbeat = setInterval(() => {
+    const current = client;
+    current?.query('select 1').catch(() => {
+      lost(current);
+      // Over a dead link the goodbye may never complete: the next connection does not wait for it.
+      void current.end().catch(() => undefined);
+    });
+  }, heartbeatMs);
   return {
     subscribe,
     async close() {
       closed = true;
+      clearInterval(heartbeat);
       clearTimeout(timer);
       await client?.end().catch(() => undefined);
       client = undefined;

@@ -61,6 +61,21 @@ describe('subscriber tokens', () => {
   });
 });
 
+describe('graphql-sse reserved streams', () => {
+  it("belong to the client that reserved them: another client's token cannot open one or send to it", async () => {
+    const reserved = await t.request('PUT', '/graphql/stream', { token: t.token });
+    expect(reserved.status).toBe(201);
+    const stream = reserved.body as string;
+    const other = await t.clientFor('org-sub-streams');
+    const opened = await t.request('GET', '/graphql/stream', { token: other.token, headers: { accept: 'text/event-stream', 'x-graphql-event-stream-token': stream } });
+    expect(opened.status).toBe(404);
+    const sent = await t.request('POST', '/graphql/stream', { token: other.token, headers: { 'x-graphql-event-stream-token': stream }, body: { query: WATCH, extensions: { operationId: 'x' } } });
+    expect(sent.status).toBe(404);
+    expect((await t.request('DELETE', `/graphql/stream?token=${stream}&operationId=x`, { token: other.token })).status).toBe(404);
+    expect((await t.request('DELETE', `/graphql/stream?token=${stream}&operationId=x`, { token: t.token })).status).toBe(200);
+  });
+});
+
 describe('browser access', () => {
   it('opens WebSockets for the same host and CORS_ORIGINS, and refuses other origins before the upgrade', async () => {
     const host = new URL(t.url).host;

@@ -100,6 +100,32 @@ describe('rescueUpdated', () => {
   });
 });
 
+describe('a subscriber that stops reading', () => {
+  it('is dropped as a slow consumer (4408) once more than 4 MiB wait unsent on its WebSocket', async () => {
+    const reqId = await bookedRescue();
+    const content = Buffer.alloc(512 * 1024, 'x').toString('base64');
+    await gql('mutation($id: ID!, $c: String!) { uploadProviderFile(input: { reqId: $id, fileType: "RECEIPT", fileName: "big.txt", contentType: "text/plain", contentBase64: $c }) { contentId } }', { id: reqId, c: content });
+    const ws = wsClient(t.url, `Bearer ${t.token}`);
+    // About 14 MB a result: twenty copies of the file, more than the kernel buffers of a connection take.
+    const files = Array.from({ length: 20 }, (_, i) => `f${i}: files { contentBase64 }`).join(' ');
+    const watching = ws.subscribe(`subscription($id: ID!) { rescueUpdated(reqId: $id) { status ${files} } }`, { id: reqId });
+    await subscriptionsActive(t.stack.gateway, 1);
+    ws.sockets[0]!.pause();
+    const dropped = async () => (await t.stack.gateway.metrics.subscriptionsClosed.get()).values.find((v) => v.labels.reason === 'slow_consumer')?.value ?? 0;
+    const before = await dropped();
+    for (const status of STATUSES) {
+      await update(reqId, status);
+      if (await dropped() > before) break;
+    }
+    expect(await dropped()).toBe(before + 1);
+    ws.sockets[0]!.resume();
+    expect(await ws.closed).toEqual({ code: 4408, reason: 'slow consumer: more than 4194304 bytes unsent' });
+    await watching.ended;
+    await subscriptionsActive(t.stack.gateway, 0);
+    ws.dispose();
+  });
+});
+
 describe('bookingUpdated', () => {
   it("runs the selection through the graph: the booking (booking subgraph) and its user's data (scoring subgraph)", async () => {
     const vin = '1HGCM82633A004352';

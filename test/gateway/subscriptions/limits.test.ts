@@ -72,19 +72,24 @@ describe('subscription limits', () => {
 });
 
 describe('closing the gateway', () => {
-  it('ends every subscription with 1001 (WebSocket) or a last SHUTTING_DOWN result (SSE)', async () => {
+  it('ends every subscription with 1001 (WebSocket) or a last SHUTTING_DOWN result (SSE, in both modes)', async () => {
     const own = await startTestStack({ subgraphs: ['roadside'] });
     const ws = wsClient(own.url, `Bearer ${own.token}`);
     const watching = ws.subscribe(watch('a'));
     const sse = sseClient(own.url, `Bearer ${own.token}`);
     const streaming = sse.subscribe(watch('a'));
-    await subscriptionsActive(own.stack.gateway, 2);
+    const single = sseClient(own.url, `Bearer ${own.token}`, true);
+    const sharing = single.subscribe(watch('a'));
+    await subscriptionsActive(own.stack.gateway, 3);
     await own.close();
     expect(await ws.closed).toEqual({ code: 1001, reason: 'going away: the server is shutting down' });
     await watching.ended;
-    await streaming.ended;
-    expect(streaming.results.at(-1)!.errors![0]).toEqual({ message: 'going away: the server is shutting down', extensions: { code: 'SHUTTING_DOWN', closeCode: 1001 } });
+    for (const stream of [streaming, sharing]) {
+      await stream.ended;
+      expect(stream.results.at(-1)!.errors![0]).toEqual({ message: 'going away: the server is shutting down', extensions: { code: 'SHUTTING_DOWN', closeCode: 1001 } });
+    }
     ws.dispose();
     sse.dispose();
+    single.dispose();
   });
 });
