@@ -11,7 +11,7 @@ import { startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
 import { gatewayClient } from '../support/http.ts';
 import { wsClient, type Closed, type Watcher } from '../support/subscriptions.ts';
-import { untilHeld } from '../support/subscriptions-held.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
 
 const POSTGRES = process.env.DATABASE_URL ?? process.env.CI_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -91,9 +91,10 @@ describe('a subscriber on gateway A, the updates through gateway B', () => {
     const stranger = await client(a, 'org-other');
     const reqId = await rescue(b, provider.token);
 
+    const held = await subscriptionsHeld(a.base);
     const tracked = connect(a, watcher.token).subscribe(RESCUE_UPDATED, { reqId });
     const foreign = connect(a, stranger.token).subscribe(RESCUE_UPDATED, { reqId });
-    await untilHeld(a.base, 2);
+    await untilHeld(a.base, held + 2);
 
     for (const [i, status] of STATUSES.entries()) {
       await move(b, provider.token, reqId, status);
@@ -108,9 +109,10 @@ describe('a subscriber on gateway A, the updates through gateway B', () => {
     const provider = await client(b, 'org-revoke');
     const watcher = await client(a, 'org-revoke');
     const reqId = await rescue(b, provider.token);
+    const held = await subscriptionsHeld(a.base);
     const connection = connect(a, watcher.token);
     const tracked = connection.subscribe(RESCUE_UPDATED, { reqId });
-    await untilHeld(a.base, 1);
+    await untilHeld(a.base, held + 1);
     await move(b, provider.token, reqId, 'EN_ROUTE');
     await expect.poll(() => tracked.results.length, { timeout: 15_000 }).toBe(1);
 
