@@ -75,6 +75,9 @@ export class SubscriptionEngine {
   private readonly stopListening: () => void;
   private readonly ticker: NodeJS.Timeout;
   private rechecking = false;
+  /** Connections asked to close, until their transport releases them, and connections released. */
+  private readonly closing = new WeakSet<Holder>();
+  private readonly released = new WeakSet<Holder>();
   private count = 0;
   /**
    * The async context the engine was built in (no request's). Embedded events arrive inside the
@@ -107,6 +110,13 @@ export class SubscriptionEngine {
     const id = randomUUID();
     const { clientId } = holder.subscriber.caller;
     if (!(await clientLimit.acquire(clientId, id))) throw new TooManySubscriptions(`Too many subscriptions: client ${clientId} holds its maximum of ${maxPerClient}`);
+    if (this.released.has(holder) || this.closing.has(holder)) {
+      // Its connection closed while the place was being taken (a Redis round trip): nothing to start.
+      clientLimit.release(clientId, id);
+      const none = new Channel<FormattedExecutionResult>(() => undefined);
+      none.end();
+      return none;
+    }
     this.count += 1;
     this.options.metrics.active.inc({ transport: holder.transport });
     const watch: Watch = { id, holder, prepared, events: [], running: false, channel: new Channel(() => this.forget(watch)) };
@@ -121,11 +131,13 @@ export class SubscriptionEngine {
   release(holder: Holder) {
     for (const watch of this.holders.get(holder) ?? []) void watch.channel.return();
     this.holders.delete(holder);
+    this.released.add(holder);
   }
 
   /** Closes a holder with `code`: its connection, or (SSE) each of its streams after a last error result. */
   close(holder: Holder, code: number, reason: string) {
-    if (!this.holders.has(holder)) return;
+    if (!this.holders.has(holder) || this.closing.has(holder)) return;
+    this.closing.add(holder);
     this.options.metrics.closed.inc({ reason: (closeErrorCode[code] ?? 'closed').toLowerCase() });
     if (holder.close) {
       holder.close(code, reason);

@@ -117,3 +117,37 @@ describe('SubscriptionEngine', () => {
     expect((await stream.next()).value?.errors?.[0]?.extensions?.code).toBe('SHUTTING_DOWN');
   });
 });
+
+describe('SubscriptionEngine and closing connections', () => {
+  it('gives the place back when the connection closed while it was being taken', async () => {
+    let taken = 0;
+    let released = 0;
+    let finishAcquire!: () => void;
+    const clientLimit = {
+      acquire: () => new Promise<boolean>((resolve) => { taken += 1; finishAcquire = () => resolve(true); }),
+      release: () => { released += 1; },
+      close() {},
+    };
+    const { engine } = engineWith({ clientLimit });
+    const a = wsHolder('org-a');
+    engine.open(a.holder);
+    const starting = engine.subscribe(a.holder, prepared('rescueUpdated', 'r1'));
+    await settle();
+    engine.release(a.holder);
+    finishAcquire();
+    const stream = await starting;
+    expect(await stream.next()).toEqual({ value: undefined, done: true });
+    expect([taken, released, engine.active]).toEqual([1, 1, 0]);
+    await engine.shutdown();
+  });
+
+  it('closes a connection once, however many reasons come', async () => {
+    const { engine } = engineWith();
+    const a = wsHolder('org-a');
+    engine.open(a.holder);
+    engine.close(a.holder, 4401, 'Unauthorized: disabled');
+    engine.close(a.holder, 4408, 'slow consumer: x');
+    expect(a.closes).toEqual([[4401, 'Unauthorized: disabled']]);
+    await engine.shutdown();
+  });
+});
