@@ -90,11 +90,14 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules)
      * server's close finds their connections idle instead of waiting on them.
      */
     async drain(graceMs = 1_000) {
+      const streams = [...open.keys()].map((reply) => reply.raw);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.all(open.values()), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
       clearTimeout(timer);
       for (const reply of open.keys()) reply.raw.destroy();
       await Promise.all(open.values());
+      // Kept alive, their connections would hold the server's close until the keep-alive timeout.
+      for (const raw of streams) raw.socket?.end();
     },
   };
 }

@@ -33,5 +33,5 @@ describe('SIGTERM', () => {
     expect(await server.exited).toBe(0);
     ws.dispose();
     sse.dispose();
-  });
+  }, 90_000); // a whole server's shutdown (its databases closed) takes seconds, more on a loaded machine
 });
