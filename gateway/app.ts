@@ -1,6 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import fastifyApollo, { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { parse } from 'graphql';
@@ -41,6 +41,10 @@ import { inFlightBound } from './in-flight.ts';
 import { registerOverloadProtection } from './overload.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
+import { subscriptionsElsewherePlugin } from '../subgraphs/platform/subscriptions-elsewhere.ts';
+import { startSubscriptions } from './subscriptions/index.ts';
+import { SSE_PATH } from './subscriptions/sse.ts';
+import { originAllowed } from './subscriptions/ws.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -136,7 +140,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     csrfPrevention: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>,
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, subscriptionsElsewherePlugin as ApolloServerPlugin<GatewayContext>,
       riskBound.plugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
   });
   await apollo.start();
@@ -147,7 +151,9 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const tokenDeps = { clients, privateKey: keys.privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config, redis) };
   registerTokenRoute(app, tokenDeps);
   await registerRoadsideRoutes(app, tokenDeps);
-  const gate = createTokenGate(cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation), revocation);
+  const verify = cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation);
+  const gate = createTokenGate(verify, revocation);
+  const subscriptions = await startSubscriptions(app, { config, apollo, supergraphSdl, limits, verify, redis, metrics });
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
   // Apollo Server keeps the texts of automatic persisted queries in its cache under `apq:` (its APQ_CACHE_PREFIX).
   const apqDocument = async (hash: string) => apollo.cache.get(`apq:${hash}`);
@@ -166,7 +172,18 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     // Before the idempotency plugin, which parses the document.
     boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
-    await api.register(fastifyApollo(apollo), { path: '/graphql', context: async (request) => contextFrom(request) });
+    const context = async (request: FastifyRequest) => contextFrom(request);
+    await api.register(fastifyApollo(apollo), { path: '/graphql', method: ['POST', 'OPTIONS'], context });
+    // GET /graphql: a query in the URL, or a WebSocket upgrade to graphql-ws (subscriptions).
+    api.route({
+      method: 'GET', url: '/graphql', handler: fastifyApolloHandler(apollo, { context }), wsHandler: subscriptions.wsHandler,
+      onRequest: async (request, reply) => {
+        if (request.ws && !originAllowed(request, config.CORS_ORIGINS)) {
+          return sendGraphqlErrors(request, reply, 403, [{ message: `Origin ${request.headers.origin} may not open a WebSocket here (CORS_ORIGINS)`, extensions: { code: 'FORBIDDEN' } }]);
+        }
+      },
+    });
+    api.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: SSE_PATH, handler: subscriptions.sseHandler });
     registerRestRoutes(api, restRoutes, execute, config.JSON_MAX_DEPTH);
     registerAdminClientRoutes(api, clients, revocation);
   });

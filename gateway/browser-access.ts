@@ -26,7 +26,8 @@ const isSimplePost = (request: FastifyRequest) =>
 async function browserAccess(app: FastifyInstance, { config }: { config: Config }) {
   await app.register(cors, {
     origin: config.CORS_ORIGINS,
-    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
+    // X-GraphQL-Event-Stream-Token: graphql-sse's single-connection mode names its stream with it.
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-GraphQL-Event-Stream-Token'],
     exposedHeaders: ['Retry-After', 'x-request-id', 'Idempotent-Replayed', 'Location'],
     // A browser may reuse a preflight for 10 minutes (Chromium's cap is 2 hours).
     maxAge: 600,

@@ -12,6 +12,8 @@ import { coerceSharedScalars } from './scalars.ts';
 export interface GatewayContext {
   authorization?: string;
   requestId: string;
+  /** How an operation run in-process came (metrics): a REST row's by default, or a subscription's event. */
+  transport?: 'subscription';
 }
 
 /**

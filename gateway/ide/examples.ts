@@ -117,6 +117,18 @@ query RescueStatus($reqId: ID!) {
     variables: { reqId: 'REQ-0001' },
   },
   {
+    area: 'roadside',
+    query: `# Track a rescue live (scope roadside): run this, then move the rescue along (updateRescueStatus, or
+# POST /services/roadside/v1/rescue/statusUpdate); each change is pushed here over a WebSocket (graphql-ws).
+subscription RescueTrack($reqId: ID!) {
+  rescueUpdated(reqId: $reqId) {
+    id reqId status etaMinutes updatedAt
+    providerPosition { latitude longitude }
+  }
+}`,
+    variables: { reqId: 'REQ-0001' },
+  },
+  {
     area: 'registration',
     query: `# Registration (scope b2b): the product catalogue and the consents each product needs.
 query RegistrationCatalogue {

@@ -56,7 +56,7 @@ const ASSETS: Record<string, Asset> = {
 };
 
 export const IDE_ASSET_PREFIX = '/ide/';
-/** GraphiQL's stylesheet embeds its fonts as data: URLs; queries (and subscriptions, later) go to this host. */
+/** GraphiQL's stylesheet embeds its fonts as data: URLs; queries go to this host, subscriptions to its WebSocket. */
 const IDE_HEADERS = pageHeaders({ 'connect-src': [selfAndSameHostWebSockets], 'font-src': ['data:'] });
 export const AUTHORIZATION_TEMPLATE = `Bearer <paste an access_token from POST ${TOKEN_PATH}>`;
 

@@ -175,6 +175,13 @@ export type RescueStatusQueryVariables = Exact<{
 
 export type RescueStatusQuery = { rescue: { id: string, reqId: string, service: RescueServiceType, status: RescueStatus, providerPosition: { latitude: number, longitude: number } } | null, rescueEta: { etaMinutes: number | null, etaAt: string | null, distanceMiles: number } };
 
+export type RescueTrackSubscriptionVariables = Exact<{
+  reqId: string | number;
+}>;
+
+
+export type RescueTrackSubscription = { rescueUpdated: { id: string, reqId: string, status: RescueStatus, etaMinutes: number | null, updatedAt: string, providerPosition: { latitude: number, longitude: number } } };
+
 export type RegistrationCatalogueQueryVariables = Exact<{ [key: string]: never; }>;
 
 

@@ -2,8 +2,10 @@
  * Prometheus metrics (prom-client), one registry per gateway process:
  * - HTTP requests by method, route pattern (never the raw URL) and status: count and latency;
  * - GraphQL operations by operation name and type, and transport (`graphql` for /graphql, `rest`
- *   for the REST paths, which run their operation in-process): count, latency, errors by code;
+ *   for the REST paths, which run their operation in-process, `subscription` for the query a
+ *   subscription runs per event): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
+ * - subscriptions held (by transport), the results pushed to them, and the connections closed by the server (by reason);
  * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults.
  * Each metric's `aggregator` says how node:cluster workers' values add up (see metrics-server.ts).
  * Served at `GET /metrics` on the public port, unless `route` is false (METRICS_PORT, or WORKERS>1).
@@ -41,6 +43,9 @@ export class GatewayMetrics {
   readonly subgraphUp: Gauge<'subgraph'>;
   readonly dbPool: Gauge<'state'>;
   readonly idempotency: Counter<'outcome'>;
+  readonly subscriptionsActive: Gauge<'transport'>;
+  readonly subscriptionEvents: Counter<'transport'>;
+  readonly subscriptionsClosed: Counter<'reason'>;
   private readonly operationNames = new Set<string>();
 
   constructor({ probes = {}, db }: MetricsSources = {}) {
@@ -64,6 +69,9 @@ export class GatewayMetrics {
       },
     });
     this.idempotency = new Counter({ name: 'gateway_idempotency_requests_total', help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replayed, in_progress (409), mismatch (422), invalid (400), released (not kept)', labelNames: ['outcome'], registers });
+    this.subscriptionsActive = new Gauge({ name: 'gateway_subscriptions_active', help: 'Subscriptions held now by transport (ws: graphql-ws on /graphql, sse: graphql-sse at /graphql/stream)', labelNames: ['transport'], registers });
+    this.subscriptionEvents = new Counter({ name: 'gateway_subscription_events_pushed_total', help: 'Results pushed to subscribers (one per event and subscription) by transport', labelNames: ['transport'], registers });
+    this.subscriptionsClosed = new Counter({ name: 'gateway_subscriptions_closed_total', help: 'Connections (WebSocket) or streams (SSE) the server closed, by reason: unauthenticated, slow_consumer, too_many_subscriptions, shutting_down', labelNames: ['reason'], registers });
     this.dbPool = new Gauge({
       name: 'gateway_db_pool_connections', help: "Connections of the gateway database's pool by state (total, idle, waiting); PostgreSQL only", labelNames: ['state'], registers,
       async collect() {
@@ -93,7 +101,7 @@ export class GatewayMetrics {
     return {
       async requestDidStart(start: GraphQLRequestContext<T>) {
         const began = process.hrtime.bigint();
-        const transport = start.request.http ? 'graphql' : 'rest';
+        const transport = start.request.http ? 'graphql' : (start.contextValue as { transport?: string }).transport ?? 'rest';
         let resolved = false;
         return {
           async didResolveOperation() { resolved = true; },

@@ -39,6 +39,10 @@ const schema = z.object({
   /** Browser origins granted CORS (comma-separated, e.g. `http://localhost:3000`); empty: none. */
   CORS_ORIGINS: z.string().default('').transform((list) => list.split(',').map((o) => o.trim()).filter(Boolean))
     .pipe(z.array(z.url({ protocol: /^https?$/ }).refine((o) => URL.canParse(o) && new URL(o).origin === o, 'each CORS origin is scheme://host[:port], no path or trailing slash'))),
+  /** A client's active subscriptions over every gateway process (counted in Redis with REDIS_URL, else per process). */
+  SUBSCRIPTIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(100),
+  /** Active subscriptions one gateway process holds, over every client. */
+  SUBSCRIPTIONS_MAX_PER_PROCESS: z.coerce.number().int().min(1).default(10_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),

@@ -23,6 +23,7 @@ import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
 import { requireInternalHop } from './internal-hop.ts';
 import { graphqlLimits } from './graphql-limits.ts';
+import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -125,7 +126,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       allowBatchedHttpRequests: false,
       validationRules: limits.validationRules,
       parseOptions: limits.parseOptions,
-      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), nulGuard, ...(limits.plugins as unknown as ApolloServerPlugin<SubgraphContext>[])],
+      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), nulGuard, subscriptionsElsewherePlugin as ApolloServerPlugin<SubgraphContext>, ...(limits.plugins as unknown as ApolloServerPlugin<SubgraphContext>[])],
     });
     await apollo.start();
     await app.register(fastifyApollo(apollo), {

@@ -1,8 +1,10 @@
 /**
- * Acceptance in a real browser: a small Apollo Client 4 frontend (browser-app/driver-profile.js,
- * bundled here by esbuild) served from another loopback origin, in the project's headless Chromium.
- * With `new InMemoryCache()` it loads a driver profile in one query, every entity normalised; an
- * `updateUser` shows on screen with no refetch; an origin not in CORS_ORIGINS fails clearly.
+ * Acceptance in a real browser: a small Apollo Client 4 frontend (browser-app/, bundled here by
+ * esbuild) served from another loopback origin, in the project's headless Chromium.
+ * The driver profile (driver-profile.js), with `new InMemoryCache()`, loads in one query, every
+ * entity normalised; an `updateUser` shows on screen with no refetch. The rescue tracker
+ * (rescue-tracker.js) dispatches a rescue and shows each status the provider commits, pushed over
+ * GraphQLWsLink or graphql-sse's client. From an origin not in CORS_ORIGINS both fail clearly.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -12,30 +14,70 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { sourceBFull } from '../scoring/mvr-fixtures.ts';
+import { CHICAGO, dispatch, provision, session } from '../roadside/helpers.ts';
 
 const USER_ID = 'browser-driver-1';
 const VINS = ['1HGCM82633A0B0001', '1HGCM82633A0B0002', '1HGCM82633A0B0003'];
 
-/** Serves the page and its bundle on an ephemeral loopback port; the page's origin names it `localhost`. */
-async function servePage(bundle: string, settings: () => object): Promise<{ origin: string; server: Server }> {
+/** One page of the app: its script's path, the bundle served there, and the page's HTML around its settings. */
+interface AppPage { script: string; bundle: string; html(config: string, script: string): string }
+
+/**
+ * Serves the app's pages on an ephemeral loopback port (the page's origin names it `localhost`): each
+ * page with its settings (`settings(path, query)`) inline as #config, and its bundle.
+ */
+async function serveApp(pages: Record<string, AppPage>, settings: (path: string, query: URLSearchParams) => object): Promise<{ origin: string; server: Server }> {
   const server = createServer((request, response) => {
-    if (request.url === '/app.js') return response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
-    if (request.url !== '/') return response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Driver profile</title></head>
-<body data-state="loading">
-<script id="config" type="application/json">${JSON.stringify(settings()).replace(/</g, '\\u003c')}</script>
-<p>Home ZIP: <span id="home-zip"></span> <input id="zip"> <button id="save">Save</button></p>
-<p>Score: <span id="score"></span></p>
-<ul id="bookings"></ul>
-<p id="error"></p>
-<script src="/app.js"></script>
-</body></html>`);
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const script = Object.values(pages).find((p) => p.script === url.pathname);
+    if (script) return response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script.bundle);
+    const page = pages[url.pathname];
+    if (!page) return response.writeHead(404).end();
+    const config = JSON.stringify(settings(url.pathname, url.searchParams)).replace(/</g, '\\u003c');
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page.html(config, page.script));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { origin: `http://localhost:${(server.address() as AddressInfo).port}`, server };
+}
+
+const profilePage = (bundle: string): AppPage => ({
+  script: '/profile.js', bundle, html: (config, script) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Driver profile</title></head>
+<body data-state="loading">
+<script id="config" type="application/json">${config}</script>
+<p>Home ZIP: <span id="home-zip"></span> <input id="zip"> <button id="save">Save</button></p>
+<p>Score: <span id="score"></span></p>
+<ul id="bookings"></ul>
+<p id="error"></p>
+<script src="${script}"></script>
+</body></html>`,
+});
+
+const rescuePage = (bundle: string): AppPage => ({
+  script: '/rescue.js', bundle, html: (config, script) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Track my rescue</title></head>
+<body data-state="dispatching">
+<script id="config" type="application/json">${config}</script>
+<p>Rescue <span id="req-id"></span></p>
+<ol id="statuses"></ol>
+<p id="error"></p>
+<p>Connection closed: <span id="closed"></span></p>
+<script src="${script}"></script>
+</body></html>`,
+});
+
+/** Bundles a page script of browser-app/ for the browser. */
+async function bundle(file: string): Promise<string> {
+  const bundled = await build({
+    entryPoints: [new URL(`./browser-app/${file}`, import.meta.url).pathname],
+    bundle: true, write: false, format: 'iife', platform: 'browser', target: 'chrome120', logLevel: 'silent',
+    // Apollo Client's development build, as a dev server serves it: its cache warnings reach the console.
+    conditions: ['development'],
+  });
+  return bundled.outputFiles[0]!.text;
 }
 
 let t: TestStack;
@@ -44,17 +86,13 @@ let allowed: { origin: string; server: Server };
 let refused: { origin: string; server: Server };
 
 beforeAll(async () => {
-  const bundled = await build({
-    entryPoints: [new URL('./browser-app/driver-profile.js', import.meta.url).pathname],
-    bundle: true, write: false, format: 'iife', platform: 'browser', target: 'chrome120', logLevel: 'silent',
-    // Apollo Client's development build, as a dev server serves it: its cache warnings reach the console.
-    conditions: ['development'],
-  });
-  const bundle = bundled.outputFiles[0]!.text;
-  const settings = () => ({ graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID });
-  allowed = await servePage(bundle, settings);
-  refused = await servePage(bundle, settings);
-  t = await startTestStack({ subgraphs: ['booking', 'scoring'], env: { CORS_ORIGINS: allowed.origin } });
+  const pages = { '/': profilePage(await bundle('driver-profile.js')), '/rescue': rescuePage(await bundle('rescue-tracker.js')) };
+  const settings = (path: string, query: URLSearchParams) => (path === '/rescue'
+    ? { graphqlUrl: `${t.url}/graphql`, streamUrl: `${t.url}/graphql/stream`, token: t.token, sessionId: query.get('session'), reqId: query.get('reqId'), transport: query.get('transport'), location: CHICAGO }
+    : { graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID });
+  allowed = await serveApp(pages, settings);
+  refused = await serveApp(pages, settings);
+  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside'], env: { CORS_ORIGINS: allowed.origin } });
   const seeded = [
     await t.graphql(`mutation { createUser(input: { userId: "${USER_ID}", dateOfBirth: "1985-04-12", homeZip: "60601" }) { userId } }`),
     await t.graphql(`mutation($r: JSON) { createMvr(userId: "${USER_ID}", source: SOURCE_B, report: $r) { id } }`, { r: sourceBFull() }),
@@ -73,15 +111,22 @@ afterAll(async () => {
   refused?.server.close();
 });
 
-interface Watched { page: Page; graphqlRequests: string[]; console: string[] }
+interface Watched { page: Page; graphqlRequests: string[]; streamRequests: string[]; sockets: string[]; console: string[] }
 
-/** Opens the page at `origin`, recording its requests to /graphql and its console warnings and errors. */
-async function open(origin: string): Promise<Watched> {
+/**
+ * Opens `path` of the app at `origin`, recording its requests to /graphql and /graphql/stream, the
+ * WebSockets it opens, and its console warnings and errors.
+ */
+async function open(origin: string, path = '/'): Promise<Watched> {
   const page = await browser.newPage();
-  const watched: Watched = { page, graphqlRequests: [], console: [] };
-  page.on('request', (request) => { if (request.url().startsWith(`${t.url}/graphql`)) watched.graphqlRequests.push(`${request.method()} ${request.postDataJSON()?.operationName ?? ''}`); });
+  const watched: Watched = { page, graphqlRequests: [], streamRequests: [], sockets: [], console: [] };
+  page.on('request', (request) => {
+    const list = { [`${t.url}/graphql`]: watched.graphqlRequests, [`${t.url}/graphql/stream`]: watched.streamRequests }[request.url().split('?')[0]!];
+    list?.push(`${request.method()} ${request.postDataJSON()?.operationName ?? ''}`);
+  });
+  page.on('websocket', (socket) => { watched.sockets.push(socket.url()); });
   page.on('console', (message) => { if (['warning', 'error'].includes(message.type())) watched.console.push(message.text()); });
-  await page.goto(origin, { waitUntil: 'load' });
+  await page.goto(`${origin}${path}`, { waitUntil: 'load' });
   return watched;
 }
 
@@ -121,5 +166,57 @@ describe('a browser app on an origin not in CORS_ORIGINS', () => {
     expect(await page.locator('#error').innerText()).toMatch(/Could not reach the graph at .*\/graphql: Failed to fetch/);
     expect(messages.join('\n')).toMatch(new RegExp(`from origin '${refused.origin}' has been blocked by CORS policy`));
     await page.close();
+  }, 60_000);
+});
+
+const STATUSES = ['EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'];
+const shown = (page: Page) => page.locator('#statuses li').allInnerTexts();
+
+describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
+  for (const [transport, how] of [['ws', "GraphQLWsLink (graphql-ws)"], ['sse', "graphql-sse's client"]] as const) {
+    it(`shows each status over ${how} as the provider's updates commit, in order, none missing`, async () => {
+      const member = await provision(t, t.token);
+      const sessionId = await session(t, t.token, [{ key: 'vin', value: member.vin }]);
+      const { page, graphqlRequests, streamRequests, sockets, console: messages } = await open(allowed.origin, `/rescue?transport=${transport}&session=${sessionId}`);
+      await expect.poll(() => state(page), { timeout: 20_000 }).toBe('watching');
+      const reqId = await page.locator('#req-id').innerText();
+      expect(await shown(page)).toEqual(['BOOKED']);
+      await untilHeld(t.url, 1);
+
+      for (const [i, status] of STATUSES.entries()) {
+        const moved = await t.graphql('mutation($id: ID!, $st: RescueStatus!) { updateRescueStatus(input: { reqId: $id, status: $st, latitude: 41.88, longitude: -87.636 }) { status } }', { id: reqId, st: status });
+        expect(moved.data).toEqual({ updateRescueStatus: { status: 'OK' } });
+        await expect.poll(() => shown(page), { timeout: 15_000 }).toHaveLength(i + 2);
+      }
+      expect(await shown(page)).toEqual(['BOOKED', ...STATUSES]);
+      expect(await state(page)).toBe('finished');
+      expect(await page.locator('#error').innerText()).toBe('');
+      expect(graphqlRequests).toEqual(['POST DispatchRescue']);
+      expect(transport === 'ws' ? sockets : streamRequests).toEqual(transport === 'ws' ? [`${t.url.replace(/^http/, 'ws')}/graphql`] : ['POST TrackRescue']);
+      expect(transport === 'ws' ? streamRequests : sockets).toEqual([]);
+      expect(messages).toEqual([]);
+      await page.close();
+      await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
+    }, 90_000);
+  }
+});
+
+describe('a rescue tracked live from an origin not in CORS_ORIGINS', () => {
+  it('cannot subscribe over either transport: the WebSocket is refused and the stream blocked by CORS', async () => {
+    const member = await provision(t, t.token);
+    const reqId = (await dispatch(t, t.token, await session(t, t.token, [{ key: 'vin', value: member.vin }]))).body.requestId as string;
+    const ws = await open(refused.origin, `/rescue?transport=ws&reqId=${reqId}`);
+    await expect.poll(() => state(ws.page), { timeout: 20_000 }).toBe('error');
+    // The browser says no more than that the connection closed abnormally before it opened.
+    expect(await ws.page.locator('#closed').innerText()).toBe('1006');
+    expect(ws.sockets).toEqual([`${t.url.replace(/^http/, 'ws')}/graphql`]);
+    await ws.page.close();
+
+    const sse = await open(refused.origin, `/rescue?transport=sse&reqId=${reqId}`);
+    await expect.poll(() => state(sse.page), { timeout: 20_000 }).toBe('error');
+    expect(await sse.page.locator('#error').innerText()).toMatch(/Failed to fetch/);
+    expect(sse.console.join('\n')).toMatch(new RegExp(`from origin '${refused.origin}' has been blocked by CORS policy`));
+    await sse.page.close();
+    expect(await subscriptionsHeld(t.url)).toBe(0);
   }, 60_000);
 });

@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
+import { dispatch, provision, session } from '../roadside/helpers.ts';
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 const USER_ID = 'ide-browser-1';
@@ -22,7 +24,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  t = await startTestStack({ subgraphs: ['scoring', 'risk'] });
+  t = await startTestStack({ subgraphs: ['scoring', 'risk', 'roadside'] });
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -68,7 +70,7 @@ describe('GraphiQL in headless Chromium', () => {
     const examples = servedExamples(apiSchema());
     // One tab per example, titled with the operation's name.
     const tabs = page.locator('.graphiql-tab');
-    await expect.poll(() => tabs.count()).toBe(examples.length);
+    await expect.poll(() => tabs.count(), { timeout: 10_000 }).toBe(examples.length);
     const loadMs = performance.now() - started;
     console.log(`GraphiQL page ready in ${Math.round(loadMs)} ms with ${examples.length} example tabs`);
     await page.getByRole('tab', { name: 'ScoringUser' }).click();
@@ -120,6 +122,37 @@ describe('GraphiQL in headless Chromium', () => {
     expect(violations).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it('runs the example subscription over a WebSocket to its own host and shows each pushed result', async () => {
+    const member = await provision(t, t.token);
+    const reqId = (await dispatch(t, t.token, await session(t, t.token, [{ key: 'vin', value: member.vin }]))).body.requestId as string;
+    const { page, violations } = await openPage();
+    const sockets: string[] = [];
+    page.on('websocket', (socket) => { sockets.push(socket.url()); });
+    await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
+    await page.getByRole('tab', { name: 'RescueTrack' }).click();
+    await expect.poll(() => page.locator('.graphiql-query-editor').innerText()).toContain('rescueUpdated(reqId: $reqId)');
+    await fillTool(page, 'Variables', JSON.stringify({ reqId }));
+    await fillTool(page, 'Headers', JSON.stringify({ Authorization: `Bearer ${t.token}` }));
+    await page.locator('.graphiql-execute-button').click();
+    await untilHeld(t.url, 1);
+    expect(sockets).toEqual([`${t.url.replace(/^http/, 'ws')}/graphql`]);
+
+    // Each status the provider commits replaces the response with the rescue as it is now.
+    for (const status of ['EN_ROUTE', 'APPROACHING']) {
+      const moved = await t.graphql('mutation($id: ID!, $st: RescueStatus!) { updateRescueStatus(input: { reqId: $id, status: $st }) { status } }', { id: reqId, st: status });
+      expect(moved.data).toEqual({ updateRescueStatus: { status: 'OK' } });
+      await expect.poll(() => responseText(page), { timeout: 15_000 }).toContain(`"status": "${status}"`);
+    }
+    expect(await responseText(page)).toContain(`"reqId": "${reqId}"`);
+    await page.screenshot({ path: `${ARTIFACTS}graphiql-subscription.png` });
+
+    // The execute button stops it: the gateway lets the subscription go.
+    await page.locator('.graphiql-execute-button').click();
+    await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
+    expect(violations).toEqual([]);
+    await page.close();
+  }, 90_000);
 
   it('renders the REST docs page from /openapi.json, and Try it out calls the API', async () => {
     const { page, requested, violations } = await openPage();

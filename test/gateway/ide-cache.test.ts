@@ -72,7 +72,7 @@ describe('IDE examples in Apollo Client\'s InMemoryCache', () => {
         const query = cache.transformDocument(parse(example.query));
         const operation = query.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')!;
         const variables = example.variables ?? {};
-        cache.write({ dataId: operation.operation === 'mutation' ? 'ROOT_MUTATION' : 'ROOT_QUERY', query, variables, result: mockAnswer(schema, query, variables) });
+        cache.write({ dataId: `ROOT_${operation.operation.toUpperCase()}`, query, variables, result: mockAnswer(schema, query, variables) });
       }
       expect(embeddedEntities(cache.extract())).toEqual([]);
     }

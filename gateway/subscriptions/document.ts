@@ -1,0 +1,109 @@
+import { createRequire } from 'node:module';
+import type * as GraphQL from 'graphql';
+import type { GraphQLError, DocumentNode, FieldNode, FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
+import { Supergraph } from '@apollo/federation-internals';
+import type { CostDirectives } from '../../subgraphs/platform/cost/directives.ts';
+import { operationCost } from '../../subgraphs/platform/cost/estimate.ts';
+import { LIVE_FIELDS, resourceKeyOf, type LiveField } from './fields.ts';
+
+// The CommonJS graphql, as in subgraphs/platform/cost/estimate.ts: the API schema below is built with
+// it (federation-internals), so documents are parsed, validated and costed with it too, and graphql-ws
+// recognises errors by that module's GraphQLError class (a bundler, vitest's included, may resolve
+// `import 'graphql'` to the other build).
+const cjs = createRequire(import.meta.url)('graphql') as typeof GraphQL;
+
+/** What a subscription document is checked against: the API schema and the gateway's own limits. */
+export interface SubscriptionRules {
+  schema: GraphQLSchema;
+  validationRules: readonly ValidationRule[];
+  parseOptions: { maxTokens: number };
+  directives: CostDirectives;
+  maxCost: number;
+}
+
+export const apiSchemaOf = (supergraphSdl: string): GraphQLSchema => Supergraph.build(supergraphSdl).apiSchema().toGraphQLJSSchema() as unknown as GraphQLSchema;
+
+/** A subscription accepted: what it watches and the query run on each event. */
+export interface PreparedSubscription {
+  fieldName: string;
+  field: LiveField;
+  /** The outbox resource key its events carry, e.g. `rescue:<reqId>`. */
+  resourceKey: string;
+  /** Where the entity is in each result: the field's alias or name. */
+  responseKey: string;
+  /** The subscription document as sent (transports need it to tell its operation type). */
+  document: DocumentNode;
+  /** The subscription turned into a query of the same entity, with the same selection set. */
+  query: string;
+  operationName?: string;
+  variables: Record<string, unknown>;
+}
+
+/** A document refused before it starts; `status` is the HTTP status an SSE request answers with. */
+export class SubscriptionRefused extends Error {
+  readonly errors: GraphQLError[];
+  readonly status: number;
+  constructor(errors: GraphQLError[], status = 400) {
+    super(errors[0]?.message ?? 'subscription refused');
+    this.errors = errors;
+    this.status = status;
+  }
+}
+
+const refuse = (code: string, messages: readonly string[], extensions: Record<string, unknown> = {}) =>
+  new SubscriptionRefused(messages.map((message) => new cjs.GraphQLError(message, { extensions: { code, ...extensions } })));
+
+export interface SubscriptionRequest { query?: unknown; variables?: unknown; operationName?: unknown }
+
+/**
+ * Checks a subscription document as POST /graphql checks a query (parse with the token limit,
+ * validation with the depth/alias/introspection rules, the cost estimate against GRAPHQL_MAX_COST) and
+ * turns it into the query run on each event: `subscription { rescueUpdated(reqId: $id) { ... } }`
+ * becomes `query { rescueUpdated: rescue(reqId: $id) { ... } }`, so results keep the subscription's shape.
+ */
+export function prepareSubscription(rules: SubscriptionRules, request: SubscriptionRequest): PreparedSubscription {
+  if (typeof request.query !== 'string') throw refuse('BAD_REQUEST', ['A subscription needs a GraphQL document in `query`']);
+  const variables = (request.variables ?? {}) as Record<string, unknown>;
+  if (typeof variables !== 'object' || Array.isArray(variables)) throw refuse('BAD_REQUEST', ['`variables` must be an object']);
+  const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
+  let document: DocumentNode;
+  try {
+    document = cjs.parse(request.query, rules.parseOptions);
+  } catch (error) {
+    throw refuse('GRAPHQL_PARSE_FAILED', [(error as Error).message]);
+  }
+  const invalid = cjs.validate(rules.schema, document, [...cjs.specifiedRules, ...rules.validationRules]);
+  if (invalid.length) throw refuse('GRAPHQL_VALIDATION_FAILED', invalid.map((e) => e.message));
+  const operation = cjs.getOperationAST(document, operationName);
+  if (!operation) throw refuse('OPERATION_RESOLUTION_FAILURE', [operationName ? `Unknown operation named "${operationName}"` : 'Must provide operation name if query contains multiple operations']);
+  if (operation.operation !== 'subscription') {
+    throw refuse('BAD_REQUEST', [`This transport carries subscriptions only: send a ${operation.operation} with POST /graphql`]);
+  }
+  const root = operation.selectionSet.selections[0];
+  if (operation.selectionSet.selections.length !== 1 || root?.kind !== cjs.Kind.FIELD) throw refuse('BAD_REQUEST', ['Select one Subscription field directly, not through a fragment']);
+  const field = LIVE_FIELDS[root.name.value];
+  const definition = rules.schema.getSubscriptionType()?.getFields()[root.name.value];
+  if (!field || !definition) throw refuse('BAD_REQUEST', [`${root.name.value} is not a subscription this gateway runs`]);
+
+  const coerced = cjs.getVariableValues(rules.schema, operation.variableDefinitions ?? [], variables);
+  if (coerced.errors) throw refuse('BAD_USER_INPUT', coerced.errors.map((e) => e.message));
+  const fragments = Object.fromEntries(document.definitions
+    .filter((d): d is FragmentDefinitionNode => d.kind === cjs.Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+  const cost = operationCost({ schema: rules.schema, operation, fragments, variables: coerced.coerced, directives: rules.directives });
+  if (cost > rules.maxCost) {
+    throw refuse('COST_LIMIT_EXCEEDED', [`Estimated cost ${cost} is over the limit of ${rules.maxCost} (paid on every event): select fewer fields, nested lists or aliases`], { cost, maxCost: rules.maxCost });
+  }
+  const id = String(cjs.getArgumentValues(definition, root, coerced.coerced)[field.argument]);
+  const responseKey = root.alias?.value ?? root.name.value;
+  return {
+    fieldName: root.name.value, field, resourceKey: resourceKeyOf(field, id), responseKey, document,
+    query: cjs.print(asQuery(document, operation, root, field, responseKey)), operationName, variables,
+  };
+}
+
+function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField, responseKey: string): DocumentNode {
+  const queryRoot: FieldNode = { ...root, alias: { kind: cjs.Kind.NAME, value: responseKey }, name: { kind: cjs.Kind.NAME, value: field.query } };
+  const query: OperationDefinitionNode = { ...operation, operation: cjs.OperationTypeNode.QUERY, selectionSet: { ...operation.selectionSet, selections: [queryRoot] } };
+  // Only the chosen operation: a document may hold others, which the query must not carry.
+  return { ...document, definitions: document.definitions.flatMap((d): DocumentNode['definitions'][number][] => (d === operation ? [query] : d.kind === cjs.Kind.OPERATION_DEFINITION ? [] : [d])) };
+}

@@ -1,0 +1,231 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { FormattedExecutionResult } from 'graphql';
+import type { Counter, Gauge } from 'prom-client';
+import type { LiveEvent, LiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
+import { AppError } from '../../subgraphs/platform/errors.ts';
+import type { Subscriber, SubscriberAuth } from './auth.ts';
+import { Channel } from './channel.ts';
+import type { ClientLimit } from './client-limit.ts';
+import { CloseCode, closeErrorCode } from './close-codes.ts';
+import type { PreparedSubscription } from './document.ts';
+
+export type Transport = 'ws' | 'sse';
+
+/** A WebSocket connection, or one SSE subscription: who the engine checks, and closes. */
+export interface Holder {
+  transport: Transport;
+  subscriber: Subscriber;
+  /** Closes the connection, and so its subscriptions (the transport then calls `release`). Without it, each subscription's stream ends with a last error result. */
+  close?(code: number, reason: string): void;
+  /** Bytes written to the connection and not yet sent (a WebSocket's bufferedAmount). */
+  buffered?(): number;
+}
+
+/** Runs a subscription's query for its subscriber (gateway/app.ts: through Apollo Server, with the subscriber's token). */
+export type ExecuteQuery = (prepared: PreparedSubscription, authorization: string) => Promise<FormattedExecutionResult>;
+
+export interface EngineOptions {
+  live: LiveEvents;
+  execute: ExecuteQuery;
+  auth: SubscriberAuth;
+  clientLimit: ClientLimit;
+  maxPerClient: number;
+  maxPerProcess: number;
+  /** Events waiting (not yet run, or run and not yet sent) past which a subscriber is a slow consumer. */
+  queueMax: number;
+  /** A WebSocket's unsent bytes past which its subscriber is a slow consumer. */
+  bufferMax: number;
+  /** How often every holder's token is checked again without an event (revocation, expiry). */
+  recheckEveryMs: number;
+  metrics: { active: Gauge<'transport'>; pushed: Counter<'transport'>; closed: Counter<'reason'> };
+  log: FastifyBaseLogger;
+}
+
+/** Over SUBSCRIPTIONS_MAX_PER_CLIENT or SUBSCRIPTIONS_MAX_PER_PROCESS. */
+export class TooManySubscriptions extends Error {}
+
+interface Watch {
+  id: string;
+  holder: Holder;
+  prepared: PreparedSubscription;
+  channel: Channel<FormattedExecutionResult>;
+  /** Events received and not yet run, oldest first. */
+  events: LiveEvent[];
+  running: boolean;
+}
+
+const isUnauthenticated = (error: unknown) => error instanceof AppError && error.code === 'UNAUTHENTICATED';
+
+/** The last result of a stream that a transport without close codes (SSE) ends. */
+export const closingResult = (code: number, reason: string): FormattedExecutionResult => ({
+  errors: [{ message: reason, extensions: { code: closeErrorCode[code] ?? 'CLOSED', closeCode: code } }],
+});
+
+/**
+ * The subscriptions of this process. Each committed event (LiveEvents) goes to the subscriptions
+ * watching its resource key, of the event's organisation, whose field it concerns; each such
+ * subscription runs its query for the event, one event after the other, checking its subscriber's
+ * token first, and hands the result to its transport.
+ */
+export class SubscriptionEngine {
+  private readonly byKey = new Map<string, Set<Watch>>();
+  private readonly holders = new Map<Holder, Set<Watch>>();
+  private readonly stopListening: () => void;
+  private readonly ticker: NodeJS.Timeout;
+  private rechecking = false;
+  /** Connections asked to close, until their transport releases them, and connections released. */
+  private readonly closing = new WeakSet<Holder>();
+  private readonly released = new WeakSet<Holder>();
+  private count = 0;
+  /**
+   * The async context the engine was built in (no request's). Embedded events arrive inside the
+   * commit of the request that wrote them, whose context (its forked EntityManager) a query run
+   * from there would otherwise inherit.
+   */
+  private readonly detached = AsyncLocalStorage.snapshot();
+
+  private readonly options: EngineOptions;
+
+  constructor(options: EngineOptions) {
+    this.options = options;
+    this.stopListening = options.live.subscribe((event) => this.dispatch(event));
+    this.ticker = setInterval(() => { void this.recheckAll(); }, options.recheckEveryMs);
+    this.ticker.unref();
+  }
+
+  /** Active subscriptions in this process. */
+  get active() { return this.count; }
+
+  authenticate(authorization: string | undefined) { return this.options.auth.authenticate(authorization); }
+
+  /** Starts checking a connection's token on the timer, before it holds any subscription. */
+  open(holder: Holder) { if (!this.holders.has(holder)) this.holders.set(holder, new Set()); }
+
+  /** Starts a subscription; throws TooManySubscriptions over a limit. */
+  async subscribe(holder: Holder, prepared: PreparedSubscription): Promise<AsyncIterableIterator<FormattedExecutionResult>> {
+    const { maxPerProcess, maxPerClient, clientLimit } = this.options;
+    if (this.count >= maxPerProcess) throw new TooManySubscriptions(`Too many subscriptions: this server holds its maximum of ${maxPerProcess}; retry on another`);
+    const id = randomUUID();
+    const { clientId } = holder.subscriber.caller;
+    if (!(await clientLimit.acquire(clientId, id))) throw new TooManySubscriptions(`Too many subscriptions: client ${clientId} holds its maximum of ${maxPerClient}`);
+    if (this.released.has(holder) || this.closing.has(holder)) {
+      // Its connection closed while the place was being taken (a Redis round trip): nothing to start.
+      clientLimit.release(clientId, id);
+      const none = new Channel<FormattedExecutionResult>(() => undefined);
+      none.end();
+      return none;
+    }
+    this.count += 1;
+    this.options.metrics.active.inc({ transport: holder.transport });
+    const watch: Watch = { id, holder, prepared, events: [], running: false, channel: new Channel(() => this.forget(watch)) };
+    this.open(holder);
+    this.holders.get(holder)!.add(watch);
+    const watching = this.byKey.get(prepared.resourceKey) ?? new Set<Watch>();
+    this.byKey.set(prepared.resourceKey, watching.add(watch));
+    return watch.channel;
+  }
+
+  /** Ends every subscription of a connection that closed. */
+  release(holder: Holder) {
+    for (const watch of this.holders.get(holder) ?? []) void watch.channel.return();
+    this.holders.delete(holder);
+    this.released.add(holder);
+  }
+
+  /** Closes a holder with `code`: its connection, or (SSE) each of its streams after a last error result. */
+  close(holder: Holder, code: number, reason: string) {
+    if (!this.holders.has(holder) || this.closing.has(holder)) return;
+    this.closing.add(holder);
+    this.options.metrics.closed.inc({ reason: (closeErrorCode[code] ?? 'closed').toLowerCase() });
+    if (holder.close) {
+      holder.close(code, reason);
+      return;
+    }
+    for (const watch of this.holders.get(holder) ?? []) watch.channel.end(closingResult(code, reason));
+    this.holders.delete(holder);
+  }
+
+  /** On shutdown: every subscription ends with 1001 (going away). */
+  async shutdown() {
+    this.stopListening();
+    clearInterval(this.ticker);
+    for (const holder of [...this.holders.keys()]) this.close(holder, CloseCode.GoingAway, 'going away: the server is shutting down');
+    this.options.clientLimit.close();
+  }
+
+  private dispatch(event: LiveEvent) {
+    const { queueMax, bufferMax } = this.options;
+    for (const watch of this.byKey.get(event.resourceKey) ?? []) {
+      if (watch.holder.subscriber.caller.orgId !== event.orgId || !watch.prepared.field.events.includes(event.type)) continue;
+      watch.events.push(event);
+      const waiting = watch.events.length + watch.channel.backlog;
+      const unsent = watch.holder.buffered?.() ?? 0;
+      if (waiting > queueMax || unsent > bufferMax) {
+        this.options.log.warn({ clientId: watch.holder.subscriber.caller.clientId, waiting, unsent }, 'subscription dropped: slow consumer');
+        this.close(watch.holder, CloseCode.SlowConsumer, `slow consumer: ${waiting > queueMax ? `more than ${queueMax} events waiting` : `more than ${bufferMax} bytes unsent`}`);
+        continue;
+      }
+      if (!watch.running) void this.detached(() => this.run(watch));
+    }
+  }
+
+  /** Runs a subscription's waiting events in order, each after checking its subscriber's token again. */
+  private async run(watch: Watch) {
+    watch.running = true;
+    try {
+      while (watch.events.length && !watch.channel.closed) {
+        watch.events.shift();
+        await this.runOne(watch);
+      }
+    } finally {
+      watch.running = false;
+    }
+  }
+
+  private async runOne({ holder, prepared, channel }: Watch) {
+    try {
+      await this.options.auth.recheck(holder.subscriber);
+      const result = await this.options.execute(prepared, holder.subscriber.authorization);
+      if (channel.closed) return;
+      const refused = result.errors?.find((e) => e.extensions?.code === 'UNAUTHENTICATED');
+      if (refused) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${refused.message}`);
+      // Null without errors: not (or no longer) this organisation's entity. Nothing to push.
+      if (!result.errors && result.data?.[prepared.responseKey] == null) return;
+      channel.push(result);
+      this.options.metrics.pushed.inc({ transport: holder.transport });
+    } catch (error) {
+      if (isUnauthenticated(error)) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
+      this.options.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
+      const code = error instanceof AppError ? error.code : 'INTERNAL_SERVER_ERROR';
+      channel.push({ errors: [{ message: 'This event could not be run; later events will be', extensions: { code } }] });
+    }
+  }
+
+  private forget(watch: Watch) {
+    const watching = this.byKey.get(watch.prepared.resourceKey);
+    watching?.delete(watch);
+    if (watching && !watching.size) this.byKey.delete(watch.prepared.resourceKey);
+    const held = this.holders.get(watch.holder);
+    held?.delete(watch);
+    // An SSE holder is its one subscription; a WebSocket connection stays until it closes.
+    if (held && !held.size && !watch.holder.close) this.holders.delete(watch.holder);
+    this.options.clientLimit.release(watch.holder.subscriber.caller.clientId, watch.id);
+    this.count -= 1;
+    this.options.metrics.active.dec({ transport: watch.holder.transport });
+  }
+
+  /** Checks every holder's token (expiry, revocation) without waiting for an event; one round at a time. */
+  private async recheckAll() {
+    if (this.rechecking) return;
+    this.rechecking = true;
+    try {
+      await Promise.all([...this.holders.keys()].map((holder) => this.options.auth.recheck(holder.subscriber).catch((error: unknown) => {
+        if (isUnauthenticated(error)) this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
+      })));
+    } finally {
+      this.rechecking = false;
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { ApolloServer } from '@apollo/server';
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import type { ValidationRule } from 'graphql';
+import { parse } from 'graphql';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../subgraphs/platform/config.ts';
+import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
+import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
+import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
+import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { GatewayContext } from '../supergraph.ts';
+import { subscriberAuth } from './auth.ts';
+import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
+import { CloseCode } from './close-codes.ts';
+import { apiSchemaOf, type PreparedSubscription, type SubscriptionRules } from './document.ts';
+import { SubscriptionEngine } from './engine.ts';
+import { sseHandler } from './sse.ts';
+import { webSocketHandler } from './ws.ts';
+
+/** Events waiting for one subscriber (not yet run, or not yet sent) past which it is dropped as a slow consumer. */
+export const SUBSCRIPTION_QUEUE_MAX = 100;
+/** Unsent bytes on one WebSocket past which its subscriber is dropped as a slow consumer. */
+export const SUBSCRIPTION_BUFFER_MAX = 4 * 1024 * 1024;
+/** A graphql-ws message is a small JSON document. */
+const WS_MAX_PAYLOAD = 256 * 1024;
+
+export interface SubscriptionOptions {
+  config: Config;
+  apollo: ApolloServer<GatewayContext>;
+  supergraphSdl: string;
+  limits: { validationRules: readonly unknown[]; parseOptions: { maxTokens: number } };
+  verify: TokenVerifier;
+  redis: Redis | undefined;
+  metrics: GatewayMetrics;
+}
+
+/**
+ * The gateway's subscription layer (see docs/subscriptions.md): committed events from LiveEvents, the
+ * engine that runs each subscription's query per event through `apollo` with the subscriber's token,
+ * and the two transports. Registers @fastify/websocket on `app` (before the routes that take
+ * `wsHandler`); on close, every subscription ends with 1001 before the server stops.
+ */
+export async function startSubscriptions(app: FastifyInstance, { config, apollo, supergraphSdl, limits, verify, redis, metrics }: SubscriptionOptions) {
+  const live = await startLiveEvents({ databaseUrl: config.DATABASE_URL, log: app.log });
+  const rules: SubscriptionRules = {
+    schema: apiSchemaOf(supergraphSdl),
+    validationRules: limits.validationRules as ValidationRule[],
+    parseOptions: limits.parseOptions,
+    directives: costDirectivesOf(parse(supergraphSdl)),
+    maxCost: config.GRAPHQL_MAX_COST,
+  };
+  const execute = async (prepared: PreparedSubscription, authorization: string) => {
+    const { query, variables, operationName } = prepared;
+    const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue: { authorization, requestId: randomUUID(), transport: 'subscription' } });
+    if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
+    return response.body.singleResult;
+  };
+  const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
+  const engine = new SubscriptionEngine({
+    live, execute, auth: subscriberAuth(verify),
+    clientLimit: redis ? redisClientLimit(redis, config.REDIS_KEY_PREFIX, max, app.log) : memoryClientLimit(max),
+    maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,
+    queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
+    // Half the revocation cache: a disable elsewhere closes subscriptions within about 1.5 of it.
+    recheckEveryMs: REVOCATION_CACHE_MS / 2,
+    metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
+    log: app.log,
+  });
+  const sse = sseHandler(engine, rules);
+  await app.register(websocket, {
+    options: { maxPayload: WS_MAX_PAYLOAD },
+    // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.
+    async preClose() {
+      await engine.shutdown();
+      for (const socket of app.websocketServer.clients) socket.close(CloseCode.GoingAway, 'going away: the server is shutting down');
+      await sse.drain();
+    },
+  });
+  app.addHook('onClose', async () => { await live.close(); });
+  return { engine, wsHandler: webSocketHandler(engine, rules), sseHandler: sse.handle };
+}

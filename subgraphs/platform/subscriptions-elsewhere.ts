@@ -1,0 +1,23 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError } from 'graphql';
+
+/** Where subscriptions are served: the gateway's own layer (gateway/subscriptions), never an HTTP request. */
+export const SUBSCRIPTION_TRANSPORTS = 'over WebSocket (graphql-ws) on /graphql or Server-Sent Events (graphql-sse) at /graphql/stream of the gateway';
+
+/**
+ * A subscription sent as a plain HTTP request (POST/GET /graphql of the gateway or of a subgraph) is
+ * refused with 400 BAD_REQUEST naming the transports that run it: the gateway's executor would throw a
+ * 500, and a subgraph, which has no subscription resolvers, would answer a null error.
+ */
+export const subscriptionsElsewherePlugin: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation }) {
+        if (operation?.operation !== 'subscription') return;
+        throw new GraphQLError(`Subscriptions are served ${SUBSCRIPTION_TRANSPORTS}, not as an HTTP request`, {
+          extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+        });
+      },
+    };
+  },
+};

@@ -1,0 +1,94 @@
+/* global document */
+/**
+ * A "track my rescue" screen on another origin, as a frontend team would write it: it dispatches a
+ * rescue with Apollo Client 4 over HTTP (or is given one), then watches it with the `rescueUpdated`
+ * subscription and lists each status as it arrives. `transport` picks how the subscription travels: `ws` is Apollo's
+ * GraphQLWsLink (graphql-ws) behind a split link, `sse` is graphql-sse's own client (distinct
+ * connections mode). Bundled by esbuild in test/gateway/browser-rescue.test.ts; reads its settings
+ * from the page's #config element.
+ */
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { getMainDefinition } from '@apollo/client/utilities';
+import { createClient as createWsClient } from 'graphql-ws';
+import { createClient as createSseClient } from 'graphql-sse';
+import possibleTypes from '../../../schema/possible-types.json';
+
+const config = JSON.parse(document.getElementById('config').textContent);
+const authorization = `Bearer ${config.token}`;
+
+const http = new HttpLink({ uri: config.graphqlUrl, headers: { authorization } });
+const ws = new GraphQLWsLink(createWsClient({
+  url: config.graphqlUrl.replace(/^http/, 'ws'),
+  connectionParams: { authorization },
+  retryAttempts: 0,
+  // How the socket closed (a refused upgrade, a server's 44xx close), for the screen to say.
+  on: { closed: (event) => { document.getElementById('closed').textContent = `${event.code} ${event.reason}`.trim(); } },
+}));
+const isSubscription = ({ query }) => {
+  const definition = getMainDefinition(query);
+  return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
+};
+const client = new ApolloClient({
+  link: ApolloLink.split(isSubscription, ws, http),
+  cache: new InMemoryCache({ possibleTypes }),
+});
+
+const DISPATCH = gql`
+  mutation DispatchRescue($input: RescueDispatchInput!) {
+    dispatchRescue(service: BATTERY, input: $input) { id reqId status }
+  }`;
+const RESCUE_UPDATED = `
+  subscription TrackRescue($reqId: ID!) {
+    rescueUpdated(reqId: $reqId) { id reqId status etaMinutes updatedAt }
+  }`;
+
+const byId = (id) => document.getElementById(id);
+const setState = (state) => { document.body.dataset.state = state; };
+
+/** Appends each status pushed, as it arrives (the test asserts none is missing or repeated). */
+function show(rescue) {
+  const item = document.createElement('li');
+  item.textContent = rescue.status;
+  byId('statuses').append(item);
+  if (rescue.status === 'COMPLETED' || rescue.status === 'CANCELLED') setState('finished');
+}
+
+function fail(error) {
+  byId('error').textContent = String(error?.message ?? (error?.code ? `closed ${error.code} ${error.reason}` : error));
+  setState('error');
+}
+
+function watchOverWebSocket(reqId) {
+  client.subscribe({ query: gql(RESCUE_UPDATED), variables: { reqId } }).subscribe({
+    next: ({ data, error }) => (error ? fail(error) : show(data.rescueUpdated)),
+    error: fail,
+  });
+}
+
+function watchOverSse(reqId) {
+  const sse = createSseClient({ url: config.streamUrl, headers: { authorization }, retryAttempts: 0 });
+  sse.subscribe({ query: RESCUE_UPDATED, variables: { reqId }, operationName: 'TrackRescue' }, {
+    next: ({ data, errors }) => (errors ? fail(errors[0]) : show(data.rescueUpdated)),
+    error: fail,
+    complete: () => {},
+  });
+}
+
+/** Shows the rescue and watches it over the configured transport. */
+function track(reqId) {
+  byId('req-id').textContent = reqId;
+  (config.transport === 'sse' ? watchOverSse : watchOverWebSocket)(reqId);
+  setState('watching');
+}
+
+// Opened with a rescue (a link from elsewhere), the screen watches it; else it books one first.
+if (config.reqId) {
+  track(config.reqId);
+} else {
+  client.mutate({ mutation: DISPATCH, variables: { input: { sessionId: config.sessionId, disablementLocation: config.location, batteryService: 'JUMP' } } })
+    .then(({ data }) => {
+      show({ status: data.dispatchRescue.status });
+      track(data.dispatchRescue.reqId);
+    }, fail);
+}

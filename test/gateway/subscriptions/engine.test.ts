@@ -1,0 +1,153 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
+import { LIVE_FIELDS } from '../../../gateway/subscriptions/fields.ts';
+import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
+import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
+import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
+import { unauthenticated } from '../../../subgraphs/platform/errors.ts';
+import type { LiveEvent } from '../../../subgraphs/platform/webhooks/live.ts';
+import type { EventType } from '../../../subgraphs/platform/webhooks/events.ts';
+
+const quiet = { warn() {}, error() {}, info() {} } as unknown as EngineOptions['log'];
+
+/** An engine on a hand-driven event source; `ran` lists the authorization of every query it ran. */
+function engineWith(options: Partial<EngineOptions> = {}) {
+  const listeners = new Set<(event: LiveEvent) => void>();
+  const ran: string[] = [];
+  const registry = new Registry();
+  const engine = new SubscriptionEngine({
+    live: { subscribe(listener) { listeners.add(listener); return () => listeners.delete(listener); }, async close() {} },
+    execute: async (prepared, authorization) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
+    auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
+    clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
+    metrics: { active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }), pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }), closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }) },
+    log: quiet,
+    ...options,
+  });
+  let seq = 0;
+  const emit = (orgId: string, resourceKey: string, type: EventType = 'rescue.status_changed') => {
+    seq += 1;
+    for (const listener of listeners) listener({ source: 'roadside', seq, eventId: `e${seq}`, orgId, type, resourceKey, occurredAt: new Date().toISOString() });
+  };
+  return { engine, emit, ran };
+}
+
+const subscriber = (orgId: string, clientId = `client-${orgId}`): Subscriber => ({ caller: { clientId, orgId, scopes: ['roadside'] }, authorization: `Bearer ${clientId}`, expiresAt: Date.now() + 3_600_000 });
+const prepared = (fieldName: keyof typeof LIVE_FIELDS, id: string): PreparedSubscription => {
+  const field = LIVE_FIELDS[fieldName]!;
+  return { fieldName, field, resourceKey: `${field.kind}:${id}`, responseKey: fieldName, document: { kind: 'Document', definitions: [] } as never, query: '', variables: {} };
+};
+function wsHolder(orgId: string, buffered = 0) {
+  const closes: [number, string][] = [];
+  const holder: Holder = { transport: 'ws', subscriber: subscriber(orgId), close: (code, reason) => closes.push([code, reason]), buffered: () => buffered };
+  return { holder, closes };
+}
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('SubscriptionEngine', () => {
+  it("runs an event only for subscribers of the event's organisation, on the watched key, for the field's event types", async () => {
+    const { engine, emit, ran } = engineWith();
+    const a = wsHolder('org-a');
+    const b = wsHolder('org-b');
+    const ours = await engine.subscribe(a.holder, prepared('rescueUpdated', 'r1'));
+    await engine.subscribe(b.holder, prepared('rescueUpdated', 'r1'));
+    await engine.subscribe(a.holder, prepared('coverageScoreChanged', 'u1'));
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r2');
+    emit('org-a', 'user:u1', 'user.updated');
+    await settle();
+    expect(ran).toEqual(['Bearer client-org-a']);
+    expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } } }, done: false });
+    await engine.shutdown();
+  });
+
+  it('drops a subscriber that does not read as a slow consumer (4408), past queueMax events waiting', async () => {
+    const { engine, emit } = engineWith();
+    const a = wsHolder('org-a');
+    await engine.subscribe(a.holder, prepared('rescueUpdated', 'r1'));
+    for (let i = 0; i < 3; i++) {
+      emit('org-a', 'rescue:r1');
+      await settle();
+    }
+    expect(a.closes).toEqual([]);
+    emit('org-a', 'rescue:r1');
+    expect(a.closes).toEqual([[4408, 'slow consumer: more than 3 events waiting']]);
+    await engine.shutdown();
+  });
+
+  it("drops a subscriber whose WebSocket holds more than bufferMax unsent bytes (4408)", async () => {
+    const { engine, emit } = engineWith();
+    const a = wsHolder('org-a', 1001);
+    await engine.subscribe(a.holder, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    expect(a.closes).toEqual([[4408, 'slow consumer: more than 1000 bytes unsent']]);
+    await engine.shutdown();
+  });
+
+  it("closes with 4401 when the subscriber's token fails its check before an event, without running it", async () => {
+    const { engine, emit, ran } = engineWith({ auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => { throw unauthenticated('The client of this access token is unknown or disabled'); } } });
+    const a = wsHolder('org-a');
+    await engine.subscribe(a.holder, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    await settle();
+    expect(ran).toEqual([]);
+    expect(a.closes).toEqual([[4401, 'Unauthorized: The client of this access token is unknown or disabled']]);
+    await engine.shutdown();
+  });
+
+  it('ends a stream without close codes (SSE) with a last error result, and frees its place', async () => {
+    const { engine } = engineWith();
+    const holder: Holder = { transport: 'sse', subscriber: subscriber('org-a') };
+    const stream = await engine.subscribe(holder, prepared('rescueUpdated', 'r1'));
+    expect(engine.active).toBe(1);
+    await engine.shutdown();
+    expect(await stream.next()).toEqual({ value: { errors: [{ message: 'going away: the server is shutting down', extensions: { code: 'SHUTTING_DOWN', closeCode: 1001 } }] }, done: false });
+    expect(await stream.next()).toEqual({ value: undefined, done: true });
+    expect(engine.active).toBe(0);
+  });
+
+  it('skips an event whose query finds nothing (another organisation\'s id, a deleted entity)', async () => {
+    const { engine, emit } = engineWith({ execute: async (p) => ({ data: { [p.responseKey]: null } }) });
+    const holder: Holder = { transport: 'sse', subscriber: subscriber('org-a') };
+    const stream = await engine.subscribe(holder, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    await settle();
+    await engine.shutdown();
+    expect((await stream.next()).value?.errors?.[0]?.extensions?.code).toBe('SHUTTING_DOWN');
+  });
+});
+
+describe('SubscriptionEngine and closing connections', () => {
+  it('gives the place back when the connection closed while it was being taken', async () => {
+    let taken = 0;
+    let released = 0;
+    let finishAcquire!: () => void;
+    const clientLimit = {
+      acquire: () => new Promise<boolean>((resolve) => { taken += 1; finishAcquire = () => resolve(true); }),
+      release: () => { released += 1; },
+      close() {},
+    };
+    const { engine } = engineWith({ clientLimit });
+    const a = wsHolder('org-a');
+    engine.open(a.holder);
+    const starting = engine.subscribe(a.holder, prepared('rescueUpdated', 'r1'));
+    await settle();
+    engine.release(a.holder);
+    finishAcquire();
+    const stream = await starting;
+    expect(await stream.next()).toEqual({ value: undefined, done: true });
+    expect([taken, released, engine.active]).toEqual([1, 1, 0]);
+    await engine.shutdown();
+  });
+
+  it('closes a connection once, however many reasons come', async () => {
+    const { engine } = engineWith();
+    const a = wsHolder('org-a');
+    engine.open(a.holder);
+    engine.close(a.holder, 4401, 'Unauthorized: disabled');
+    engine.close(a.holder, 4408, 'slow consumer: x');
+    expect(a.closes).toEqual([[4401, 'Unauthorized: disabled']]);
+    await engine.shutdown();
+  });
+});
