@@ -36,7 +36,7 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
     await holder.connect();
     try {
       await holder.query('select pg_advisory_lock($1)', [LOAD_LOCK]);
-      stack = await startTestStack({ subgraphs: ['risk'], env: own.env });
+      stack = await startTestStack({ env: own.env });
       const waiting = await stack.request('GET', '/readyz');
       expect(waiting.status).toBe(503);
       expect(waiting.body).toMatchObject({ checks: { risk: false }, pending: { risk: expect.stringMatching(/Risk Index data .* loading/) } });
