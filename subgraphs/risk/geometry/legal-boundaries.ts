@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { booleanPointInPolygon, buffer, difference, featureCollection, polygon, truncate, union } from '@turf/turf';
+import { booleanPointInPolygon, buffer, difference, featureCollection, polygon, simplify, truncate, union } from '@turf/turf';
 import type { Feature, FeatureCollection, MultiPolygon, Polygon } from 'geojson';
 import { feature } from 'topojson-client';
 import type { GeometryCollection, Topology } from 'topojson-specification';
@@ -13,6 +13,8 @@ const FIPS = { AZ: 4, CA: 6, IL: 17, IN: 18, MI: 26, NV: 32, OR: 41, WI: 55 } as
 
 /** California's seaward boundary: three nautical miles (Submerged Lands Act, 43 U.S.C. 1301(b), 1312). */
 export const CALIFORNIA_SEAWARD_KM = 5.556;
+/** Douglas-Peucker tolerance of the seaward edge, degrees (~0.1-0.2 km). */
+const SEAWARD_SIMPLIFY_DEGREES = 0.002;
 /** California/Oregon line: 42°N, continued west into the Pacific. */
 const CA_OR_LATITUDE = 42;
 /**
@@ -59,7 +61,8 @@ const area = (geometry: Area | null, what: string): Area => {
 /** California: its outline buffered 3 nm, less Oregon, Nevada, Arizona and what lies beyond the 42°N and Mexican lines. */
 function california(states: Map<number, Area>): Area {
   const outline = states.get(FIPS.CA)!;
-  const buffered = area(buffer(outline, CALIFORNIA_SEAWARD_KM, { units: 'kilometers' }) as Area, 'the buffer');
+  // Simplified (by well under the outline's own error): a state-wide query's WKT stays within a URL.
+  const buffered = simplify(area(buffer(outline, CALIFORNIA_SEAWARD_KM, { units: 'kilometers' }) as Area, 'the buffer'), { tolerance: SEAWARD_SIMPLIFY_DEGREES });
   const [[eastLon, eastLat], [coastLon, coastLat]] = CA_MEXICO_LINE;
   const north = polygon([[[-127, CA_OR_LATITUDE], [-113, CA_OR_LATITUDE], [-113, 44], [-127, 44], [-127, CA_OR_LATITUDE]]]);
   const mexico = polygon([[[-127, 30], [-113, 30], [-113, eastLat], [eastLon, eastLat], [coastLon, coastLat], [-127, coastLat], [-127, 30]]]);
