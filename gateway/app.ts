@@ -195,7 +195,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     const checks: Record<string, boolean> = { database: await db.orm.isConnected().catch(() => false) };
     await Promise.all(Object.entries(probes).map(async ([name, probe]) => { checks[name] = await probe(); }));
     const ready = Object.values(checks).every(Boolean);
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
+    const pending = Object.fromEntries((localSubgraphs ?? []).flatMap((s) => { const why = s.pending(); return why ? [[s.name, why]] : []; }));
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks, ...(Object.keys(pending).length ? { pending } : {}) });
   });
 
   return {

@@ -88,10 +88,10 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
 
 export const subgraphReadyUrl = (graphqlUrl: string) => graphqlUrl.replace(/\/graphql\/?$/, '/readyz');
 
-/** One readiness probe per subgraph: its database for an in-process one, its /readyz for one reached over HTTP. */
+/** One readiness probe per subgraph: its database and data for an in-process one, its /readyz for one reached over HTTP. */
 export function subgraphProbes(urls: Record<string, string>, local: readonly Subgraph[] = [], timeoutMs = 2000): Record<string, () => Promise<boolean>> {
   const probes: Record<string, () => Promise<boolean>> = Object.fromEntries(Object.entries(urls).map(([name, url]) =>
     [name, () => fetch(subgraphReadyUrl(url), { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.ok, () => false)]));
-  for (const subgraph of local) probes[subgraph.name] = () => subgraph.db.orm.isConnected().catch(() => false);
+  for (const subgraph of local) probes[subgraph.name] = async () => !subgraph.pending() && await subgraph.db.orm.isConnected().catch(() => false);
   return probes;
 }

@@ -41,6 +41,10 @@ export interface SubgraphDefinition<Loaders = unknown> {
   onClose?: (db: Database) => Promise<void>;
   /** A background worker, started once every subgraph of the process is built. */
   worker?: (context: WorkerContext) => Worker;
+  /** Why the subgraph is not ready yet although its database is (data still loading), or null: /readyz answers 503 meanwhile. */
+  pending?: (db: Database) => string | null;
+  /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
+  prepare?: () => Promise<string>;
 }
 
 export interface WorkerContext {
@@ -64,6 +68,8 @@ export interface Subgraph {
   db: Database;
   /** Builds a request context as the HTTP handler does; used for in-process execution. */
   context: (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) => Promise<SubgraphContext>;
+  /** Why it is not ready yet although its database is, or null (SubgraphDefinition.pending). */
+  pending(): string | null;
   /** Starts the definition's background worker, if it has one; close() stops it. */
   startWorker(peers: Record<string, Database>): void;
   close(): Promise<void>;
@@ -134,13 +140,16 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       context: async (request) => context(request.headers.authorization, request.id, request.log),
     });
     app.get('/healthz', async () => ({ status: 'ok' }));
+    const pending = () => definition.pending?.(db) ?? null;
     app.get('/readyz', async (_req, reply) => {
       const ok = await db.orm.isConnected().catch(() => false);
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', database: ok });
+      const waiting = pending();
+      const ready = ok && !waiting;
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', database: ok, ...(waiting ? { pending: waiting } : {}) });
     });
     let worker: Worker | undefined;
     return {
-      name: definition.name, schema, apollo, app, db, context,
+      name: definition.name, schema, apollo, app, db, context, pending,
       startWorker(peers) {
         worker ??= definition.worker?.({ db, config, log: app.log, peers });
       },

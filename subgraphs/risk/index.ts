@@ -1,5 +1,7 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
-import { riskDataLoaded, startRiskDataLoad } from './data/load.ts';
+import { riskDataLoaded, riskDataStatus, startRiskDataLoad } from './data/load.ts';
+import { prepareRiskData } from './data/prepare.ts';
+import { preparedRiskDataReady } from './data/prepared.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
@@ -13,12 +15,18 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: null,
   createLoaders: () => ({}),
-  // The first start loads the shipped FARS crashes and builds the aggregates in the background:
-  // the service answers meanwhile (area.dataStatus LOADING). Later starts find them stored.
+  // On the embedded database a first start copies in the data prepared at install time before it
+  // answers. Otherwise (PostgreSQL, or no prepared data) it loads the shipped FARS crashes and builds
+  // the aggregates in the background: the service answers meanwhile (area.dataStatus LOADING, /readyz
+  // 503). Later starts find them stored.
   onStart: async (db, config, log) => {
     registerAreaPool(db.orm.em, createAreaPool(config, log));
-    void startRiskDataLoad(db.orm.em.fork(), log, { lock: !!config.DATABASE_URL });
+    const embedded = !config.DATABASE_URL;
+    const load = startRiskDataLoad(db.orm.em.fork(), log, embedded ? { prepared: true } : { lock: true });
+    if (embedded && await preparedRiskDataReady()) await load;
   },
+  pending: (db) => (riskDataStatus(db.orm.em) === 'loading' ? 'the Risk Index data (NHTSA FARS crashes and aggregates) are loading' : null),
+  prepare: () => prepareRiskData(),
   onClose: async (db) => {
     await riskDataLoaded(db.orm.em);
     await closeAreaPool(db.orm.em);

@@ -184,6 +184,8 @@ beforeAll(async () => {
   receiver = lan.hosts.webhooks!.node(['test/support/receiver-host.ts'], {});
   receiverUrl = (await waitFor(() => /^\{"url":"([^"]+)"\}/.exec(receiver.stdout())?.[1], 30_000, 'the receiver'));
   token = await client.tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
+  // As an operator does before sending traffic: on PostgreSQL the risk host loads its data in the background (503 meanwhile).
+  await waitFor(async () => (await client.request('GET', '/readyz')).status === 200, 120_000, 'the gateway to be ready');
   figures.startedMs = Math.round(performance.now() - started);
 }, 300_000);
 

@@ -50,8 +50,8 @@ describe('start-up', () => {
   it('loads the shipped NHTSA FARS crashes (and only sample counting stations) on the first start', async () => {
     const em = riskDb().orm.em.fork();
     expect(riskDataStatus(em)).toBe('ready');
-    // 11,297 California and Illinois crashes carry a position; 19 of them lie just outside the 1:10M state boundaries.
-    expect(await em.count(Crash, { source: 'fars' })).toBe(11_278);
+    // Every California and Illinois crash with a position, attributed by its state code.
+    expect(await em.count(Crash, { source: 'fars' })).toBe(11_297);
     expect(await em.count(Crash, { source: { $ne: 'fars' } })).toBe(0);
     expect(await em.count(TrafficSensor, { source: 'sample' })).toBe(320);
     const res = await get('accidentSummary', { geometry: CHICAGO });

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { bulkInsert } from '../../platform/db/bulk.ts';
 import type { Crash } from '../entities.ts';
 import { cellsOf } from '../geometry/cells.ts';
-import { COVERED_STATES, stateAt } from '../geometry/coverage.ts';
+import { COVERED_STATES } from '../geometry/coverage.ts';
 import { FUNCTIONAL_SYSTEM, hourOfWeek, LIGHT_CONDITION, ROAD_FNC_TO_FUNC_SYS, WEATHER } from './codes.ts';
 
 /** Columns of the NHTSA FARS accident.csv layout that ingestion needs (others are ignored). */
@@ -60,8 +60,8 @@ export function farsRow(row: Record<string, string>): FarsRowResult {
   const lat = Number(row.LATITUDE);
   const lon = Number(row.LONGITUD);
   if (unknownPosition(lat, lon)) return { skip: 'noLocation' };
-  // The boundaries are 1:10,000,000: a crash on a shore or a border road may fall just outside them.
-  if (!stateAt(lon, lat)) return { skip: 'outsideCoverage' };
+  // Attributed to its state by its code, not by its position: the 1:10,000,000 boundaries put a
+  // crash on a shore or a border road just outside now and then.
   const rawHour = int(row.HOUR);
   const rawMinute = int(row.MINUTE);
   const hour = rawHour !== null && rawHour >= 0 && rawHour <= 23 ? rawHour : null;
@@ -103,7 +103,7 @@ export function writeCrashes(em: EntityManager, crashes: Crash[]) {
 
 /**
  * Streams a FARS accident.csv (any year's layout that has the required columns; a UTF-8 BOM is fine)
- * into the crash table. Rows outside California and Illinois or without a position are skipped.
+ * into the crash table. Rows of other states (by their STATE code) or without a position are skipped.
  * Re-ingesting a file updates the same cases. The caller rebuilds the aggregates afterwards.
  */
 export async function ingestFars(em: EntityManager, input: Readable, onProgress?: (s: FarsSummary) => void): Promise<FarsSummary> {

@@ -6,7 +6,9 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger } from 'fastify';
 import { Crash, CrashCell, TrafficSensor } from '../entities.ts';
 import { rebuildAggregates } from './aggregate.ts';
+import { forgetDataSources } from './sources.ts';
 import { ingestFars } from './fars.ts';
+import { restorePreparedRiskData } from './prepared.ts';
 import { sampleSensors } from './samples.ts';
 
 /** Sensors per insert: each carries two 168-value profiles, and PGlite holds the event loop for the whole statement. */
@@ -39,16 +41,24 @@ export async function loadShippedCrashes(em: EntityManager) {
 }
 
 /** Advisory lock key: one process at a time brings the data in (several processes may share a PostgreSQL database). */
-const LOAD_LOCK = 4_031_978;
+export const LOAD_LOCK = 4_031_978;
+
+interface EnsureOptions {
+  crashes?: boolean;
+  lock?: boolean;
+  /** PGlite: an empty risk schema takes the data prepared at install time (prepared.ts), when there are some. */
+  prepared?: boolean;
+}
 
 /**
- * Brings the Risk Index data to the default: the shipped real crashes when no FARS crash is stored
+ * Brings the Risk Index data to the default: the prepared data into an empty database (`prepared`),
+ * else the shipped real crashes when no FARS crash is stored
  * or no aggregate was ever built (a first load cut short), the generated (sample) counting stations
  * when no station is, and the aggregates when anything changed or none are stored. A start with everything in place costs three counts. With `lock`
  * (PostgreSQL) it runs in one transaction holding an advisory lock, so a second process starting at
  * the same time waits and then finds the data in place.
  */
-export async function ensureRiskData(em: EntityManager, log?: Log, options: { crashes?: boolean; lock?: boolean } = {}) {
+export async function ensureRiskData(em: EntityManager, log?: Log, options: EnsureOptions = {}) {
   if (options.lock) {
     return em.transactional(async (tx) => {
       // Polled rather than waited on: a load outlasts the bounded statement time (DB_QUERY_TIMEOUT_MS).
@@ -63,8 +73,13 @@ export async function ensureRiskData(em: EntityManager, log?: Log, options: { cr
   return bringIn(em, log, options);
 }
 
-async function bringIn(em: EntityManager, log: Log | undefined, options: { crashes?: boolean }) {
+async function bringIn(em: EntityManager, log: Log | undefined, options: EnsureOptions) {
   const started = Date.now();
+  if (options.prepared && (await em.count(Crash, {})) === 0 && (await em.count(TrafficSensor, {})) === 0 && await restorePreparedRiskData(em)) {
+    forgetDataSources(em);
+    log?.info({ ms: Date.now() - started }, 'risk: prepared NHTSA FARS 2013-2015 crashes and aggregates copied in');
+    return;
+  }
   let changed = false;
   // A first load cut short (the process stopped mid-way) leaves crashes without aggregates, which
   // are written last, in one transaction: load again, completing it (crashes are upserted by case).
@@ -91,7 +106,7 @@ export type RiskDataStatus = 'loading' | 'ready' | 'failed';
 const loads = new WeakMap<object, { status: RiskDataStatus; done: Promise<void> }>();
 
 /** Starts ensureRiskData without waiting for it: the subgraph answers meanwhile, saying the data are loading. */
-export function startRiskDataLoad(em: EntityManager, log: Pick<FastifyBaseLogger, 'info' | 'error'>, options: { lock?: boolean } = {}) {
+export function startRiskDataLoad(em: EntityManager, log: Pick<FastifyBaseLogger, 'info' | 'error'>, options: EnsureOptions = {}) {
   const entry: { status: RiskDataStatus; done: Promise<void> } = { status: 'loading', done: Promise.resolve() };
   entry.done = ensureRiskData(em, log, options).then(
     () => { entry.status = 'ready'; },

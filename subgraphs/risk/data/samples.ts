@@ -1,4 +1,6 @@
-import { COVERED_STATES, stateAt } from '../geometry/coverage.ts';
+import { booleanPointInPolygon } from '@turf/turf';
+import { COVERED_STATES } from '../geometry/coverage.ts';
+import { stateOutlines } from '../geometry/legal-boundaries.ts';
 import { cellsOf } from '../geometry/cells.ts';
 import type { TrafficSensor } from '../entities.ts';
 import { gaussian, seededRandom, weighted } from '../../platform/random.ts';
@@ -37,6 +39,7 @@ const CORRIDORS: [number, number, [number, number][]][] = [
 type Place = { state: number; lat: number; lon: number; corridor: boolean };
 
 function placeGenerator(random: () => number) {
+  const land = stateOutlines();
   type Choice = { kind: 'city'; city: (typeof CITIES)[number] } | { kind: 'corridor'; corridor: (typeof CORRIDORS)[number] };
   const choices: (readonly [Choice, number])[] = [
     ...CITIES.map((c) => [{ kind: 'city' as const, city: c }, c[5]] as const),
@@ -58,7 +61,8 @@ function placeGenerator(random: () => number) {
         lat = line[i][1] + (line[i + 1][1] - line[i][1]) * t + gaussian(random) * 0.004;
       }
       lat = Math.round(lat * 1e6) / 1e6; lon = Math.round(lon * 1e6) / 1e6;
-      if (stateAt(lon, lat)?.fips === state) return { state, lat, lon, corridor: pick.kind === 'corridor' };
+      // On land: coverage reaches into the sea and Lake Michigan, counting stations do not.
+      if (booleanPointInPolygon([lon, lat], land.get(state)!)) return { state, lat, lon, corridor: pick.kind === 'corridor' };
     }
   };
 }

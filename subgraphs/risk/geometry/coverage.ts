@@ -1,10 +1,6 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { area as turfArea, bbox as turfBbox, bboxClip, booleanPointInPolygon, featureCollection, intersect } from '@turf/turf';
-import type { Feature, MultiPolygon, Polygon } from 'geojson';
-import { feature } from 'topojson-client';
-import type { GeometryCollection, Topology } from 'topojson-specification';
-
-const require = createRequire(import.meta.url);
+import type { Feature, FeatureCollection, MultiPolygon, Polygon } from 'geojson';
 
 /** The two covered states: FIPS code, postal code, IANA time zone. */
 export const COVERED_STATES = [
@@ -22,14 +18,17 @@ export interface StateBoundary {
 
 let boundaries: StateBoundary[] | null = null;
 
-/** Real Census boundaries (us-atlas states-10m, 1:10,000,000) of California and Illinois, loaded once. */
+/**
+ * The legal boundaries of California and Illinois, waters included (coverage-boundaries.json, made
+ * from the Census 1:10,000,000 outlines by legal-boundaries.ts), loaded once.
+ */
 export function stateBoundaries(): StateBoundary[] {
   if (boundaries) return boundaries;
-  const topology = require('us-atlas/states-10m.json') as Topology<{ states: GeometryCollection }>;
-  const states = feature(topology, topology.objects.states) as unknown as { features: Feature<Polygon | MultiPolygon>[] };
+  const file = new URL('./coverage-boundaries.json', import.meta.url);
+  const { features } = JSON.parse(readFileSync(file, 'utf8')) as FeatureCollection<Polygon | MultiPolygon, { fips: number }>;
   boundaries = COVERED_STATES.map((state) => {
-    const f = states.features.find((s) => Number(s.id) === state.fips);
-    if (!f) throw new Error(`us-atlas has no boundary for ${state.name}`);
+    const f = features.find((s) => s.properties.fips === state.fips);
+    if (!f) throw new Error(`coverage-boundaries.json has no boundary for ${state.name}`);
     return { state, feature: f, bbox: turfBbox(f) as [number, number, number, number], km2: turfArea(f) / 1e6 };
   });
   return boundaries;
