@@ -2,7 +2,8 @@ import { threadId } from 'node:worker_threads';
 import { AppError, type ErrorCode } from '../../platform/errors.ts';
 import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
-import { renderMapSvg, type MapInput } from '../map/render.ts';
+import { mapLayers } from '../map/layers.ts';
+import { renderMapSvg, type MapFormat, type MapInput } from '../map/render.ts';
 import type { GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
 import { clipToCoverage, type Coverage, type CoveredState } from './coverage.ts';
@@ -20,6 +21,7 @@ export interface MapTask {
   kind: 'map';
   budget: GeometryBudget;
   map: MapInput;
+  format: MapFormat;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface ResolvedArea {
 type Refusal = { ok: false; code: ErrorCode; message: string; extensions: Record<string, unknown> };
 export type AreaTaskResult = { ok: true; area: ResolvedArea } | Refusal;
 /** `threadId` says which thread drew the map (0 would be the main thread). */
-export type MapTaskResult = { ok: true; svg: string; threadId: number } | Refusal;
+export type MapTaskResult = { ok: true; text: string; threadId: number } | Refusal;
 
 /** Parse and validate the WKT, check the budget, buffer, clip to coverage, pick the H3 cells. */
 function resolveArea(task: AreaTask): ResolvedArea {
@@ -56,7 +58,7 @@ function resolveArea(task: AreaTask): ResolvedArea {
 /** Runs in a worker thread: an area task or a map task; a refusal (400, 422) is returned, not thrown. */
 function runTask(task: AreaTask | MapTask): AreaTaskResult | MapTaskResult {
   try {
-    if (task.kind === 'map') return { ok: true, svg: renderMapSvg(task.map, task.budget), threadId };
+    if (task.kind === 'map') return { ok: true, text: task.format === 'svg' ? renderMapSvg(task.map, task.budget) : mapLayers(task.map, task.budget), threadId };
     return { ok: true, area: resolveArea(task) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

@@ -4,15 +4,15 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
-import type { MapInput } from '../map/render.ts';
+import type { MapFormat, MapInput } from '../map/render.ts';
 import type { AreaTask, AreaTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
 
 export interface AreaPool {
   /** The resolved area, from the cache of recent areas or the workers. Shared with other requests: read only. */
   resolve(wkt: string, radius: number | null | undefined, maxCells: number): Promise<ResolvedArea>;
-  /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
-  renderMap(map: MapInput): Promise<string>;
+  /** The SVG map or the interactive map's GeoJSON layers, drawn in a worker (d3-geo costs 100-200 ms for a county). */
+  renderMap(map: MapInput, format?: MapFormat): Promise<string>;
   /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
   stats(): { areas: number; maps: number; mapThreads: number[]; cacheHits: number; cachedAreas: number; cachedBytes: number };
   /** Empties the area cache (benchmarks measure cold answers with it). */
@@ -63,12 +63,12 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
       cache.set(key, result.area);
       return result.area;
     },
-    async renderMap(map) {
-      const result = await pool.run({ kind: 'map', budget, map }) as MapTaskResult;
+    async renderMap(map, format = 'svg') {
+      const result = await pool.run({ kind: 'map', budget, map, format }) as MapTaskResult;
       stats.maps += 1;
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
       stats.mapThreads.add(result.threadId);
-      return result.svg;
+      return result.text;
     },
     stats: () => ({
       areas: stats.areas, maps: stats.maps, mapThreads: [...stats.mapThreads],
