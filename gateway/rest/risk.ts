@@ -119,7 +119,7 @@ const mapLayersRoute: RestRoute = {
       + '`cell` (H3 cells: `h3`, `resolution`, `index`, `fatalCrashes`, `fatalities`, `fatalCrashesPerKm2Year`, `fatalitiesPerKm2Year`). '
       + `The page that draws them: [${RISK_PREFIX}/map/view](${RISK_MAP_VIEW_EXAMPLE}). GraphQL: the \`mapLayers\` field of \`riskIndex\`.`,
     query: queryDocs(false),
-    response: { type: 'string', description: 'GeoJSON FeatureCollection' },
+    response: { type: 'object', description: 'GeoJSON FeatureCollection', properties: { type: { type: 'string', enum: ['FeatureCollection'] }, features: { type: 'array', items: { type: 'object' } } }, required: ['type', 'features'] },
     responseContentType: 'application/geo+json',
     problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit', 503: BUSY },
   },

@@ -38,6 +38,20 @@ function legend(l) {
   return box;
 }
 
+/** Hides the labels of smaller places where they would overlap a larger place's (Leaflet places tooltips without looking). */
+function declutter(labels) {
+  const shown = [];
+  for (const marker of labels) {
+    const el = marker.getTooltip().getElement();
+    if (!el) continue;
+    el.style.visibility = 'visible';
+    const r = el.getBoundingClientRect();
+    const clear = shown.every((s) => r.right < s.left || r.left > s.right || r.bottom < s.top || r.top > s.bottom);
+    el.style.visibility = clear ? 'visible' : 'hidden';
+    if (clear) shown.push(r);
+  }
+}
+
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
   if (!params.get('geometry') && !params.get('wkt')) {
@@ -62,18 +76,21 @@ async function start() {
   const cells = L.geoJSON(of('cell'), {
     style: (f) => ({ color: '#ffffff', weight: 0.5, fillColor: f.properties.color, fillOpacity: f.properties.index ? 0.85 : 0.45 }),
     onEachFeature: (f, layer) => {
+      layer.on('add', () => layer.getElement().setAttribute('data-cell', f.properties.h3));
       layer.on('mouseover', () => { showCell(f.properties); layer.setStyle({ weight: 2, color: '#1b1b1b' }); layer.bringToFront(); });
       layer.on('mouseout', () => layer.setStyle({ weight: 0.5, color: '#ffffff' }));
     },
   }).addTo(map);
   const area = L.geoJSON(of('area'), { style: { color: '#1f4e9c', weight: 2, dashArray: '6 4', fill: false, interactive: false } }).addTo(map);
-  L.geoJSON(of('place'), {
+  const places = L.geoJSON(of('place'), {
     pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 3, color: '#ffffff', weight: 1, fillColor: '#222222', fillOpacity: 1, interactive: false })
       .bindTooltip(f.properties.name, { permanent: true, direction: 'right', className: 'place-label', offset: [4, 0] }),
   }).addTo(map);
-  for (const layer of cells.getLayers()) layer.getElement()?.setAttribute('data-cell', layer.feature.properties.h3);
 
   map.fitBounds(area.getBounds(), { padding: [10, 10] });
+  const labels = places.getLayers().sort((a, b) => b.feature.properties.population - a.feature.properties.population);
+  map.on('zoomend moveend', () => declutter(labels));
+  declutter(labels);
   L.control.scale({ imperial: false }).addTo(map);
   const legendControl = L.control({ position: 'bottomright' });
   legendControl.onAdd = () => legend(body.legend);
