@@ -82,9 +82,10 @@ async function start() {
     },
   }).addTo(map);
   const area = L.geoJSON(of('area'), { style: { color: '#1f4e9c', weight: 2, dashArray: '6 4', fill: false, interactive: false } }).addTo(map);
+  // Names go in as text nodes: Leaflet would parse a string as HTML.
   const places = L.geoJSON(of('place'), {
     pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 3, color: '#ffffff', weight: 1, fillColor: '#222222', fillOpacity: 1, interactive: false })
-      .bindTooltip(f.properties.name, { permanent: true, direction: 'right', className: 'place-label', offset: [4, 0] }),
+      .bindTooltip(text('span', f.properties.name), { permanent: true, direction: 'right', className: 'place-label', offset: [4, 0] }),
   }).addTo(map);
 
   map.fitBounds(area.getBounds(), { padding: [10, 10] });
