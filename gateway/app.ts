@@ -27,6 +27,7 @@ import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import { docsPlugin } from './docs/index.ts';
+import { mapViewPlugin } from './map/index.ts';
 import { homePlugin } from './home.ts';
 import { idempotencyPlugin } from './idempotency/plugin.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
@@ -122,6 +123,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await app.register(metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 });
   await app.register(idePlugin);
   await app.register(docsPlugin);
+  await app.register(mapViewPlugin, { config });
   await app.register(homePlugin);
   const supergraphSdl = readSupergraphSdl();
   const limits = graphqlLimits(config, parse(supergraphSdl));

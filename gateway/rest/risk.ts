@@ -107,6 +107,10 @@ const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
 
 /** An example map, linked from /docs and the GraphQL IDE's Risk Index example: Chicago's Loop. */
 export const RISK_MAP_EXAMPLE = `${RISK_PREFIX}/map?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
+/** The interactive map (gateway/map/), same parameters as the SVG. */
+export const RISK_MAP_VIEW_PATH = `${RISK_PREFIX}/map/view`;
+export const RISK_MAP_LAYERS_PATH = `${RISK_PREFIX}/map/layers`;
+export const RISK_MAP_VIEW_EXAMPLE = `${RISK_MAP_VIEW_PATH}?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
 
 /** `GET /riskIndex/v1/map`: the report's `map` field (SVG text), sent as image/svg+xml. */
 const mapRoute: RestRoute = {
@@ -119,9 +123,9 @@ const mapRoute: RestRoute = {
   securityHeaders: embeddableHeaders,
   docs: {
     description: `No authentication; the same validation and limits as the other Risk Index paths (invalid input is 400 problem+json). `
-      + 'An 800 x 640 SVG: the search area (dashed), the outline of the covered state(s), the H3 cells coloured by their 0-100 index with a legend, '
+      + 'An 800 x 640 SVG: the search area (dashed), the outline of the covered state(s) and their county boundaries, the names of places of 100,000 people or more, the H3 cells coloured by their 0-100 index with a legend, '
       + 'a scale bar, the fatal crashes as dots when the area is at most 1,000 km² and holds at most 2,000 of them, and the source line. '
-      + `Example: [Chicago's Loop](${RISK_MAP_EXAMPLE}). GraphQL: the \`map\` field of \`riskIndex\`. See docs/risk-index.md.`,
+      + `Example: [Chicago's Loop](${RISK_MAP_EXAMPLE}); the same area on the interactive map: [${RISK_MAP_VIEW_PATH}](${RISK_MAP_VIEW_EXAMPLE}). GraphQL: the \`map\` field of \`riskIndex\`. See docs/risk-index.md.`,
     query: queryDocs(false),
     response: { type: 'string', description: 'SVG document' },
     responseContentType: 'image/svg+xml',
@@ -199,6 +203,26 @@ function exportRoutes(): RestRoute[] {
   }));
 }
 
+/** `GET /riskIndex/v1/map/layers`: the report's `mapLayers` field (GeoJSON text), what the interactive map draws. */
+const mapLayersRoute: RestRoute = {
+  method: 'GET', path: RISK_MAP_LAYERS_PATH, operationId: 'mapLayers', summary: 'GeoJSON layers of the interactive map: search area, counties, major places, H3 cells with their figures',
+  tag: 'Risk Index', scope: null,
+  operation: 'query RiskIndexMapLayers($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { mapLayers } }',
+  variables: (req) => variables(req, false),
+  result: (d) => (d.riskIndex as { mapLayers: string }).mapLayers,
+  headers: () => ({ 'content-type': 'application/geo+json; charset=utf-8', 'cache-control': 'public, max-age=300' }),
+  docs: {
+    description: 'No authentication; the same validation and limits as the other Risk Index paths. One RFC 7946 FeatureCollection whose features carry a `layer` property: '
+      + '`area` (the search area), `county` (Census county boundaries clipped to a box around the area), `place` (places of 100,000 people or more, GeoNames) and '
+      + '`cell` (H3 cells: `h3`, `resolution`, `index`, `fatalCrashes`, `fatalities`, `fatalCrashesPerKm2Year`, `fatalitiesPerKm2Year`). '
+      + `The page that draws them: [${RISK_PREFIX}/map/view](${RISK_MAP_VIEW_EXAMPLE}). GraphQL: the \`mapLayers\` field of \`riskIndex\`.`,
+    query: queryDocs(false),
+    response: { type: 'object', description: 'GeoJSON FeatureCollection', properties: { type: { type: 'string', enum: ['FeatureCollection'] }, features: { type: 'array', items: { type: 'object' } } }, required: ['type', 'features'] },
+    responseContentType: 'application/geo+json',
+    problems: { 422: TOO_COMPLEX, 503: BUSY },
+  },
+};
+
 /** The Risk Index GET paths: public, each running `riskIndex` with only its data sets selected, and the map. */
 export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }): RestRoute => {
   const withLimit = sets.includes('farsInfo');
@@ -224,4 +248,4 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },
   };
-}), mapRoute, ...exportRoutes()];
+}), mapRoute, mapLayersRoute, ...exportRoutes()];

@@ -79,6 +79,12 @@ const schema = z.object({
   RISK_MAX_CELLS: z.coerce.number().int().min(1).default(10_000),
   RISK_MAX_BUFFERED_VERTICES: z.coerce.number().int().min(100).default(200_000),
   RISK_MAX_POINT_TESTS: z.coerce.number().int().min(1).default(50_000_000),
+  /**
+   * Basemap of the interactive Risk Index map (GET /riskIndex/v1/map/view): an XYZ tile URL template
+   * ({z}, {x}, {y}; {s} for a subdomain). Unset: no basemap, nothing is fetched from outside.
+   */
+  MAP_TILE_URL: z.string().trim().regex(/^https?:\/\/[^\s"'<>]+$/, 'an http(s) URL template')
+    .refine((url) => ['{z}', '{x}', '{y}'].every((p) => url.includes(p)), 'the tile URL template must hold {z}, {x} and {y}').optional(),
   /** Risk Index evaluations (each riskIndex of an operation, REST /riskIndex/v1/* and the map) running at once per gateway process; more answer 503 at once. */
   RISK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
   /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */

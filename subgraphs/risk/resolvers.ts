@@ -27,5 +27,6 @@ export const resolvers = {
     realtimeTraffic: (q: AreaQuery) => realtimeTraffic(q),
     historicalTraffic: (q: AreaQuery) => historicalTraffic(q),
     map: (q: AreaQuery) => renderMap(q),
+    mapLayers: (q: AreaQuery) => renderMap(q, 'geojson'),
   },
 };

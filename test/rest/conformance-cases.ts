@@ -153,6 +153,7 @@ export const CASES: Record<string, Case> = {
   realtimeTraffic: riskCase(),
   historicalTraffic: riskCase(),
   map: riskCase(),
+  mapLayers: riskCase(),
   exportCells: exportCase('geojson', '1', { format: 'kml' }),
   exportCrashes: exportCase('geojson', '2', { limit: '5001' }),
   // Registration

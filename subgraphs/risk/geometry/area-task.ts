@@ -4,7 +4,8 @@ import { AppError, type ErrorCode } from '../../platform/errors.ts';
 import { workerTask } from '../../platform/worker-task.ts';
 import type { Resolution } from '../entities.ts';
 import { renderExport, type ExportInput } from '../export/render.ts';
-import { renderMapSvg, type MapInput } from '../map/render.ts';
+import { mapLayers } from '../map/layers.ts';
+import { renderMapSvg, type MapFormat, type MapInput } from '../map/render.ts';
 import { vertexCount, type GeometryBudget } from './budget.ts';
 import { selectCells } from './cells.ts';
 import { clipToCoverage, type Coverage, type CoveredState } from './coverage.ts';
@@ -31,6 +32,7 @@ export interface MapTask {
   kind: 'map';
   budget: GeometryBudget;
   map: MapInput;
+  format: MapFormat;
 }
 
 export interface ExportTask {
@@ -54,7 +56,7 @@ export interface ResolvedArea {
 type Refusal = { ok: false; code: ErrorCode; message: string; extensions: Record<string, unknown> };
 export type AreaTaskResult = { ok: true; area: ResolvedArea } | Refusal;
 /** `threadId` says which thread drew the map (0 would be the main thread). */
-export type MapTaskResult = { ok: true; svg: string; threadId: number } | Refusal;
+export type MapTaskResult = { ok: true; text: string; threadId: number } | Refusal;
 export type InsideTaskResult = { ok: true; inside: InsideCount } | Refusal;
 export type ExportTaskResult = { ok: true; text: string } | Refusal;
 
@@ -93,7 +95,7 @@ function resolveArea(task: AreaTask): ResolvedArea {
 /** Runs in a worker thread: an area, inside, map or export task; a refusal (400, 422) is returned, not thrown. */
 function runTask(task: AreaTask | InsideTask | MapTask | ExportTask): AreaTaskResult | InsideTaskResult | MapTaskResult | ExportTaskResult {
   try {
-    if (task.kind === 'map') return { ok: true, svg: renderMapSvg(task.map, task.budget), threadId };
+    if (task.kind === 'map') return { ok: true, text: task.format === 'svg' ? renderMapSvg(task.map, task.budget) : mapLayers(task.map, task.budget), threadId };
     if (task.kind === 'inside') return { ok: true, inside: countInside(coveredArea(task).coverage.parts.map((p) => p.area), task.points, task.budget) };
     if (task.kind === 'export') return { ok: true, text: renderExport(task.export) };
     return { ok: true, area: resolveArea(task) };

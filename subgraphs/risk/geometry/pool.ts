@@ -4,8 +4,8 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
-import type { MapInput } from '../map/render.ts';
 import type { ExportInput } from '../export/render.ts';
+import type { MapFormat, MapInput } from '../map/render.ts';
 import type { AreaTask, AreaTaskResult, ExportTask, ExportTaskResult, InsideTask, InsideTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
 import type { CrashPoints, InsideCount } from './inside.ts';
@@ -18,8 +18,8 @@ export interface AreaPool {
    * a worker (which keeps its recent outlines: the area was usually just resolved there).
    */
   countInside(wkt: string, radius: number | null | undefined, points: CrashPoints): Promise<InsideCount>;
-  /** The SVG map, drawn in a worker (d3-geo costs 100-200 ms for a county). */
-  renderMap(map: MapInput): Promise<string>;
+  /** The SVG map or the interactive map's GeoJSON layers, drawn in a worker (d3-geo costs 100-200 ms for a county). */
+  renderMap(map: MapInput, format?: MapFormat): Promise<string>;
   /** One export page's text (GeoJSON or CSV), written in a worker. */
   renderExport(input: ExportInput): Promise<string>;
   /** Tasks the workers completed, by kind, the threads that drew maps, and the area cache's use (for tests and benchmarks). */
@@ -79,12 +79,12 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
       return result.inside;
     },
-    async renderMap(map) {
-      const result = await pool.run({ kind: 'map', budget, map }) as MapTaskResult;
+    async renderMap(map, format = 'svg') {
+      const result = await pool.run({ kind: 'map', budget, map, format }) as MapTaskResult;
       stats.maps += 1;
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);
       stats.mapThreads.add(result.threadId);
-      return result.svg;
+      return result.text;
     },
     async renderExport(input) {
       const result = await pool.run({ kind: 'export', export: input }) as ExportTaskResult;

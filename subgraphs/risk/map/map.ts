@@ -2,7 +2,7 @@ import { cellColumn } from '../geometry/cells.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
 import { cellArray, type AreaQuery } from '../services/area.ts';
 import { riskInfo } from '../services/risk-info.ts';
-import { MAX_MAP_POINTS, MAX_POINTS_KM2, type MapInput } from './render.ts';
+import { MAX_MAP_POINTS, MAX_POINTS_KM2, type CellFigures, type MapFormat, type MapInput } from './render.ts';
 import { readRows } from '../services/read.ts';
 
 /** The crash points of the area (longitude, latitude, fatalities) when there are few enough to draw. */
@@ -16,19 +16,22 @@ async function crashPoints(q: AreaQuery, fatal: number): Promise<MapInput['point
 }
 
 /**
- * The map of a Risk Index report (SVG): the figures and crash points are read here, the drawing is
- * done in the Risk Index workers, with their time, memory and queue limits (422, 503).
+ * The map of a Risk Index report, as an SVG picture or as the GeoJSON layers of the interactive page:
+ * the figures and crash points are read here, the drawing is done in the Risk Index workers, with
+ * their time, memory and queue limits (422, 503).
  */
-export async function renderMap(q: AreaQuery): Promise<string> {
+export async function renderMap(q: AreaQuery, format: MapFormat = 'svg'): Promise<string> {
   const info = await riskInfo(q);
   const cells = await q.crashCells();
-  const indexes: Record<string, number> = {};
-  for (const c of cells) indexes[c.cell] = c.riskIndex;
+  const figures: Record<string, CellFigures> = {};
+  for (const c of cells) {
+    figures[c.cell] = { index: c.riskIndex, fatalCrashes: c.fatal, fatalities: c.fatalities, fatalCrashesPerKm2Year: c.fatalRate, fatalitiesPerKm2Year: c.fatalityRate };
+  }
   return areaPoolFor(q.em).renderMap({
     wkt: q.request.wkt, radius: q.request.radius,
     states: q.coverage.parts.map((p) => p.state), coverageMessage: q.coverage.message,
-    resolution: q.resolution, cells: q.cells, indexes,
+    resolution: q.resolution, cells: q.cells, figures,
     index: info.index, fatalCrashes: info.fatalCrashes, fatalities: info.fatalities, fatalCrashesPerKm2Year: info.fatalCrashesPerKm2Year,
-    points: await crashPoints(q, info.fatalCrashes),
-  });
+    points: format === 'svg' ? await crashPoints(q, info.fatalCrashes) : [],
+  }, format);
 }
