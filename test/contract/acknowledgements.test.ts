@@ -3,9 +3,10 @@
  * acknowledgement in CHANGELOG.md; the committed baselines have none left unacknowledged.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { acknowledgement } from '../../schema/contract/change.ts';
 import { unacknowledged, unreleasedAcknowledgements } from '../../schema/contract/changelog.ts';
+import { acknowledged } from '../../schema/contract/gate.ts';
 import { graphBreakingChanges } from '../../schema/contract/graph-diff.ts';
 
 const supergraph = readFileSync(new URL('../../schema/supergraph.graphql', import.meta.url), 'utf8');
@@ -44,6 +45,26 @@ describe('CHANGELOG.md acknowledgements', () => {
     expect([...unreleasedAcknowledgements(changelog)]).toEqual(['- BREAKING: path-removed /users/{id}']);
     expect(unacknowledged([removed, narrowed], changelog)).toEqual([narrowed]);
     expect(unacknowledged([removed], '# Changelog\n')).toEqual([removed]);
+  });
+
+  it('the gate of `npm run openapi` and `npm run compose` refuses an unacknowledged change and prints the line to add', () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(acknowledged('the REST contract', [removed, narrowed], changelog)).toBe(false);
+      expect(errors.mock.calls.flat().join('\n')).toContain('\n- BREAKING: request-type-narrowed POST /users request body.name');
+      expect(errors.mock.calls.flat().join('\n')).not.toContain('- BREAKING: path-removed');
+      expect(acknowledged('the REST contract', [removed], changelog)).toBe(true);
+      expect(acknowledged('the graph', [], '')).toBe(true);
+      expect(logs.mock.calls.flat()).toEqual([
+        'acknowledged breaking change to the REST contract: path-removed /users/{id} ()',
+        'UNACKNOWLEDGED breaking change to the REST contract: request-type-narrowed POST /users request body.name ()',
+        'acknowledged breaking change to the REST contract: path-removed /users/{id} ()',
+      ]);
+    } finally {
+      errors.mockRestore();
+      logs.mockRestore();
+    }
   });
 
   it('the committed CHANGELOG.md has an Unreleased section', () => {
