@@ -1,5 +1,6 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { DEVICE_ID_MAX } from '../../subgraphs/platform/contract-rules.ts';
+import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
@@ -104,7 +105,8 @@ export function restBooking(booking: unknown, bookingId?: string): Record<string
 // ---- OpenAPI -----------------------------------------------------------------------------------
 
 const epochSchema = { type: 'integer', minimum: 0, description: 'Epoch seconds (UTC)' };
-const vinSchema = { type: 'string', pattern: '^[A-Za-z0-9]{17}$', description: 'Exactly 17 letters or digits; stored and returned upper-case' };
+const vinSchema = { type: 'string', pattern: VIN_PATTERN.source, description: 'Exactly 17 letters or digits; stored and returned upper-case' };
+const vinParam = { params: { vin: { ...vinSchema, example: '1HGCM82633A004352', description: 'The VIN: exactly 17 letters or digits, any case (400 otherwise)' } } };
 
 const vehicleSchema: JsonSchema = {
   type: 'object',
@@ -200,13 +202,13 @@ export const bookingRoutes: RestRoute[] = [
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'createVehicleWithVin', summary: 'Create a vehicle with the VIN in the path',
     tag: 'Vehicles', scope: 'b2b', status: 201, operation: createVehicle,
     variables: vehicleVariables, result: (d) => restVehicle(d.createVehicle),
-    docs: { ...vehicleDocs, requestExample: { deviceID: '356938035643809' }, description: 'The body is optional; a VIN in it must equal the path\'s.' },
+    docs: { ...vehicleDocs, ...vinParam, requestExample: { deviceID: '356938035643809' }, description: 'The body is optional; a VIN in it must equal the path\'s.' },
   },
   {
     method: 'GET', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'getVehicle', summary: 'Retrieve a vehicle and its paired device',
     tag: 'Vehicles', scope: 'b2b', operation: `query GetVehicle($vin: VIN!) { vehicle(vin: $vin) { ${VEHICLE_FIELDS} } }`,
     variables: (req) => ({ vin: req.params.vin }), result: (d, req) => restVehicle(d.vehicle, req.params.vin),
-    docs: { response: vehicleSchema, responseExample: exampleVehicle },
+    docs: { ...vinParam, response: vehicleSchema, responseExample: exampleVehicle },
   },
   {
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin/devices/:imei`, operationId: 'pairDevice',
@@ -216,7 +218,7 @@ export const bookingRoutes: RestRoute[] = [
     variables: (req) => ({ vin: req.params.vin, deviceId: req.params.imei }), result: (d) => restVehicle(d.pairDevice),
     docs: {
       response: vehicleSchema, responseExample: exampleVehicle, description: 'No body. 404 when the vehicle was never created.',
-      params: { imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
+      params: { ...vinParam.params, imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
     },
   },
   {

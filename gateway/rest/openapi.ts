@@ -4,6 +4,7 @@ import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
 import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from './risk.ts';
+import { componentSchemas } from './components.ts';
 
 const problemSchema = {
   type: 'object',
@@ -176,7 +177,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
-      schemas: { Problem: problemSchema },
+      schemas: { Problem: problemSchema, ...componentSchemas() },
     },
   };
 }

@@ -1,6 +1,8 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { PRODUCT_SUBJECTS, type ProductName } from '../../subgraphs/platform/contract-rules.ts';
+import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
 
 export const REGISTRATION_PREFIX = '/registration/v2';
 const P = REGISTRATION_PREFIX;
@@ -204,11 +206,22 @@ const exampleDevice = {
   history: [{ deviceId: '356938035643809', userId: 'driver-001', vehicleId: null, effectiveFrom: '2026-11-01', effectiveTo: null, endReason: null, current: true }],
   createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-01T09:00:00.000Z',
 };
+/** Partner-defined parameters of a registration: any JSON object, stored and answered as sent. */
+const additionalParametersSchema: JsonSchema = { type: ['object', 'null'], additionalProperties: true, description: 'Partner-defined parameters, any JSON object, kept as sent' };
+/** A product name as the registration service reads it: any case, spaces, dashes or underscores anywhere ("driving-behavior" is "Driving Behavior"). */
+function productNameParam(subject: 'user' | 'vehicle'): JsonSchema & { description: string } {
+  const names = (Object.keys(PRODUCT_SUBJECTS) as ProductName[]).filter((n) => (PRODUCT_SUBJECTS[n] as readonly string[]).includes(subject));
+  const loose = (name: string) => [...name.toLowerCase().replace(/[^a-z0-9]/g, '')].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('[^A-Za-z0-9]*');
+  return {
+    pattern: `^[^A-Za-z0-9]*(${names.map(loose).join('|')})[^A-Za-z0-9]*$`, example: names[0],
+    description: `A product a ${subject} can be registered for: ${names.join(', ')}. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400.`,
+  };
+}
 const registrationSchema: JsonSchema = {
   type: 'object',
   properties: {
     registrationId: { type: 'string' }, productName: { type: 'string' }, userId: nullableString, vehicleId: nullableString,
-    status: { type: 'string', enum: ['enrolled', 'unenrolled'] }, additionalParameters: { type: ['object', 'null'] },
+    status: { type: 'string', enum: ['enrolled', 'unenrolled'] }, additionalParameters: additionalParametersSchema,
     registeredAt: { type: 'string', format: 'date-time' }, unenrolledAt: { type: ['string', 'null'], format: 'date-time' },
   },
 };
@@ -230,11 +243,13 @@ const exampleUser = {
 const vehicleSchema: JsonSchema = {
   type: 'object',
   properties: {
-    vehicleId: { type: 'string' }, vin: nullableString, make: nullableString, model: nullableString, year: { type: ['integer', 'null'] },
-    userId: nullableString, devices: { type: 'array', items: { type: 'object', properties: { deviceId: { type: 'string' }, type: { type: 'string' }, status: { type: 'string' } } } },
+    vehicleId: { type: 'string' }, vin: { type: ['string', 'null'], pattern: VIN_PATTERN.source }, make: nullableString, model: nullableString, year: { type: ['integer', 'null'] },
+    userId: nullableString,
+    devices: { type: 'array', items: { type: 'object', properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] }, status: { type: 'string', enum: ['Active', 'Inactive'] } }, required: ['deviceId', 'type', 'status'] } },
     products: { type: 'array', items: registrationSchema },
+    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' },
   },
-  required: ['vehicleId'],
+  required: ['vehicleId', 'vin', 'make', 'model', 'year', 'userId', 'devices', 'products', 'createdAt', 'updatedAt'],
 };
 const vehicleInputSchema: JsonSchema = {
   type: 'object',
@@ -415,7 +430,7 @@ export const registrationRoutes: RestRoute[] = [
     summary: 'Register a vehicle for a product (consents are those of the vehicle\'s user)', operation: Q.vehicleProduct,
     variables: (req) => ({ vehicleId: req.params.vehicleId, productName: req.params.productName, additionalParameters: additionalParameters(objectBody(req)) }),
     result: (d) => restRegistration(d.registerVehicleProduct as Row),
-    docs: { requestBody: { type: 'object', properties: { additionalParameters: { type: 'object' } } }, response: registrationSchema },
+    docs: { params: { productName: productNameParam('vehicle') }, requestBody: { type: 'object', properties: { additionalParameters: additionalParametersSchema } }, response: registrationSchema },
   },
   {
     ...b2b, method: 'POST', path: `${P}/vehicles`, operationId: 'createRegisteredVehicle', tag: TAG_VEHICLES, status: 201, summary: 'Create a vehicle (id generated when absent)',
@@ -484,7 +499,7 @@ export const registrationRoutes: RestRoute[] = [
     result: (d, req) => ({ userId: (objectBody(req) as Row).userId, products: (d.registerUserProducts as Row[]).map(restRegistration) }),
     docs: {
       description: 'Unknown product: 400. Missing consent: 409 naming it (missingConsents). Product un-enrolled before: 409.',
-      requestBody: { type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', items: { type: 'string' } }, additionalParameters: { type: 'object' } }, required: ['userId', 'products'] },
+      requestBody: { type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', minItems: 1, items: { type: 'string', pattern: productNameParam('user').pattern as string } }, additionalParameters: additionalParametersSchema }, required: ['userId', 'products'] },
       requestExample: { userId: 'driver-001', products: ['Driving Behavior'], additionalParameters: { programCode: 'FLEET-7' } },
       response: { type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', items: registrationSchema } } },
     },
@@ -493,13 +508,14 @@ export const registrationRoutes: RestRoute[] = [
     ...b2b, method: 'DELETE', path: `${P}/users/:userId/products/:productName`, operationId: 'unenrollUserProduct', tag: TAG_PRODUCTS, status: 204,
     summary: 'Un-enrol a user from a product (final: the product cannot be registered again)', operation: Q.unenroll,
     variables: (req) => ({ userId: req.params.userId, productName: req.params.productName }), result: () => undefined,
+    docs: { params: { productName: productNameParam('user') } },
   },
   {
     ...b2b, method: 'POST', path: `${P}/users/:userId/products/:productName`, operationId: 'registerUserProduct', tag: TAG_PRODUCTS, status: 204,
     summary: 'Register a user for a product; refused (409) after un-enrolment or without the consents it needs', operation: Q.userProduct,
     variables: (req) => ({ userId: req.params.userId, productName: req.params.productName, additionalParameters: additionalParameters(objectBody(req)) }),
     result: () => undefined,
-    docs: { requestBody: { type: 'object', properties: { additionalParameters: { type: 'object' } } } },
+    docs: { params: { productName: productNameParam('user') }, requestBody: { type: 'object', properties: { additionalParameters: additionalParametersSchema } } },
   },
   // Consents
   {

@@ -3,6 +3,8 @@ import { badInput } from '../../subgraphs/platform/errors.ts';
 import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { answer } from './components.ts';
+import { area, DATA_SET_SCHEMAS } from './risk-schemas.ts';
 
 export const RISK_PREFIX = '/riskIndex/v1';
 
@@ -56,16 +58,6 @@ const queryDocs = (withLimit: boolean): Record<string, JsonSchema & { required?:
   ...(withLimit ? { limit: { type: 'integer', minimum: 0, maximum: 1000, default: 100, description: 'Most FARS records returned' } } : {}),
 });
 
-const areaSchema = {
-  type: 'object',
-  properties: {
-    geometryType: { type: 'string' }, radius: { type: ['number', 'null'] }, queryMethod: { type: 'string' },
-    areaKm2: { type: 'number' }, coveredKm2: { type: 'number' }, coveredFraction: { type: 'number' },
-    coverage: { type: 'string', enum: ['COVERED', 'PARTIAL', 'OUTSIDE'] }, outsideCoverage: { type: 'boolean' }, message: { type: 'string' },
-    states: { type: 'array', items: { type: 'string', enum: ['CA', 'IL'] } }, resolution: { type: ['integer', 'null'] }, cellsTouched: { type: 'integer' },
-    dataStatus: { type: 'string', enum: ['READY', 'LOADING', 'FAILED'], description: 'LOADING while the first start loads the crash data in the background' },
-  },
-};
 const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-outside-coverage.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
@@ -114,7 +106,7 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
       problems: { 422: 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, timeMs, heapMb) with `max` and `got`', 503: BUSY },
-      response: { type: 'object', properties: { area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, { type: 'object' }])) }, required: ['area', ...sets] },
+      response: answer({ area, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
       // A real answer for an area outside coverage (lists shortened to two entries).
       responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },

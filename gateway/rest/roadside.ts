@@ -1,5 +1,10 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/platform/contract-rules.ts';
+import {
+  availabilityAnswer, BATTERY_SERVICES, cost, customerInput, etaAnswer, feedbackAnswer, file, fileTypeSchema, FUEL_TYPES, KEYS_LOCATIONS, locationInput,
+  providersAnswer, provisioning, provisioningInput, provisioningUpdate, REST_SERVICES, REST_STATUSES, serviceRequest as serviceRequestSchema, towLocationsAnswer, vehicleInput,
+} from './roadside-schemas.ts';
+import { answer, nullable } from './components.ts';
 import { defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
@@ -161,39 +166,32 @@ function found<T>(value: unknown, what: string, id: string): T {
 
 // ---- documentation -----------------------------------------------------------------------------
 
-const locationSchema: JsonSchema = {
-  type: 'object', required: ['latitude', 'longitude'],
-  properties: {
-    latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 },
-    address1: { type: ['string', 'null'] }, city: { type: ['string', 'null'] }, state: { type: ['string', 'null'], pattern: '^[A-Za-z]{2}$' },
-    zip: { type: ['string', 'null'] }, landmark: { type: ['string', 'null'] },
-  },
-};
-const costSchema: JsonSchema = {
-  type: 'object',
-  properties: Object.fromEntries(COST.split(' ').map((f) => [f, { type: ['covered', 'payPerUse'].includes(f) ? 'boolean' : ['service', 'currency'].includes(f) ? 'string' : 'number' }])),
-};
-const serviceRequestSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    requestId: { type: 'string' }, sessionId: { type: 'string' },
-    status: { type: 'string', enum: ['BOOKED', 'EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED', 'CANCELLED'] },
-    serviceType: { type: 'string', enum: ['tire', 'lockout', 'gas', 'tow', 'battery'] },
-    consumer: { type: 'object' }, vehicle: { type: 'object' }, cost: costSchema, requestCreationTime: { type: 'string', format: 'date-time' },
-    eta: { type: ['integer', 'null'], description: 'Minutes until the provider arrives' }, etaTime: { type: ['string', 'null'], format: 'date-time' },
-    disablementAddress: locationSchema, destinationAddress: { type: ['object', 'null'] }, provider: { type: 'object' }, driver: { type: 'object' },
-    statusHistory: { type: 'array', items: { type: 'object' } },
-  },
-};
 const sessionQueryDoc = { sessionId: { type: 'string', description: 'The session of the rescue (optional; must match when sent)' } };
 const exampleLocation = { latitude: 41.8781, longitude: -87.6298, address1: '233 S Wacker Dr', city: 'Chicago', state: 'IL', zip: '60606' };
 
-const SERVICE_DOCS: Record<string, { description: string; example: Obj; extra: Obj }> = {
-  tire: { description: 'Tire change: `spareAvailable` is required and must be true (without a spare, book a tow).', example: { spareAvailable: true }, extra: { spareAvailable: { type: 'boolean' } } },
-  lockout: { description: 'Lockout: `keysLocation` is required: IN_VEHICLE, IN_TRUNK, LOST, BROKEN (any case).', example: { keysLocation: 'IN_VEHICLE' }, extra: { keysLocation: { type: 'string', enum: ['IN_VEHICLE', 'IN_TRUNK', 'LOST', 'BROKEN'] } } },
-  gas: { description: 'Fuel delivery: `fuelType` is required: REGULAR, MIDGRADE, PREMIUM, DIESEL (any case).', example: { fuelType: 'REGULAR' }, extra: { fuelType: { type: 'string', enum: ['REGULAR', 'MIDGRADE', 'PREMIUM', 'DIESEL'] } } },
-  tow: { description: 'Tow: `destination` (a location) or `towLocationId` (from /rescue/tow/locations) is required; at most 250 road miles.', example: { towLocationId: 'TL-CHI-03' }, extra: { destination: locationSchema, towLocationId: { type: 'string' } } },
-  battery: { description: 'Battery: `batteryService` is required: JUMP or REPLACE (a replacement adds the battery price).', example: { batteryService: 'JUMP' }, extra: { batteryService: { type: 'string', enum: ['JUMP', 'REPLACE'] } } },
+/** Each service's own fields and the rule on them, as the rescue service enforces it (required, spareAvailable true, a tow's destination). */
+const SERVICE_DOCS: Record<string, { description: string; example: Obj; extra: Record<string, JsonSchema>; rule: JsonSchema }> = {
+  tire: {
+    description: 'Tire change: `spareAvailable` is required and must be true (without a spare, book a tow).', example: { spareAvailable: true },
+    extra: { spareAvailable: { type: ['boolean', 'string'], enum: [true, 'Y', 'true'], description: 'Must be true (Y or true, any case); false is 400' } }, rule: { required: ['spareAvailable'] },
+  },
+  lockout: {
+    description: 'Lockout: `keysLocation` is required: IN_VEHICLE, IN_TRUNK, LOST, BROKEN (any case).', example: { keysLocation: 'IN_VEHICLE' },
+    extra: { keysLocation: { type: 'string', enum: KEYS_LOCATIONS, description: 'Any case; a dash or space for _' } }, rule: { required: ['keysLocation'] },
+  },
+  gas: {
+    description: 'Fuel delivery: `fuelType` is required: REGULAR, MIDGRADE, PREMIUM, DIESEL (any case).', example: { fuelType: 'REGULAR' },
+    extra: { fuelType: { type: 'string', enum: FUEL_TYPES, description: 'Any case' } }, rule: { required: ['fuelType'] },
+  },
+  tow: {
+    description: 'Tow: `destination` (a location) or `towLocationId` (from /rescue/tow/locations) is required; at most 250 road miles (a longer tow is 400).', example: { towLocationId: 'TL-CHI-03' },
+    extra: { destination: locationInput, towLocationId: { type: 'string', description: 'A tow-to location from /rescue/tow/locations, instead of destination' } },
+    rule: { anyOf: [{ required: ['destination'] }, { required: ['towLocationId'] }] },
+  },
+  battery: {
+    description: 'Battery: `batteryService` is required: JUMP or REPLACE (a replacement adds the battery price).', example: { batteryService: 'JUMP' },
+    extra: { batteryService: { type: 'string', enum: BATTERY_SERVICES, description: 'Any case' } }, rule: { required: ['batteryService'] },
+  },
 };
 
 // ---- the table ---------------------------------------------------------------------------------
@@ -213,10 +211,14 @@ const dispatchRoutes: RestRoute[] = Object.entries(SERVICE_DOCS).map(([service, 
     description: `${doc.description} The session's member is covered while a claim is left (see /rescue/benefits); a pay-per-use session pays the whole cost. No open provider offering the service covering the spot is 409.`,
     requestBody: {
       type: 'object', required: ['sessionId', 'disablementLocation'],
-      properties: { sessionId: { type: 'string' }, disablementLocation: locationSchema, vehicle: { type: 'object' }, customer: { type: 'object' }, comments: { type: 'string' }, ...doc.extra },
+      properties: {
+        sessionId: { type: 'string' }, disablementLocation: { ...locationInput, description: 'Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level)' },
+        vehicle: vehicleInput, customer: customerInput, comments: { type: 'string', maxLength: 1000, description: 'Free text for the provider' }, ...doc.extra,
+      },
+      ...doc.rule,
     },
     requestExample: { sessionId: '6f1c2d4e-0000-4000-8000-000000000001', disablementLocation: exampleLocation, vehicle: { make: 'Honda', model: 'Civic', year: 2021, color: 'Blue' }, ...doc.example },
-    response: { type: 'object', properties: { requestId: { type: 'string' }, status: { type: 'string' }, eta: { type: 'integer' }, serviceRequest: serviceRequestSchema } },
+    response: answer({ requestId: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: REST_STATUSES }, eta: nullable({ type: 'integer', description: 'Minutes until the provider arrives' }), serviceRequest: serviceRequestSchema }),
   },
 }));
 
@@ -241,7 +243,10 @@ const routes: RestRoute[] = [
         },
       },
       requestExample: { appId: 'fleet-app', benefits: [{ key: 'vin', value: '1HGCM82633A004352' }, { key: 'policy', value: 'M-1001' }], otherInfo: [{ key: 'ppuflag', value: 'N' }] },
-      response: { type: 'object', properties: { sessionId: { type: 'string' }, appId: { type: 'string' }, payPerUse: { type: 'boolean' }, memberId: { type: ['string', 'null'] } }, required: ['sessionId'] },
+      response: answer({
+        sessionId: { type: 'string', format: 'uuid' }, appId: { type: 'string' }, payPerUse: { type: 'boolean', description: 'True when the session is pay-per-use (ppuflag = Y)' },
+        memberId: { type: ['string', 'null'], description: 'The provisioned member the benefit keys resolved to, if any' }, createdAt: { type: 'string', format: 'date-time' },
+      }),
     },
   },
   {
@@ -252,15 +257,19 @@ const routes: RestRoute[] = [
     result: (d) => d.rescueBenefits,
     docs: {
       query: { appId: { type: 'string', description: 'Must be the session\'s appId when sent' }, sessionId: { type: 'string', required: true } },
-      response: {
-        type: 'object',
-        properties: {
-          status: { type: 'string', enum: ['Active', 'Inactive'] }, maxClaimCount: { type: 'integer' }, usageCount: { type: 'integer' },
-          towToDealershipRequired: { type: 'boolean' }, membershipExpDate: { type: ['string', 'null'], format: 'date' }, policyNumber: { type: ['string', 'null'] },
-          memberId: { type: ['string', 'null'] }, partnerCode: { type: ['string', 'null'] },
-          services: { type: 'array', items: { type: 'object', properties: { type: { type: 'string', enum: ['Gas', 'Tow', 'Changetire', 'Battery', 'Lockout'] }, claimCount: { type: 'integer' }, maxClaimCount: { type: 'integer' }, fuelQty: { type: ['number', 'null'] }, fuelQtyUnit: { type: ['string', 'null'] } } } },
+      response: answer({
+        status: { type: 'string', enum: ['Active', 'Inactive'] }, maxClaimCount: { type: 'integer' }, usageCount: { type: 'integer' },
+        towToDealershipRequired: { type: 'boolean' }, membershipExpDate: { type: ['string', 'null'], format: 'date' }, policyNumber: { type: ['string', 'null'] },
+        memberId: { type: ['string', 'null'] }, partnerCode: { type: ['string', 'null'] }, planCode: { type: ['string', 'null'], description: 'The member\'s plan (productType)' },
+        payPerUse: { type: 'boolean' }, towMiles: { type: 'number', description: 'Tow miles covered per tow' },
+        services: {
+          type: 'array',
+          items: answer({
+            type: { type: 'string', enum: ['Gas', 'Tow', 'Changetire', 'Battery', 'Lockout'] }, claimCount: { type: 'integer' }, maxClaimCount: { type: 'integer' },
+            fuelQty: { type: ['number', 'null'] }, fuelQtyUnit: { type: ['string', 'null'] }, towMiles: { type: ['number', 'null'] },
+          }),
         },
-      },
+      }),
     },
   },
   {
@@ -275,11 +284,9 @@ const routes: RestRoute[] = [
     docs: {
       description: 'Accepts application/x-www-form-urlencoded or JSON. productType names the plan (BASIC, PLUS, PREMIER, OEM); milesPerTow and numberOfEvents override the plan. A member/asset pair already provisioned is 409 (use PUT).',
       contentTypes: ['application/x-www-form-urlencoded', 'application/json'],
-      requestBody: {
-        type: 'object', required: ['partnerCode', 'memberId', 'assetIntegrationId', 'firstName', 'lastName'],
-        properties: Object.fromEntries(['partnerCode', 'memberId', 'assetIntegrationId', ...PROVISIONING_TEXT, 'year', 'milesPerTow', 'numberOfEvents', 'partnerPay'].map((f) => [f, { type: 'string' }])),
-      },
-      requestExample: { partnerCode: 'ACME', memberId: 'M-1001', assetIntegrationId: 'A-1', productType: 'PLUS', firstName: 'Dana', lastName: 'Reyes', state: 'IL', zip: '60606', make: 'Honda', year: '2021', vin: '1HGCM82633A004352', effectiveEndDate: '2027-12-31', partnerPay: 'N' },
+      requestBody: provisioningInput,
+      requestExample: { partnerCode: 'ACME', memberId: 'M-1001', assetIntegrationId: 'A-1', productType: 'PLUS', firstName: 'Dana', lastName: 'Reyes', state: 'IL', zip: '60606', make: 'Honda', year: 2021, vin: '1HGCM82633A004352', effectiveEndDate: '2027-12-31', partnerPay: 'N' },
+      response: provisioning,
     },
   },
   {
@@ -288,6 +295,7 @@ const routes: RestRoute[] = [
     operation: `query RescueProvisioning($partnerCode: String!, $memberId: String!, $assetIntegrationId: String!) { rescueProvisioning(partnerCode: $partnerCode, memberId: $memberId, assetIntegrationId: $assetIntegrationId) { ${PROVISIONING} } }`,
     variables: provisioningKey,
     result: (d, req) => found(d.rescueProvisioning, 'Provisioned asset', `${req.params.partnerCd}/${req.params.memberId}/${req.params.assetIntegrationId}`),
+    docs: { response: provisioning },
   },
   {
     method: 'PUT', path: `${ROADSIDE_PREFIX}/provisioning/formpost/member/:memberId/asset/:assetIntegrationId/partner/:partnerCd`, operationId: 'updateProvisioning',
@@ -295,7 +303,7 @@ const routes: RestRoute[] = [
     operation: `mutation UpdateRescueProvisioning($partnerCode: String!, $memberId: String!, $assetIntegrationId: String!, $input: RescueProvisioningUpdateInput!) { updateRescueProvisioning(partnerCode: $partnerCode, memberId: $memberId, assetIntegrationId: $assetIntegrationId, input: $input) { ${PROVISIONING} } }`,
     variables: (req) => ({ ...provisioningKey(req), input: provisioningFields(objectBody(req)) }),
     result: (d) => d.updateRescueProvisioning,
-    docs: { contentTypes: ['application/json', 'application/x-www-form-urlencoded'], requestBody: { type: 'object' }, requestExample: { milesPerTow: 50, effectiveEndDate: '2028-06-30' } },
+    docs: { contentTypes: ['application/json', 'application/x-www-form-urlencoded'], requestBody: provisioningUpdate, requestExample: { milesPerTow: 50, effectiveEndDate: '2028-06-30' }, response: provisioning },
   },
   {
     method: 'GET', path: `${ROADSIDE_PREFIX}/vehicle/makes`, operationId: 'getMakes', summary: 'Vehicle makes', tag: TAG, scope: 'roadside',
@@ -327,7 +335,11 @@ const routes: RestRoute[] = [
     },
     docs: {
       description: 'Available means an open provider offering the service has the point inside its coverage radius.',
-      query: { latitude: { type: 'number', required: true }, longitude: { type: 'number', required: true }, service: { type: 'string', description: 'tire, lockout, gas, tow, battery (comma-separated; all by default)' } },
+      query: {
+        latitude: { type: 'number', minimum: -90, maximum: 90, required: true, description: 'Alias: lat' }, longitude: { type: 'number', minimum: -180, maximum: 180, required: true, description: 'Alias: lon' },
+        service: { type: 'string', pattern: `^(${[...REST_SERVICES, 'changetire'].join('|')})(,(${[...REST_SERVICES, 'changetire'].join('|')}))*$`, description: 'tire, lockout, gas, tow, battery (comma-separated, any case; all by default). Alias: serviceType' },
+      },
+      response: availabilityAnswer,
     },
   },
   ...dispatchRoutes,
@@ -348,9 +360,16 @@ const routes: RestRoute[] = [
     result: (d) => d.quoteRescue,
     docs: {
       description: 'Prices with the published price list (docs/roadside.md): service fee, tow miles beyond the covered miles, fuel and parts. `service` defaults to tow.',
-      requestBody: { type: 'object', required: ['sessionId', 'disablementLocation'], properties: { sessionId: { type: 'string' }, service: { type: 'string' }, disablementLocation: locationSchema, destination: locationSchema, towLocationId: { type: 'string' } } },
+      requestBody: {
+        type: 'object', required: ['sessionId', 'disablementLocation'],
+        properties: {
+          sessionId: { type: 'string' }, service: { type: 'string', enum: [...REST_SERVICES, 'changetire'], description: 'Any case; tow by default. Alias: serviceType' },
+          disablementLocation: locationInput, destination: locationInput, towLocationId: { type: 'string' }, batteryService: { type: 'string', enum: BATTERY_SERVICES, description: 'A replacement adds the battery\'s price' },
+        },
+        description: 'A tow (the default service) needs destination or towLocationId (400 otherwise); at most 250 road miles.',
+      },
       requestExample: { sessionId: '6f1c2d4e-0000-4000-8000-000000000001', service: 'tow', disablementLocation: exampleLocation, destination: { latitude: 41.9186, longitude: -87.6686 } },
-      response: costSchema,
+      response: cost,
     },
   },
   {
@@ -366,8 +385,17 @@ const routes: RestRoute[] = [
     },
     result: (d) => ({ locations: d.towLocations }),
     docs: {
-      requestBody: { type: 'object', required: ['latitude', 'longitude'], properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, radiusMiles: { type: 'number', default: 25, maximum: 200 }, type: { type: 'string', enum: ['REPAIR_SHOP', 'DEALER'] }, make: { type: 'string', description: 'Dealers of this make only' }, limit: { type: 'integer', default: 10, maximum: 50 } } },
+      requestBody: {
+        type: 'object', description: 'The point as latitude and longitude, or as `location` (alias disablementLocation)',
+        properties: {
+          latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 }, location: locationInput,
+          radiusMiles: { type: 'number', default: 25, maximum: 200 }, type: { type: 'string', enum: ['REPAIR_SHOP', 'DEALER'], description: 'Any case' },
+          make: { type: 'string', description: 'Dealers of this make only' }, limit: { type: 'integer', default: 10, maximum: 50 },
+        },
+        anyOf: [{ required: ['latitude', 'longitude'] }, { required: ['location'] }],
+      },
       requestExample: { latitude: 41.8781, longitude: -87.6298, radiusMiles: 10, type: 'DEALER' },
+      response: towLocationsAnswer,
     },
   },
   {
@@ -376,7 +404,7 @@ const routes: RestRoute[] = [
     operation: `query Rescue($reqId: ID!, $sessionId: ID) { rescue(reqId: $reqId, sessionId: $sessionId) { ${RESCUE} } }`,
     variables: (req) => ({ reqId: req.params.reqId, ...sessionQuery(req) }),
     result: (d, req) => ({ serviceRequest: serviceRequest(found<Rescue>(d.rescue, 'Rescue request', req.params.reqId)) }),
-    docs: { query: sessionQueryDoc, response: { type: 'object', properties: { serviceRequest: serviceRequestSchema } } },
+    docs: { query: sessionQueryDoc, response: answer({ serviceRequest: serviceRequestSchema }) },
   },
   {
     method: 'GET', path: `${ROADSIDE_PREFIX}/rescue/reqId/:reqId/providers`, operationId: 'getProviders', summary: 'The provider dispatched and the others that could serve the rescue',
@@ -390,7 +418,7 @@ const routes: RestRoute[] = [
         providers: list.candidates.map((c) => ({ ...c.provider, distanceMiles: c.distanceMiles, etaMinutes: c.etaMinutes, openNow: c.openNow, assigned: c.assigned, driver: c.assigned ? list.rescue.driverName : null })),
       };
     },
-    docs: { query: sessionQueryDoc },
+    docs: { query: sessionQueryDoc, response: providersAnswer },
   },
   {
     method: 'POST', path: `${ROADSIDE_PREFIX}/rescue/reqId/:reqId/cancel`, operationId: 'cancelRequest', summary: 'Cancel a rescue (before APPROACHING, while the ETA is over 15 minutes)',
@@ -419,7 +447,7 @@ const routes: RestRoute[] = [
       const e = d.rescueEta as Obj & { rescue: Rescue };
       return { requestId: e.rescue.reqId, status: restStatus(e.rescue.status), eta: e.etaMinutes, etaTime: e.etaAt, providerPosition: e.providerPosition, distanceMiles: e.distanceMiles };
     },
-    docs: { query: { reqId: { type: 'string', required: true }, ...sessionQueryDoc } },
+    docs: { query: { reqId: { type: 'string', required: true, description: 'Alias: requestId' }, ...sessionQueryDoc }, response: etaAnswer },
   },
   {
     method: 'POST', path: `${ROADSIDE_PREFIX}/rescue/statusUpdate`, operationId: 'statusUpdate', summary: 'Move a rescue along and report the provider position and ETA',
@@ -440,9 +468,21 @@ const routes: RestRoute[] = [
     },
     docs: {
       description: 'Legal moves: BOOKED -> EN-ROUTE -> APPROACHING -> ARRIVED_ONSITE -> COMPLETED, one step at a time; repeating EN-ROUTE or APPROACHING only reports a new position/ETA. Anything else is 409.',
-      requestBody: { type: 'object', required: ['requestId', 'status'], properties: { requestId: { type: 'string' }, sessionId: { type: 'string' }, status: { type: 'string' }, latitude: { type: 'number' }, longitude: { type: 'number' }, updatedETA: { type: 'integer', description: 'minutes' } } },
+      requestBody: {
+        type: 'object', required: ['requestId', 'status'],
+        properties: {
+          requestId: { type: 'string', description: 'Alias: reqId' }, sessionId: { type: 'string' },
+          status: { type: 'string', enum: ['EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'], description: 'The next status (any case; _ for -). BOOKED is 409; CANCELLED is 400 (use /cancel)' },
+          latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 },
+          updatedETA: { type: 'integer', minimum: 0, maximum: 1440, description: 'Minutes (alias: updatedEta)' }, note: { type: 'string', maxLength: 500 },
+        },
+        dependentRequired: { latitude: ['longitude'], longitude: ['latitude'] },
+      },
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', sessionId: '6f1c2d4e-0000-4000-8000-000000000001', status: 'EN-ROUTE', latitude: 41.88, longitude: -87.64, updatedETA: 20 },
-      response: { type: 'object', properties: { status: { type: 'string' }, message: { type: 'string' } } },
+      response: answer({
+        status: { type: 'string', const: 'OK' }, message: { type: 'string' }, requestId: { type: 'string', format: 'uuid' },
+        requestStatus: { type: 'string', enum: REST_STATUSES }, eta: nullable({ type: 'integer', description: 'Minutes until the provider arrives' }),
+      }),
     },
   },
   {
@@ -457,8 +497,9 @@ const routes: RestRoute[] = [
       return { status: 'OK', message: 'Feedback recorded', requestId: f.reqId, rating: f.rating, comment: f.comment, createdAt: f.createdAt };
     },
     docs: {
-      requestBody: { type: 'object', required: ['requestId', 'rating'], properties: { requestId: { type: 'string' }, sessionId: { type: 'string' }, rating: { type: 'integer', minimum: 1, maximum: 5 }, comment: { type: 'string', maxLength: 2000 } } },
+      requestBody: { type: 'object', required: ['requestId', 'rating'], properties: { requestId: { type: 'string', description: 'Alias: reqId' }, sessionId: { type: 'string' }, rating: { type: 'integer', minimum: 1, maximum: 5 }, comment: { type: 'string', maxLength: 2000 } } },
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', rating: 5, comment: 'Quick and friendly' },
+      response: feedbackAnswer,
     },
   },
   {
@@ -470,8 +511,16 @@ const routes: RestRoute[] = [
     docs: {
       description: 'JSON `{ requestId?, memberId?, fileType, fileName, contentType, content (base64) }` or multipart/form-data with one file part and the same fields (fileName and contentType default to the part\'s). At most 512 KiB (413); JPEG, PNG, GIF, WebP, HEIC, PDF or plain text (415). fileType: PHOTO, INVOICE, RECEIPT, SIGNATURE, DAMAGE_REPORT, OTHER.',
       contentTypes: ['application/json', 'multipart/form-data'],
-      requestBody: { type: 'object', required: ['fileType'], properties: { requestId: { type: 'string' }, memberId: { type: 'string' }, fileType: { type: 'string' }, fileName: { type: 'string' }, contentType: { type: 'string' }, content: { type: 'string', contentEncoding: 'base64' } } },
+      requestBody: {
+        type: 'object', required: ['fileType'],
+        properties: {
+          requestId: { type: 'string', description: 'The rescue the file belongs to (alias: reqId)' }, memberId: { type: 'string' }, fileType: fileTypeSchema,
+          fileName: { type: 'string', description: 'Required in JSON; the part\'s name by default in multipart' }, contentType: { type: 'string', enum: [...ALLOWED_CONTENT_TYPES], description: 'Required in JSON; the part\'s type by default in multipart' },
+          content: { type: 'string', contentEncoding: 'base64', description: 'The file, base64 (aliases: contentBase64, data); in multipart, a file part instead' },
+        },
+      },
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', fileType: 'RECEIPT', fileName: 'receipt.txt', contentType: 'text/plain', content: 'UGFpZCAkOTU=' },
+      response: file,
     },
   },
   {
@@ -484,8 +533,17 @@ const routes: RestRoute[] = [
     },
     result: (d) => ({ files: d.providerFiles }),
     docs: {
-      requestBody: { type: 'object', properties: { requestId: { type: 'string' }, memberId: { type: 'string' }, fileType: { type: 'string' }, from: { type: 'string', description: 'YYYY-MM-DD or date-time' }, to: { type: 'string' }, limit: { type: 'integer', maximum: 200 } } },
+      requestBody: {
+        type: 'object',
+        properties: {
+          requestId: { type: 'string', description: 'Alias: reqId' }, memberId: { type: 'string' }, fileType: fileTypeSchema,
+          from: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', description: 'YYYY-MM-DD (start of the day, UTC) or an ISO 8601 date-time (alias: fromDate)' },
+          to: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', description: 'YYYY-MM-DD (end of the day, UTC) or an ISO 8601 date-time (alias: toDate)' },
+          limit: { type: 'integer', minimum: 1, maximum: 200 },
+        },
+      },
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', fileType: 'RECEIPT' },
+      response: answer({ files: { type: 'array', items: file } }),
     },
   },
   {

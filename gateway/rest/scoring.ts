@@ -1,5 +1,7 @@
 import { AppError, notFound } from '../../subgraphs/platform/errors.ts';
+import { readFileSync } from 'node:fs';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { component } from './components.ts';
 import { SMI_PREFIX } from './users.ts';
 
 /** REST spelling of the MVR sources: the path segments. */
@@ -89,6 +91,16 @@ const SOURCE_B_EXAMPLE = {
   ],
 };
 
+/**
+ * A provider's report JSON Schema (schema/mvr/<file>) as an OpenAPI component: open, as reports are stored as sent, with its
+ * `$defs` references pointing inside the component (an OpenAPI document has no base URI per schema).
+ */
+function mvrReportComponent(name: string, schemaFile: string): JsonSchema {
+  const text = readFileSync(new URL(`../../schema/mvr/${schemaFile}`, import.meta.url), 'utf8');
+  const { $schema: _dialect, $id: _id, ...schema } = JSON.parse(text.replaceAll('"#/$defs/', `"#/components/schemas/${name}/$defs/`)) as JsonSchema;
+  return component(name, schema);
+}
+
 function mvrRoute(segment: 'sourcea-mvr' | 'sourceb-mvr', source: 'SOURCE_A' | 'SOURCE_B', operationId: string, label: string, schemaFile: string, example: unknown): RestRoute {
   return {
     method: 'POST', path: `${SMI_PREFIX}/users/:userId/${segment}`, operationId, summary: `Add a full MVR from provider ${label}`,
@@ -96,11 +108,11 @@ function mvrRoute(segment: 'sourcea-mvr' | 'sourceb-mvr', source: 'SOURCE_A' | '
     variables: (req) => ({ userId: req.params.userId, source, reportJson: req.rawBody ?? '' }),
     result: (d) => restMvr(d.createMvr),
     docs: {
-      description: `The body is the provider ${label} report itself (JSON Schema: schema/mvr/${schemaFile}). It is stored exactly as sent, `
+      description: `The body is the provider ${label} report itself (its JSON Schema is the MvrSource${label}Report component). It is stored exactly as sent, `
         + 'encrypted at rest, and never updated; the latest one created is the one scores use. Unknown extra fields are kept. '
         + 'A light (pass/fail) report is refused with 400 saying a full MVR is required; a body that is not JSON, or whose sections have '
         + 'the wrong types, is 400 naming the offending path (`field`, e.g. `report.violations[0].violation_date`). Unknown user: 404.',
-      requestBody: { type: 'object', description: `A full provider ${label} MVR; see schema/mvr/${schemaFile}`, additionalProperties: true },
+      requestBody: mvrReportComponent(`MvrSource${label}Report`, schemaFile),
       requestExample: example,
       response: mvrResponseSchema,
     },

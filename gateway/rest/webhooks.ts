@@ -63,7 +63,19 @@ const deliverySchema: JsonSchema = {
     attempts: { type: 'integer' }, nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
     lastResponseStatus: { type: ['integer', 'null'] }, lastError: { type: ['string', 'null'] },
     deliveredAt: { type: ['string', 'null'], format: 'date-time' }, createdAt: { type: 'string', format: 'date-time' },
-    payload: { type: 'object', description: 'The body sent: { id, type, timestamp, data: { path, resource } }' },
+    payload: {
+      type: 'object', description: 'The body sent (Standard Webhooks)', required: ['id', 'type', 'timestamp', 'data'],
+      properties: {
+        id: { type: 'string', format: 'uuid', description: 'The event id' }, type: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: { type: 'string', format: 'date-time' },
+        data: {
+          type: 'object', required: ['path', 'resource'],
+          properties: {
+            path: { type: 'string', description: 'The REST path of the resource' },
+            resource: { type: 'object', additionalProperties: true, description: 'The resource as its REST path answers it (see that operation\'s schema)' },
+          },
+        },
+      },
+    },
     attemptLog: { type: 'array', items: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, responseStatus: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, durationMs: { type: 'integer' } } } },
   },
 };

@@ -10,3 +10,22 @@ export const DEVICE_ID_MAX = 64;
 export const MAX_FILE_BYTES = 512 * 1024;
 /** Content types a provider file may have: the upload refuses others, and retrieval answers with one of them. */
 export const ALLOWED_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/heic', 'application/pdf', 'text/plain'] as const;
+
+/** A provider file's kinds (any case on input). */
+export const FILE_TYPES = ['PHOTO', 'INVOICE', 'RECEIPT', 'SIGNATURE', 'DAMAGE_REPORT', 'OTHER'] as const;
+
+/** A provisioned asset's service weights (any case on input). */
+export const SERVICE_WEIGHTS = ['LIGHT', 'MEDIUM', 'HEAVY'];
+/** Longest provisioning text fields, in characters. */
+export const PROVISIONING_LIMITS = {
+  firstName: 128, lastName: 128, address1: 255, address2: 255, city: 128, emailAddress: 255, phone: 32, companyName: 255, make: 64, model: 128,
+} as const;
+
+/** The registration products, by canonical name, and what each can be registered for (a user, a vehicle). */
+export const PRODUCT_SUBJECTS = {
+  'Driving Behavior': ['user', 'vehicle'],
+  'Crash Detection': ['user', 'vehicle'],
+  'Vehicle Health': ['vehicle'],
+  'Roadside Assistance': ['user', 'vehicle'],
+} as const satisfies Record<string, readonly ('user' | 'vehicle')[]>;
+export type ProductName = keyof typeof PRODUCT_SUBJECTS;

@@ -1,3 +1,5 @@
+import { PRODUCT_SUBJECTS, type ProductName } from '../platform/contract-rules.ts';
+
 /**
  * The configured product list and the consents each product needs. Consent types are a configured
  * list too, so a misspelt type is refused instead of silently never satisfying a product.
@@ -24,32 +26,27 @@ export const CONSENT_TYPES: readonly ConsentTypeDefinition[] = [
   { type: 'marketing', description: 'Receive marketing communication.' },
 ];
 
-export const PRODUCTS: readonly ProductDefinition[] = [
-  {
-    name: 'Driving Behavior',
+const PRODUCT_DETAILS: Record<ProductName, Pick<ProductDefinition, 'description' | 'requiredConsents'>> = {
+  'Driving Behavior': {
     description: 'Trip detection and driving behaviour scoring from the phone or the OBD-II device.',
     requiredConsents: ['location-tracking', 'driving-data-sharing'],
-    subjects: ['user', 'vehicle'],
   },
-  {
-    name: 'Crash Detection',
+  'Crash Detection': {
     description: 'Detects crashes while driving and alerts emergency contacts.',
     requiredConsents: ['location-tracking'],
-    subjects: ['user', 'vehicle'],
   },
-  {
-    name: 'Vehicle Health',
+  'Vehicle Health': {
     description: 'Diagnostic trouble codes and maintenance reminders from the vehicle.',
     requiredConsents: ['vehicle-data-collection'],
-    subjects: ['vehicle'],
   },
-  {
-    name: 'Roadside Assistance',
+  'Roadside Assistance': {
     description: 'Access to roadside rescue services.',
     requiredConsents: [],
-    subjects: ['user', 'vehicle'],
   },
-];
+};
+
+export const PRODUCTS: readonly ProductDefinition[] = (Object.keys(PRODUCT_SUBJECTS) as ProductName[])
+  .map((name) => ({ name, subjects: PRODUCT_SUBJECTS[name], ...PRODUCT_DETAILS[name] }));
 
 /** Names compare without case, spaces, dashes or underscores: "driving-behavior" is "Driving Behavior". */
 const normalise = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');

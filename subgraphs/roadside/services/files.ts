@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, notFound } from '../../platform/errors.ts';
-import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from '../../platform/contract-rules.ts';
+import { ALLOWED_CONTENT_TYPES, FILE_TYPES, MAX_FILE_BYTES } from '../../platform/contract-rules.ts';
 import { ProviderFile, RescueMember, RescueRequest } from '../entities.ts';
-
-export const FILE_TYPES = ['PHOTO', 'INVOICE', 'RECEIPT', 'SIGNATURE', 'DAMAGE_REPORT', 'OTHER'] as const;
 
 export interface UploadInput {
   reqId?: string | null;

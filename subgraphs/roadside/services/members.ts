@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput, conflict, isConstraintConflict, notFound } from '../../platform/errors.ts';
+import { PROVISIONING_LIMITS, SERVICE_WEIGHTS } from '../../platform/contract-rules.ts';
 import { isCalendarDate } from '../../platform/scalars.ts';
 import { RescueAsset, RescueMember, RescuePlan, type RescueService } from '../entities.ts';
 
@@ -33,10 +34,7 @@ export interface ProvisioningKey { partnerCode: string; memberId: string; assetI
 
 export interface Provisioning { member: RescueMember; asset: RescueAsset }
 
-const SERVICE_WEIGHTS = ['LIGHT', 'MEDIUM', 'HEAVY'];
-const TEXT_LIMITS: Partial<Record<keyof ProvisioningFields, number>> = {
-  firstName: 128, lastName: 128, address1: 255, address2: 255, city: 128, emailAddress: 255, phone: 32, companyName: 255, make: 64, model: 128,
-};
+const TEXT_LIMITS: Partial<Record<keyof ProvisioningFields, number>> = PROVISIONING_LIMITS;
 
 function checkKey(key: ProvisioningKey) {
   for (const name of ['partnerCode', 'memberId', 'assetIntegrationId'] as const) {

@@ -1,0 +1,196 @@
+/**
+ * Issue 23 items 1 and 2: every body with a known shape is described. The generated document has no
+ * object schema without properties (but documented open maps), and real answers of the roadside and
+ * Risk Index operations conform to their schemas made strict (no undocumented field passes).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenApiContract } from '../../gateway/docs/contract.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
+import { restRoutes } from '../../gateway/rest/index.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+import { CHICAGO, provision, RS, roadsideToken, session, status } from '../roadside/helpers.ts';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const doc = buildOpenApi(restRoutes) as unknown as Json;
+
+/** Properties whose value is any JSON object by design: partner-defined parameters, a webhook's resource (documented by its own path). */
+const OPEN_MAPS = new Set(['additionalParameters', 'resource']);
+
+/** Where a schema (and what it contains) leaves a shape unstated: `{}`, or an object without properties. */
+function gaps(document: Json, schema: unknown, at: string, seen = new Set<unknown>()): string[] {
+  if (!isObject(schema) || seen.has(schema)) return [];
+  seen.add(schema);
+  if (typeof schema.$ref === 'string') {
+    const target = (schema.$ref as string).slice(2).split('/').reduce<unknown>((node, k) => (isObject(node) ? node[k] : undefined), document);
+    return gaps(document, target, at, seen);
+  }
+  const out: string[] = [];
+  const keywords = Object.keys(schema).filter((k) => !['description', 'example', 'examples', 'deprecated'].includes(k));
+  if (!keywords.length) out.push(`${at}: {}`);
+  const open = OPEN_MAPS.has(at.split('.').pop() ?? '') && schema.additionalProperties === true;
+  if ([schema.type].flat().includes('object') && !isObject(schema.properties) && !open) out.push(`${at}: an object without properties`);
+  for (const [name, value] of Object.entries(isObject(schema.properties) ? schema.properties : {})) out.push(...gaps(document, value, `${at}.${name}`, seen));
+  if (schema.items !== undefined) out.push(...gaps(document, schema.items, `${at}[]`, seen));
+  for (const key of ['oneOf', 'anyOf', 'allOf'] as const) for (const [i, s] of (Array.isArray(schema[key]) ? schema[key] : []).entries()) out.push(...gaps(document, s, `${at}/${key}/${i}`, seen));
+  return out;
+}
+
+/** Every JSON request and success body of the document, by operation. */
+function bodies(document: Json): { at: string; schema: unknown }[] {
+  const contract = new OpenApiContract(document);
+  return contract.operations().flatMap(({ method, path, operation }) => {
+    const at = `${method.toUpperCase()} ${path}`;
+    const request = contract.resolve(operation.requestBody) as Json | undefined;
+    const requests = Object.entries((request?.content ?? {}) as Record<string, Json>).map(([type, media]) => ({ at: `${at} request ${type}`, schema: media.schema }));
+    const responses = Object.entries(operation.responses as Json).filter(([s]) => s.startsWith('2')).flatMap(([s, r]) => Object.entries(((contract.resolve(r) as Json).content ?? {}) as Record<string, Json>)
+      .filter(([type]) => /json/.test(type)).map(([type, media]) => ({ at: `${at} ${s} ${type}`, schema: media.schema })));
+    return [...requests, ...responses];
+  });
+}
+
+/** The document with every object schema that does not say otherwise closed, so an undocumented or misnamed field fails. */
+function strict(document: Json): Json {
+  const close = (node: unknown, key?: string): unknown => {
+    if (Array.isArray(node)) return node.map((n) => close(n));
+    if (!isObject(node)) return node;
+    const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'example' || k === 'examples' ? v : close(v, k)]));
+    const isSchemaObject = isObject(node.properties) && key !== 'properties';
+    if (isSchemaObject && out.additionalProperties === undefined) out.additionalProperties = false;
+    return out;
+  };
+  return close(document) as Json;
+}
+
+describe('the generated document', () => {
+  it('states every shape: no `{}` body and no object without properties (but documented open maps)', () => {
+    const found = bodies(doc).flatMap(({ at, schema }) => gaps(doc, schema, at));
+    expect(found).toEqual([]);
+    expect(bodies(doc).length).toBeGreaterThan(120);
+  });
+
+  it('catches a body left unstated', () => {
+    const broken = structuredClone(doc) as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: unknown }> }> }>> };
+    broken.paths['/services/roadside/v1/rescue/eta'].get.responses[200].content['application/json'].schema = {};
+    broken.paths['/riskIndex/v1/riskInfo'].get.responses[200].content['application/json'].schema = { type: 'object', properties: { riskInfo: { type: 'object' } } };
+    const found = bodies(broken as unknown as Json).flatMap(({ at, schema }) => gaps(broken as unknown as Json, schema, at));
+    expect(found).toEqual(['GET /riskIndex/v1/riskInfo 200 application/json.riskInfo: an object without properties', 'GET /services/roadside/v1/rescue/eta 200 application/json: {}']);
+  });
+
+  it('embeds the MVR report schemas as open components referenced by createMvr', () => {
+    const schemas = (doc.components as { schemas: Record<string, Json> }).schemas;
+    for (const [operationId, name] of [['createSourceAMVR', 'MvrSourceAReport'], ['createSourceBMVR', 'MvrSourceBReport']]) {
+      const op = new OpenApiContract(doc).operations().find((o) => o.operation.operationId === operationId)!;
+      expect((op.operation.requestBody as { content: Record<string, { schema: Json }> }).content['application/json'].schema).toEqual({ $ref: `#/components/schemas/${name}` });
+      expect(schemas[name].additionalProperties).not.toBe(false);
+      expect(schemas[name].$id).toBeUndefined();
+      expect(JSON.stringify(schemas[name])).not.toContain('"#/$defs/');
+    }
+  });
+
+  it('states the rules of paths: a VIN, a product name, the rescue status and file type enums', () => {
+    const contract = new OpenApiContract(doc);
+    const param = (operationId: string, name: string) => (contract.operations().find((o) => o.operation.operationId === operationId)!.operation.parameters as Json[])
+      .find((p) => p.name === name)!.schema as { pattern: string };
+    expect(new RegExp(param('getVehicle', 'vin').pattern).test('1HGCM82633A004352')).toBe(true);
+    expect(new RegExp(param('getVehicle', 'vin').pattern).test('1HGCM82633A00435')).toBe(false);
+    const product = new RegExp(param('registerUserProduct', 'productName').pattern);
+    for (const name of ['Driving Behavior', 'driving-behavior', 'CRASH_DETECTION', 'Roadside Assistance']) expect(product.test(name), name).toBe(true);
+    // Vehicle Health is for vehicles only: a user registration names it in vain (400)
+    for (const name of ['Vehicle Health', 'Driving', 'Driving Behaviorx']) expect(product.test(name), name).toBe(false);
+    expect(new RegExp(param('registerVehicleProduct', 'productName').pattern).test('vehicle-health')).toBe(true);
+    const schemas = (doc.components as { schemas: Record<string, { properties: Record<string, Json> }> }).schemas;
+    expect(schemas.RescueServiceRequest.properties.status.enum).toEqual(['BOOKED', 'EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED', 'CANCELLED']);
+    expect(schemas.RescueProviderFile.properties.fileType.enum).toEqual(['PHOTO', 'INVOICE', 'RECEIPT', 'SIGNATURE', 'DAMAGE_REPORT', 'OTHER']);
+  });
+});
+
+describe('real answers conform to the strict document', () => {
+  let t: TestStack;
+  let token: string;
+  const contract = new OpenApiContract(strict(doc));
+  const checked = new Set<string>();
+  const violations: string[] = [];
+
+  /** Calls the gateway and checks the answer (expected status) against the strict document. */
+  async function call(method: string, url: string, expected: number, options: { body?: unknown; form?: Record<string, string>; token?: string | null } = {}) {
+    const res = await t.request(method, url, { token: options.token === undefined ? token : options.token, body: options.body, form: options.form });
+    expect(res.status, `${method} ${url}: ${JSON.stringify(res.body)}`).toBe(expected);
+    const found = contract.find(method, url);
+    if (found) checked.add(String(found.operation.operationId));
+    violations.push(...contract.check(method, url, res.status, res.headers.get('content-type'), res.body));
+    return res;
+  }
+
+  beforeAll(async () => {
+    t = await startTestStack({ subgraphs: ['roadside', 'risk'] });
+    token = (await roadsideToken(t)).body.access_token as string;
+    await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
+  }, 600_000);
+  afterAll(async () => { await t?.close(); });
+
+  it('the roadside operations', async () => {
+    const member = await provision(t, token, { numberOfEvents: '10' });
+    const key = `${RS}/provisioning/formpost/member/${member.memberId}/asset/${member.assetIntegrationId}/partner/${member.partnerCode}`;
+    await call('POST', `${RS}/ars_provisioning_v1/formpost`, 201, { form: { partnerCode: 'ACME', memberId: `${member.memberId}-2`, assetIntegrationId: 'A-2', firstName: 'Lee', lastName: 'Park' } });
+    await call('GET', key, 200);
+    await call('PUT', key, 200, { body: { milesPerTow: 50, effectiveEndDate: '2031-06-30' } });
+    const sessionId = await session(t, token, [{ key: 'memberId', value: member.memberId }, { key: 'partnerCode', value: 'ACME' }]);
+    await call('POST', `${RS}/rescue/session`, 201, { body: { appId: 'shapes', benefits: [{ key: 'vin', value: member.vin }] } });
+    await call('GET', `${RS}/rescue/benefits?sessionId=${sessionId}`, 200);
+    await call('GET', `${RS}/rescue/available?latitude=${CHICAGO.latitude}&longitude=${CHICAGO.longitude}&service=tow,battery`, 200);
+    await call('GET', `${RS}/vehicle/makes`, 200);
+    await call('GET', `${RS}/vehicle/makes/honda/models`, 200);
+    const { body: { locations } } = await call('POST', `${RS}/rescue/tow/locations`, 200, { body: { latitude: CHICAGO.latitude, longitude: CHICAGO.longitude, type: 'REPAIR_SHOP' } });
+    await call('POST', `${RS}/rescue/costs`, 200, { body: { sessionId, disablementLocation: CHICAGO, towLocationId: locations[0].locationId } });
+    const tow = await call('POST', `${RS}/rescue/tow`, 201, { body: { sessionId, disablementLocation: CHICAGO, towLocationId: locations[0].locationId, vehicle: { color: 'Blue' }, customer: { phone: '+1 312 555 0100' } } });
+    const reqId = tow.body.requestId as string;
+    await call('POST', `${RS}/rescue/tire`, 201, { body: { sessionId, disablementLocation: CHICAGO, spareAvailable: true } });
+    await call('POST', `${RS}/rescue/lockout`, 201, { body: { sessionId, disablementLocation: CHICAGO, keysLocation: 'in_trunk' } });
+    const gas = await call('POST', `${RS}/rescue/gas`, 201, { body: { sessionId, disablementLocation: CHICAGO, fuelType: 'DIESEL', comments: 'Blue van' } });
+    await call('POST', `${RS}/rescue/battery`, 201, { body: { sessionId, disablementLocation: CHICAGO, batteryService: 'REPLACE', destination: CHICAGO } });
+    await call('POST', `${RS}/rescue/reqId/${gas.body.requestId as string}/cancel`, 200, { body: { reason: 'Found a can' } });
+    await call('GET', `${RS}/rescue/reqId/${reqId}/providers`, 200);
+    await call('GET', `${RS}/rescue/eta?reqId=${reqId}`, 200);
+    for (const next of ['EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']) {
+      const res = await status(t, token, reqId, next, { latitude: 41.88, longitude: -87.64 });
+      expect(res.status).toBe(200);
+      violations.push(...contract.check('POST', `${RS}/rescue/statusUpdate`, res.status, res.headers.get('content-type'), res.body));
+      checked.add('statusUpdate');
+    }
+    const done = await call('GET', `${RS}/rescue/reqId/${reqId}`, 200);
+    expect(done.body.serviceRequest.statusHistory.length).toBeGreaterThan(4);
+    expect(done.body.serviceRequest.destinationAddress.towLocationId).toBe(locations[0].locationId);
+    await call('POST', `${RS}/rescue/feedback`, 201, { body: { requestId: reqId, rating: 5, comment: 'Quick' } });
+    const upload = await call('POST', `${RS}/provider/fileservice/upload`, 201, { body: { requestId: reqId, fileType: 'receipt', fileName: 'r.txt', contentType: 'text/plain', content: 'UGFpZCAkOTU=' } });
+    expect(upload.body.contentId).toMatch(/^[0-9a-f-]{36}$/);
+    await call('POST', `${RS}/provider/fileservice/search`, 200, { body: { requestId: reqId, from: '2020-01-01' } });
+    expect(violations).toEqual([]);
+    expect(checked.size).toBe(23);
+
+    // A misnamed or undocumented field in a real answer fails the strict document.
+    const { eta, ...renamed } = tow.body as Json;
+    expect(contract.check('POST', `${RS}/rescue/tow`, 201, 'application/json', { ...renamed, etaMinutes: eta })[0]).toMatch(/must NOT have additional properties/);
+    const history = { ...done.body.serviceRequest, statusHistory: [{ ...done.body.serviceRequest.statusHistory[0], extra: 1 }] };
+    expect(contract.check('GET', `${RS}/rescue/reqId/${reqId}`, 200, 'application/json', { serviceRequest: history })[0]).toMatch(/must NOT have additional properties/);
+  }, 120_000);
+
+  it('the Risk Index data sets', async () => {
+    const at = `geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
+    const answers: Record<string, Json> = {};
+    for (const name of ['all', 'riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic']) {
+      const res = await call('GET', `/riskIndex/v1/${name}?${at}${name === 'farsInfo' ? '&limit=3' : ''}`, 200, { token: null });
+      expect(res.body.area.outsideCoverage).toBe(false);
+      answers[name] = res.body;
+    }
+    const all = await call('GET', `/riskIndex/v1/all?${at}`, 200, { token: null });
+    expect(all.body.riskInfo.riskiestCells.length).toBeGreaterThan(0);
+    expect(all.body.farsInfo.records.length).toBeGreaterThan(0);
+    await call('GET', `/riskIndex/v1/riskInfo?geometry=${encodeURIComponent('POINT(-40 35)')}`, 200, { token: null });
+    expect(violations).toEqual([]);
+    const riskInfo = answers.riskInfo.riskInfo as Json;
+    expect(contract.check('GET', `/riskIndex/v1/riskInfo?${at}`, 200, 'application/json', { ...answers.riskInfo, riskInfo: { ...riskInfo, riskIndex: 3 } }))
+      .toEqual([expect.stringMatching(/riskInfo must NOT have additional properties/)]);
+  }, 120_000);
+});
