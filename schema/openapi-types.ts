@@ -65,7 +65,7 @@ export interface paths {
         put?: never;
         /**
          * Add a full MVR from provider A
-         * @description The body is the provider A report itself (JSON Schema: schema/mvr/source-a.schema.json). It is stored exactly as sent, encrypted at rest, and never updated; the latest one created is the one scores use. Unknown extra fields are kept. A light (pass/fail) report is refused with 400 saying a full MVR is required; a body that is not JSON, or whose sections have the wrong types, is 400 naming the offending path (`field`, e.g. `report.violations[0].violation_date`). Unknown user: 404.
+         * @description The body is the provider A report itself (its JSON Schema is the MvrSourceAReport component). It is stored exactly as sent, encrypted at rest, and never updated; the latest one created is the one scores use. Unknown extra fields are kept. A light (pass/fail) report is refused with 400 saying a full MVR is required; a body that is not JSON, or whose sections have the wrong types, is 400 naming the offending path (`field`, e.g. `report.violations[0].violation_date`). Unknown user: 404.
          */
         post: operations["createSourceAMVR"];
         delete?: never;
@@ -85,7 +85,7 @@ export interface paths {
         put?: never;
         /**
          * Add a full MVR from provider B
-         * @description The body is the provider B report itself (JSON Schema: schema/mvr/source-b.schema.json). It is stored exactly as sent, encrypted at rest, and never updated; the latest one created is the one scores use. Unknown extra fields are kept. A light (pass/fail) report is refused with 400 saying a full MVR is required; a body that is not JSON, or whose sections have the wrong types, is 400 naming the offending path (`field`, e.g. `report.violations[0].violation_date`). Unknown user: 404.
+         * @description The body is the provider B report itself (its JSON Schema is the MvrSourceBReport component). It is stored exactly as sent, encrypted at rest, and never updated; the latest one created is the one scores use. Unknown extra fields are kept. A light (pass/fail) report is refused with 400 saying a full MVR is required; a body that is not JSON, or whose sections have the wrong types, is 400 naming the offending path (`field`, e.g. `report.violations[0].violation_date`). Unknown user: 404.
          */
         post: operations["createSourceBMVR"];
         delete?: never;
@@ -893,7 +893,7 @@ export interface paths {
         put?: never;
         /**
          * Book a tow rescue and dispatch the nearest open provider
-         * @description Tow: `destination` (a location) or `towLocationId` (from /rescue/tow/locations) is required; at most 250 road miles. The session's member is covered while a claim is left (see /rescue/benefits); a pay-per-use session pays the whole cost. No open provider offering the service covering the spot is 409.
+         * @description Tow: `destination` (a location) or `towLocationId` (from /rescue/tow/locations) is required; at most 250 road miles (a longer tow is 400). The session's member is covered while a claim is left (see /rescue/benefits); a pay-per-use session pays the whole cost. No open provider offering the service covering the spot is 409.
          */
         post: operations["createTowRescue"];
         delete?: never;
@@ -1356,6 +1356,524 @@ export interface components {
                 field?: string;
                 code?: string;
             }[];
+        };
+        /**
+         * Source A full motor vehicle report (snake_case)
+         * @description A full MVR from provider A, as POSTed to /users/{userId}/sourcea-mvr. Unknown extra fields are allowed and kept. A light report (report_type "light", or one without license_status, violations or accidents) is refused before this schema is applied, with a message that a full MVR is required.
+         */
+        MvrSourceAReport: {
+            /** @description The provider's report id */
+            id?: string;
+            object?: string;
+            /** @description "full"; "light" reports are refused */
+            report_type?: string;
+            full_name?: string | null;
+            license_number?: string | null;
+            license_state?: string | null;
+            /** @description VALID, LIMITED, NOT VALID, INCOMPLETE (other values are scored as unknown) */
+            license_status: string;
+            license_class?: string | null;
+            issued_date?: components["schemas"]["MvrSourceAReportOptionalDate"];
+            first_issued_date?: components["schemas"]["MvrSourceAReportOptionalDate"];
+            expiration_date?: components["schemas"]["MvrSourceAReportOptionalDate"];
+            restrictions?: string[] | null;
+            endorsements?: string[] | null;
+            violations: ({
+                type?: string | null;
+                description?: string | null;
+                acd_code?: string | null;
+                violation_date?: components["schemas"]["MvrSourceAReportOptionalDate"];
+                conviction_date?: components["schemas"]["MvrSourceAReportOptionalDate"];
+                state?: string | null;
+                points?: number | null;
+            } | {
+                violation_date: string;
+            } | {
+                conviction_date: string;
+            })[];
+            accidents: {
+                /** Format: date */
+                accident_date: string;
+                description?: string | null;
+                /** @description null when the state does not record fault */
+                at_fault?: boolean | null;
+                injuries?: boolean | null;
+                fatalities?: boolean | null;
+                state?: string | null;
+            }[];
+            suspensions?: {
+                acd_code?: string | null;
+                description?: string | null;
+                /** Format: date */
+                start_date: string;
+                end_date?: components["schemas"]["MvrSourceAReportOptionalDate"];
+            }[] | null;
+            created_at?: string | null;
+        };
+        /** Format: date */
+        MvrSourceAReportOptionalDate: string | null;
+        /**
+         * Source B full motor vehicle report (camelCase, events)
+         * @description A full MVR from provider B, as POSTed to /users/{userId}/sourceb-mvr. Unknown extra fields are allowed and kept. A pass/fail report (reportKind "PASS_FAIL", or one without license or events) is refused before this schema is applied, with a message that a full MVR is required.
+         */
+        MvrSourceBReport: {
+            reportId?: string;
+            /** @description "FULL"; "PASS_FAIL" reports are refused */
+            reportKind?: string;
+            orderedAt?: string | null;
+            driver?: {
+                firstName?: string | null;
+                lastName?: string | null;
+                dateOfBirth?: components["schemas"]["MvrSourceBReportOptionalDate"];
+            } | null;
+            license: {
+                number?: string | null;
+                jurisdiction?: string | null;
+                /** @description VALID, EXPIRED, SUSPENDED, REVOKED, CANCELLED, DENIED (other values are scored as unknown) */
+                status: string;
+                class?: string | null;
+                issueDate?: components["schemas"]["MvrSourceBReportOptionalDate"];
+                originalIssueDate?: components["schemas"]["MvrSourceBReportOptionalDate"];
+                expirationDate?: components["schemas"]["MvrSourceBReportOptionalDate"];
+                restrictions?: string[] | null;
+                endorsements?: string[] | null;
+            };
+            events: {
+                /** @description CONVICTION, ACCIDENT, WITHDRAWAL (other event types are kept and not scored) */
+                eventType: string;
+                acdCode?: string | null;
+                description?: string | null;
+                /** Format: date */
+                eventDate: string;
+                convictionDate?: components["schemas"]["MvrSourceBReportOptionalDate"];
+                endDate?: components["schemas"]["MvrSourceBReportOptionalDate"];
+                /** @description MINOR, SERIOUS, MAJOR; absent means the ACD code decides */
+                severity?: string | null;
+                atFault?: boolean | null;
+                injury?: boolean | null;
+                fatality?: boolean | null;
+            }[];
+        };
+        /** Format: date */
+        MvrSourceBReportOptionalDate: string | null;
+        /** @description A point in degrees (WGS 84) */
+        Position: {
+            latitude: number;
+            longitude: number;
+        };
+        /** @description A price in USD: the total, what the plan covers and what the customer pays */
+        RescueCost: {
+            /**
+             * @description The service priced (GraphQL spelling)
+             * @enum {string}
+             */
+            service: "TIRE" | "LOCKOUT" | "GAS" | "TOW" | "BATTERY";
+            /** @description Road miles towed (great-circle x 1.3); 0 for other services */
+            towMiles: number;
+            /** @description Tow miles the plan covers on this rescue */
+            coveredMiles: number;
+            /** @description Tow miles charged to the customer */
+            billableMiles: number;
+            serviceFee: number;
+            mileageFee: number;
+            /** @description Fuel and parts (a replacement battery) */
+            partsFee: number;
+            totalCost: number;
+            /** @description The part the member's plan pays */
+            coveredAmount: number;
+            customerPays: number;
+            /** @description True when a plan claim covers the rescue */
+            covered: boolean;
+            /** @enum {string} */
+            currency: "USD";
+            payPerUse: boolean;
+        };
+        /** @description The person to contact; omitted fields come from the member (alias: consumer; phoneNumber for phone) */
+        RescueCustomerInput: {
+            firstName?: string;
+            lastName?: string;
+            phone?: string;
+        };
+        /** @description A place on a rescue: the disablement spot or the tow destination */
+        RescueLocation: {
+            latitude: number;
+            longitude: number;
+            address1: string | null;
+            city: string | null;
+            state: string | null;
+            zip: string | null;
+            /** @description A landmark or the destination's name */
+            landmark: string | null;
+            /** @description The tow-to location chosen, when the destination is one */
+            towLocationId: string | null;
+        };
+        /** @description A point with optional address details (aliases: lat, lon or lng, address or street, zipCode or postalCode) */
+        RescueLocationInput: {
+            latitude: number;
+            longitude: number;
+            address1?: string | null;
+            city?: string | null;
+            state?: string | null;
+            zip?: string | null;
+            landmark?: string | null;
+        };
+        /** @description A roadside provider */
+        RescueProvider: {
+            providerId: string;
+            name: string;
+            phone: string;
+            metro: string;
+            state: string;
+            position: components["schemas"]["Position"];
+            /** @description Coverage radius from the base, in miles */
+            coverageMiles: number;
+            services: ("TIRE" | "LOCKOUT" | "GAS" | "TOW" | "BATTERY")[];
+            /** @description Local opening time; null when open around the clock */
+            opensAt: string | null;
+            /** @description Local closing time; null when open around the clock */
+            closesAt: string | null;
+            /** @description IANA time zone of the hours */
+            timeZone: string;
+        };
+        /** @description A provider file's metadata (GET /provider/fileservice/retrieve/{contentId} answers its bytes) */
+        RescueProviderFile: {
+            /** Format: uuid */
+            contentId: string;
+            /** Format: uuid */
+            reqId: string | null;
+            memberId: string | null;
+            /** @enum {string} */
+            fileType: "PHOTO" | "INVOICE" | "RECEIPT" | "SIGNATURE" | "DAMAGE_REPORT" | "OTHER";
+            fileName: string;
+            contentType: string;
+            /** @description Bytes */
+            size: number;
+            sha256: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description A provisioned member and asset */
+        RescueProvisioning: {
+            partnerCode: string;
+            memberId: string;
+            assetIntegrationId: string;
+            productType: string;
+            firstName: string;
+            lastName: string;
+            address1: string | null;
+            address2: string | null;
+            city: string | null;
+            state: string | null;
+            zip: string | null;
+            emailAddress: string | null;
+            phone: string | null;
+            companyName: string | null;
+            make: string | null;
+            model: string | null;
+            year: number | null;
+            vin: string | null;
+            /** Format: date */
+            effectiveEndDate: string | null;
+            milesPerTow: number | null;
+            numberOfEvents: number | null;
+            partnerPay: boolean;
+            /** @enum {string|null} */
+            serviceWeight: "LIGHT" | "MEDIUM" | "HEAVY" | null;
+            /** @description Active until effectiveEndDate, then Inactive */
+            status: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description A rescue request: its service, vehicle, places, provider, ETA, cost and status history */
+        RescueServiceRequest: {
+            /** Format: uuid */
+            requestId: string;
+            /** Format: uuid */
+            sessionId: string;
+            /** @enum {string} */
+            status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+            /** @enum {string} */
+            serviceType: "tire" | "lockout" | "gas" | "tow" | "battery";
+            consumer: {
+                firstName: string | null;
+                lastName: string | null;
+                phone: string | null;
+                /** @description First and last name */
+                name: string | null;
+            };
+            vehicle: components["schemas"]["RescueVehicle"];
+            cost: components["schemas"]["RescueCost"];
+            /** @description True when the customer pays (no plan claim covers it) */
+            payPerUse: boolean;
+            /** Format: date-time */
+            requestCreationTime: string;
+            /** @description Minutes until the provider arrives */
+            eta: number | null;
+            /** Format: date-time */
+            etaTime: string | null;
+            disablementAddress: components["schemas"]["RescueLocation"];
+            destinationAddress: components["schemas"]["RescueLocation"] | null;
+            /** @description Service-specific details */
+            details: {
+                spareAvailable: boolean | null;
+                /** @enum {string|null} */
+                fuelType: "REGULAR" | "MIDGRADE" | "PREMIUM" | "DIESEL" | null;
+                /** @enum {string|null} */
+                keysLocation: "IN_VEHICLE" | "IN_TRUNK" | "LOST" | "BROKEN" | null;
+                /** @enum {string|null} */
+                batteryService: "JUMP" | "REPLACE" | null;
+                comments: string | null;
+            };
+            provider: components["schemas"]["RescueProvider"] | null;
+            driver: {
+                name: string;
+                position: components["schemas"]["Position"];
+            };
+            cancelReason: string | null;
+            statusHistory: components["schemas"]["RescueStatusEvent"][];
+            /** Format: date-time */
+            updatedTime: string;
+        };
+        /** @description One step of a rescue's status history */
+        RescueStatusEvent: {
+            /** @enum {string} */
+            status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+            /** Format: date-time */
+            at: string;
+            position: components["schemas"]["Position"] | null;
+            etaMinutes: number | null;
+            note: string | null;
+        };
+        RescueVehicle: {
+            make: string | null;
+            model: string | null;
+            year: number | null;
+            color: string | null;
+            vin: string | null;
+        };
+        /** @description The vehicle; omitted fields come from the member's provisioned asset (alias: colour for color, VIN for vin) */
+        RescueVehicleInput: {
+            /** @description A known make, any case (GET /vehicle/makes) */
+            make?: string;
+            model?: string;
+            /** @description Up to next year */
+            year?: number;
+            color?: string;
+            vin?: string;
+        };
+        /** @description Crash counts by severity, year, month, hour of week, weather, light and road class */
+        RiskAccidentSummary: {
+            total: number;
+            fatal: number;
+            injury: number;
+            propertyDamageOnly: number;
+            fatalities: number;
+            byYear: {
+                year: number;
+                fatal: number;
+                injury: number;
+                propertyDamageOnly: number;
+                total: number;
+                fatalities: number;
+            }[];
+            byMonth: {
+                month: number;
+                name: string;
+                crashes: number;
+            }[];
+            byHourOfWeek: {
+                /** @description Hour of the week, 0 = Monday 00:00 local time */
+                hourOfWeek: number;
+                dayOfWeek: string;
+                hour: number;
+                crashes: number;
+            }[];
+            byWeather: {
+                code: number | null;
+                name: string;
+                crashes: number;
+            }[];
+            byLight: {
+                code: number | null;
+                name: string;
+                crashes: number;
+            }[];
+            byRoadClass: {
+                code: number | null;
+                name: string;
+                crashes: number;
+            }[];
+            /** @description Where the data comes from; null when there is none */
+            source: string | null;
+            /** @description True when the data is the bundled sample, not the full data set */
+            sample: boolean;
+        };
+        /** @description The search area: its coverage by the data, H3 resolution and cells touched */
+        RiskArea: {
+            geometryType: string;
+            /** @description Buffer in degrees */
+            radius: number | null;
+            queryMethod: string;
+            areaKm2: number;
+            coveredKm2: number;
+            coveredFraction: number;
+            /** @enum {string} */
+            coverage: "COVERED" | "PARTIAL" | "OUTSIDE";
+            outsideCoverage: boolean;
+            message: string;
+            states: ("CA" | "IL")[];
+            /** @description H3 resolution of the cells */
+            resolution: number | null;
+            cellsTouched: number;
+            /**
+             * @description LOADING while the first start loads the crash data in the background
+             * @enum {string}
+             */
+            dataStatus: "READY" | "LOADING" | "FAILED";
+        };
+        /** @description Fatal crash records (NHTSA FARS) */
+        RiskFarsInfo: {
+            total: number;
+            fatalities: number;
+            returned: number;
+            records: {
+                ST_CASE: number;
+                STATE: number;
+                YEAR: number;
+                MONTH: number;
+                DAY: number;
+                HOUR: number;
+                MINUTE: number;
+                /** @description Local date and time of the crash */
+                localDateTime: string;
+                LATITUDE: number;
+                LONGITUD: number;
+                FATALS: number;
+                PERSONS: number | null;
+                VE_TOTAL: number | null;
+                PEDS: number | null;
+                DRUNK_DR: number | null;
+                COUNTY: number | null;
+                CITY: number | null;
+                WEATHER: number | null;
+                WEATHERNAME: string | null;
+                LGT_COND: number | null;
+                LGT_CONDNAME: string | null;
+                FUNC_SYS: number | null;
+                FUNC_SYSNAME: string | null;
+                RUR_URB: number | null;
+                RUR_URBNAME: string | null;
+                source: string;
+            }[];
+            /** @description Where the data comes from; null when there is none */
+            source: string | null;
+            /** @description True when the data is the bundled sample, not the full data set */
+            sample: boolean;
+        };
+        /** @description Speed and volume by hour of week */
+        RiskHistoricalTraffic: {
+            sensors: number;
+            profile: {
+                /** @description Hour of the week, 0 = Monday 00:00 local time */
+                hourOfWeek: number;
+                dayOfWeek: string;
+                hour: number;
+                meanVolumeVph: number | null;
+                meanSpeedKph: number | null;
+            }[];
+            /** @description True when the data is the bundled sample, not the full data set */
+            sample: boolean;
+        };
+        /** @description The road risk index of the area, its distribution and riskiest H3 cells */
+        RiskInfo: {
+            /** @description 0-100 road risk index of the area; null without data */
+            index: number | null;
+            meanCellIndex: number | null;
+            maxCellIndex: number | null;
+            cellsWithCrashes: number;
+            cellsKm2: number;
+            /** @description Years of crash data */
+            years: number | null;
+            fatalCrashes: number;
+            fatalities: number;
+            fatalCrashesPerYear: number | null;
+            fatalitiesPerYear: number | null;
+            fatalCrashesPerKm2Year: number | null;
+            fatalitiesPerKm2Year: number | null;
+            referenceRate: number | null;
+            /** @description Cells per index band */
+            distribution: {
+                from: number;
+                to: number;
+                cells: number;
+            }[];
+            riskiestCells: {
+                /** @description H3 cell index */
+                cell: string;
+                resolution: number;
+                riskIndex: number;
+                latitude: number;
+                longitude: number;
+                fatal: number;
+                injury: number;
+                propertyDamageOnly: number;
+                fatalities: number;
+                areaKm2: number;
+                fatalCrashesPerKm2Year: number;
+                fatalitiesPerKm2Year: number;
+                /**
+                 * @deprecated
+                 * @description No severity weighting any more; use fatalCrashesPerKm2Year and fatalitiesPerKm2Year
+                 */
+                weightedCrashesPerYear: number | null;
+                /**
+                 * @deprecated
+                 * @description The index uses no traffic exposure
+                 */
+                exposureMvkt: number | null;
+            }[];
+            /**
+             * @deprecated
+             * @description The index is built from fatal crashes and fatalities only; see method
+             */
+            severityWeights: {
+                fatal: number;
+                injury: number;
+                propertyDamageOnly: number;
+            } | null;
+            exposure: string;
+            method: string;
+            /** @description Where the data comes from; null when there is none */
+            source: string | null;
+            /** @description True when the data is the bundled sample, not the full data set */
+            sample: boolean;
+        };
+        /** @description Latest realtime traffic observations, else the current hour of the historical profile */
+        RiskRealtimeTraffic: {
+            /** @enum {string} */
+            source: "REALTIME" | "HISTORICAL_PROFILE" | "NONE";
+            /** Format: date-time */
+            asOf: string | null;
+            freshWithinMinutes: number;
+            /** @description Hour of the week, 0 = Monday 00:00 local time */
+            hourOfWeek: number | null;
+            sensors: number;
+            meanSpeedKph: number | null;
+            meanVolumeVph: number | null;
+            observations: {
+                sensorId: string;
+                /** Format: date-time */
+                observedAt: string;
+                latitude: number;
+                longitude: number;
+                speedKph: number;
+                volumeVph: number | null;
+            }[];
+            message: string;
+            /** @description True when the data is the bundled sample, not the full data set */
+            sample: boolean;
         };
     };
     responses: never;
@@ -2454,9 +2972,7 @@ export interface operations {
                  *       "created_at": "2026-10-02T17:04:11Z"
                  *     }
                  */
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["MvrSourceAReport"];
             };
         };
         responses: {
@@ -2679,9 +3195,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                "application/json": components["schemas"]["MvrSourceBReport"];
             };
         };
         responses: {
@@ -3180,6 +3694,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The VIN: exactly 17 letters or digits, any case (400 otherwise) */
                 vin: string;
             };
             cookie?: never;
@@ -3306,6 +3821,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The VIN: exactly 17 letters or digits, any case (400 otherwise) */
                 vin: string;
             };
             cookie?: never;
@@ -3488,6 +4004,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The VIN: exactly 17 letters or digits, any case (400 otherwise) */
                 vin: string;
                 /** @description The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to 64 characters is accepted (the interface spec types deviceID as a string); a longer one is 400. */
                 imei: string;
@@ -4499,31 +5016,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        area: {
-                            geometryType?: string;
-                            radius?: number | null;
-                            queryMethod?: string;
-                            areaKm2?: number;
-                            coveredKm2?: number;
-                            coveredFraction?: number;
-                            /** @enum {string} */
-                            coverage?: "COVERED" | "PARTIAL" | "OUTSIDE";
-                            outsideCoverage?: boolean;
-                            message?: string;
-                            states?: ("CA" | "IL")[];
-                            resolution?: number | null;
-                            cellsTouched?: number;
-                            /**
-                             * @description LOADING while the first start loads the crash data in the background
-                             * @enum {string}
-                             */
-                            dataStatus?: "READY" | "LOADING" | "FAILED";
-                        };
-                        riskInfo: Record<string, never>;
-                        accidentSummary: Record<string, never>;
-                        farsInfo: Record<string, never>;
-                        realtimeTraffic: Record<string, never>;
-                        historicalTraffic: Record<string, never>;
+                        area: components["schemas"]["RiskArea"];
+                        riskInfo: components["schemas"]["RiskInfo"];
+                        accidentSummary: components["schemas"]["RiskAccidentSummary"];
+                        farsInfo: components["schemas"]["RiskFarsInfo"];
+                        realtimeTraffic: components["schemas"]["RiskRealtimeTraffic"];
+                        historicalTraffic: components["schemas"]["RiskHistoricalTraffic"];
                     };
                 };
             };
@@ -4678,27 +5176,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        area: {
-                            geometryType?: string;
-                            radius?: number | null;
-                            queryMethod?: string;
-                            areaKm2?: number;
-                            coveredKm2?: number;
-                            coveredFraction?: number;
-                            /** @enum {string} */
-                            coverage?: "COVERED" | "PARTIAL" | "OUTSIDE";
-                            outsideCoverage?: boolean;
-                            message?: string;
-                            states?: ("CA" | "IL")[];
-                            resolution?: number | null;
-                            cellsTouched?: number;
-                            /**
-                             * @description LOADING while the first start loads the crash data in the background
-                             * @enum {string}
-                             */
-                            dataStatus?: "READY" | "LOADING" | "FAILED";
-                        };
-                        riskInfo: Record<string, never>;
+                        area: components["schemas"]["RiskArea"];
+                        riskInfo: components["schemas"]["RiskInfo"];
                     };
                 };
             };
@@ -4859,27 +5338,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        area: {
-                            geometryType?: string;
-                            radius?: number | null;
-                            queryMethod?: string;
-                            areaKm2?: number;
-                            coveredKm2?: number;
-                            coveredFraction?: number;
-                            /** @enum {string} */
-                            coverage?: "COVERED" | "PARTIAL" | "OUTSIDE";
-                            outsideCoverage?: boolean;
-                            message?: string;
-                            states?: ("CA" | "IL")[];
-                            resolution?: number | null;
-                            cellsTouched?: number;
-                            /**
-                             * @description LOADING while the first start loads the crash data in the background
-                             * @enum {string}
-                             */
-                            dataStatus?: "READY" | "LOADING" | "FAILED";
-                        };
-                        accidentSummary: Record<string, never>;
+                        area: components["schemas"]["RiskArea"];
+                        accidentSummary: components["schemas"]["RiskAccidentSummary"];
                     };
                 };
             };
@@ -5011,27 +5471,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        area: {
-                            geometryType?: string;
-                            radius?: number | null;
-                            queryMethod?: string;
-                            areaKm2?: number;
-                            coveredKm2?: number;
-                            coveredFraction?: number;
-                            /** @enum {string} */
-                            coverage?: "COVERED" | "PARTIAL" | "OUTSIDE";
-                            outsideCoverage?: boolean;
-                            message?: string;
-                            states?: ("CA" | "IL")[];
-                            resolution?: number | null;
-                            cellsTouched?: number;
-                            /**
-                             * @description LOADING while the first start loads the crash data in the background
-                             * @enum {string}
-                             */
-                            dataStatus?: "READY" | "LOADING" | "FAILED";
-                        };
-                        farsInfo: Record<string, never>;
+                        area: components["schemas"]["RiskArea"];
+                        farsInfo: components["schemas"]["RiskFarsInfo"];
                     };
                 };
             };
@@ -5165,27 +5606,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        area: {
-                            geometryType?: string;
-                            radius?: number | null;
-                            queryMethod?: string;
-                            areaKm2?: number;
-                            coveredKm2?: number;
-                            coveredFraction?: number;
-                            /** @enum {string} */
-                            coverage?: "COVERED" | "PARTIAL" | "OUTSIDE";
-                            outsideCoverage?: boolean;
-                            message?: string;
-                            states?: ("CA" | "IL")[];
-                            resolution?: number | null;
-                            cellsTouched?: number;
-                            /**
-                             * @description LOADING while the first start loads the crash data in the background
-                             * @enum {string}
-                             */
-                            dataStatus?: "READY" | "LOADING" | "FAILED";
-                        };
-                        realtimeTraffic: Record<string, never>;
+                        area: components["schemas"]["RiskArea"];
+                        realtimeTraffic: components["schemas"]["RiskRealtimeTraffic"];
                     };
                 };
             };
@@ -5312,27 +5734,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        area: {
-                            geometryType?: string;
-                            radius?: number | null;
-                            queryMethod?: string;
-                            areaKm2?: number;
-                            coveredKm2?: number;
-                            coveredFraction?: number;
-                            /** @enum {string} */
-                            coverage?: "COVERED" | "PARTIAL" | "OUTSIDE";
-                            outsideCoverage?: boolean;
-                            message?: string;
-                            states?: ("CA" | "IL")[];
-                            resolution?: number | null;
-                            cellsTouched?: number;
-                            /**
-                             * @description LOADING while the first start loads the crash data in the background
-                             * @enum {string}
-                             */
-                            dataStatus?: "READY" | "LOADING" | "FAILED";
-                        };
-                        historicalTraffic: Record<string, never>;
+                        area: components["schemas"]["RiskArea"];
+                        historicalTraffic: components["schemas"]["RiskHistoricalTraffic"];
                     };
                 };
             };
@@ -6998,29 +7401,38 @@ export interface operations {
                      */
                     "application/json": {
                         vehicleId: string;
-                        vin?: string | null;
-                        make?: string | null;
-                        model?: string | null;
-                        year?: number | null;
-                        userId?: string | null;
-                        devices?: {
-                            deviceId?: string;
-                            type?: string;
-                            status?: string;
+                        vin: string | null;
+                        make: string | null;
+                        model: string | null;
+                        year: number | null;
+                        userId: string | null;
+                        devices: {
+                            deviceId: string;
+                            /** @enum {string} */
+                            type: "mobile" | "obd";
+                            /** @enum {string} */
+                            status: "Active" | "Inactive";
                         }[];
-                        products?: {
+                        products: {
                             registrationId?: string;
                             productName?: string;
                             userId?: string | null;
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
                             unenrolledAt?: string | null;
                         }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
                     };
                 };
             };
@@ -7182,29 +7594,38 @@ export interface operations {
                      */
                     "application/json": {
                         vehicleId: string;
-                        vin?: string | null;
-                        make?: string | null;
-                        model?: string | null;
-                        year?: number | null;
-                        userId?: string | null;
-                        devices?: {
-                            deviceId?: string;
-                            type?: string;
-                            status?: string;
+                        vin: string | null;
+                        make: string | null;
+                        model: string | null;
+                        year: number | null;
+                        userId: string | null;
+                        devices: {
+                            deviceId: string;
+                            /** @enum {string} */
+                            type: "mobile" | "obd";
+                            /** @enum {string} */
+                            status: "Active" | "Inactive";
                         }[];
-                        products?: {
+                        products: {
                             registrationId?: string;
                             productName?: string;
                             userId?: string | null;
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
                             unenrolledAt?: string | null;
                         }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
                     };
                 };
             };
@@ -7349,29 +7770,38 @@ export interface operations {
                      */
                     "application/json": {
                         vehicleId: string;
-                        vin?: string | null;
-                        make?: string | null;
-                        model?: string | null;
-                        year?: number | null;
-                        userId?: string | null;
-                        devices?: {
-                            deviceId?: string;
-                            type?: string;
-                            status?: string;
+                        vin: string | null;
+                        make: string | null;
+                        model: string | null;
+                        year: number | null;
+                        userId: string | null;
+                        devices: {
+                            deviceId: string;
+                            /** @enum {string} */
+                            type: "mobile" | "obd";
+                            /** @enum {string} */
+                            status: "Active" | "Inactive";
                         }[];
-                        products?: {
+                        products: {
                             registrationId?: string;
                             productName?: string;
                             userId?: string | null;
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
                             unenrolledAt?: string | null;
                         }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
                     };
                 };
             };
@@ -7490,6 +7920,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A product a vehicle can be registered for: Driving Behavior, Crash Detection, Vehicle Health, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400. */
                 productName: string;
                 vehicleId: string;
             };
@@ -7498,7 +7929,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    additionalParameters?: Record<string, never>;
+                    /** @description Partner-defined parameters, any JSON object, kept as sent */
+                    additionalParameters?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -7516,7 +7950,10 @@ export interface operations {
                         vehicleId?: string | null;
                         /** @enum {string} */
                         status?: "enrolled" | "unenrolled";
-                        additionalParameters?: Record<string, never> | null;
+                        /** @description Partner-defined parameters, any JSON object, kept as sent */
+                        additionalParameters?: {
+                            [key: string]: unknown;
+                        } | null;
                         /** Format: date-time */
                         registeredAt?: string;
                         /** Format: date-time */
@@ -7698,29 +8135,38 @@ export interface operations {
                      */
                     "application/json": {
                         vehicleId: string;
-                        vin?: string | null;
-                        make?: string | null;
-                        model?: string | null;
-                        year?: number | null;
-                        userId?: string | null;
-                        devices?: {
-                            deviceId?: string;
-                            type?: string;
-                            status?: string;
+                        vin: string | null;
+                        make: string | null;
+                        model: string | null;
+                        year: number | null;
+                        userId: string | null;
+                        devices: {
+                            deviceId: string;
+                            /** @enum {string} */
+                            type: "mobile" | "obd";
+                            /** @enum {string} */
+                            status: "Active" | "Inactive";
                         }[];
-                        products?: {
+                        products: {
                             registrationId?: string;
                             productName?: string;
                             userId?: string | null;
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
                             unenrolledAt?: string | null;
                         }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
                     };
                 };
             };
@@ -7898,7 +8344,10 @@ export interface operations {
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
@@ -8049,7 +8498,10 @@ export interface operations {
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
@@ -8384,7 +8836,10 @@ export interface operations {
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
@@ -8589,7 +9044,10 @@ export interface operations {
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
@@ -8747,7 +9205,10 @@ export interface operations {
                 "application/json": {
                     userId: string;
                     products: string[];
-                    additionalParameters?: Record<string, never>;
+                    /** @description Partner-defined parameters, any JSON object, kept as sent */
+                    additionalParameters?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -8769,7 +9230,10 @@ export interface operations {
                             vehicleId?: string | null;
                             /** @enum {string} */
                             status?: "enrolled" | "unenrolled";
-                            additionalParameters?: Record<string, never> | null;
+                            /** @description Partner-defined parameters, any JSON object, kept as sent */
+                            additionalParameters?: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             registeredAt?: string;
                             /** Format: date-time */
@@ -8906,6 +9370,7 @@ export interface operations {
             };
             path: {
                 userId: string;
+                /** @description A product a user can be registered for: Driving Behavior, Crash Detection, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400. */
                 productName: string;
             };
             cookie?: never;
@@ -8913,7 +9378,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    additionalParameters?: Record<string, never>;
+                    /** @description Partner-defined parameters, any JSON object, kept as sent */
+                    additionalParameters?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -9052,6 +9520,7 @@ export interface operations {
             header?: never;
             path: {
                 userId: string;
+                /** @description A product a user can be registered for: Driving Behavior, Crash Detection, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400. */
                 productName: string;
             };
             cookie?: never;
@@ -9574,10 +10043,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** Format: uuid */
                         sessionId: string;
-                        appId?: string;
-                        payPerUse?: boolean;
-                        memberId?: string | null;
+                        appId: string;
+                        /** @description True when the session is pay-per-use (ppuflag = Y) */
+                        payPerUse: boolean;
+                        /** @description The provisioned member the benefit keys resolved to, if any */
+                        memberId: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
                     };
                 };
             };
@@ -9721,22 +10195,28 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status?: "Active" | "Inactive";
-                        maxClaimCount?: number;
-                        usageCount?: number;
-                        towToDealershipRequired?: boolean;
+                        status: "Active" | "Inactive";
+                        maxClaimCount: number;
+                        usageCount: number;
+                        towToDealershipRequired: boolean;
                         /** Format: date */
-                        membershipExpDate?: string | null;
-                        policyNumber?: string | null;
-                        memberId?: string | null;
-                        partnerCode?: string | null;
-                        services?: {
+                        membershipExpDate: string | null;
+                        policyNumber: string | null;
+                        memberId: string | null;
+                        partnerCode: string | null;
+                        /** @description The member's plan (productType) */
+                        planCode: string | null;
+                        payPerUse: boolean;
+                        /** @description Tow miles covered per tow */
+                        towMiles: number;
+                        services: {
                             /** @enum {string} */
-                            type?: "Gas" | "Tow" | "Changetire" | "Battery" | "Lockout";
-                            claimCount?: number;
-                            maxClaimCount?: number;
-                            fuelQty?: number | null;
-                            fuelQtyUnit?: string | null;
+                            type: "Gas" | "Tow" | "Changetire" | "Battery" | "Lockout";
+                            claimCount: number;
+                            maxClaimCount: number;
+                            fuelQty: number | null;
+                            fuelQtyUnit: string | null;
+                            towMiles: number | null;
                         }[];
                     };
                 };
@@ -9847,7 +10327,7 @@ export interface operations {
                  *       "state": "IL",
                  *       "zip": "60606",
                  *       "make": "Honda",
-                 *       "year": "2021",
+                 *       "year": 2021,
                  *       "vin": "1HGCM82633A004352",
                  *       "effectiveEndDate": "2027-12-31",
                  *       "partnerPay": "N"
@@ -9857,6 +10337,7 @@ export interface operations {
                     partnerCode: string;
                     memberId: string;
                     assetIntegrationId: string;
+                    /** @description The plan code (BASIC, PLUS, PREMIER, OEM), any case */
                     productType?: string;
                     firstName: string;
                     lastName: string;
@@ -9865,18 +10346,31 @@ export interface operations {
                     city?: string;
                     state?: string;
                     zip?: string;
+                    /** Format: email */
                     emailAddress?: string;
                     phone?: string;
                     companyName?: string;
                     make?: string;
                     model?: string;
+                    /** @description Up to next year */
+                    year?: number;
                     vin?: string;
+                    /** Format: date */
                     effectiveEndDate?: string;
-                    serviceWeight?: string;
-                    year?: string;
-                    milesPerTow?: string;
-                    numberOfEvents?: string;
-                    partnerPay?: string;
+                    /** @description Overrides the plan */
+                    milesPerTow?: number;
+                    /** @description Overrides the plan */
+                    numberOfEvents?: number;
+                    /**
+                     * @description Y/N or true/false, any case
+                     * @enum {boolean|string}
+                     */
+                    partnerPay?: true | false | "Y" | "N" | "true" | "false";
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
+                    serviceWeight?: "LIGHT" | "MEDIUM" | "HEAVY";
                 };
                 /**
                  * @example {
@@ -9889,7 +10383,7 @@ export interface operations {
                  *       "state": "IL",
                  *       "zip": "60606",
                  *       "make": "Honda",
-                 *       "year": "2021",
+                 *       "year": 2021,
                  *       "vin": "1HGCM82633A004352",
                  *       "effectiveEndDate": "2027-12-31",
                  *       "partnerPay": "N"
@@ -9899,6 +10393,7 @@ export interface operations {
                     partnerCode: string;
                     memberId: string;
                     assetIntegrationId: string;
+                    /** @description The plan code (BASIC, PLUS, PREMIER, OEM), any case */
                     productType?: string;
                     firstName: string;
                     lastName: string;
@@ -9907,18 +10402,31 @@ export interface operations {
                     city?: string;
                     state?: string;
                     zip?: string;
+                    /** Format: email */
                     emailAddress?: string;
                     phone?: string;
                     companyName?: string;
                     make?: string;
                     model?: string;
+                    /** @description Up to next year */
+                    year?: number;
                     vin?: string;
+                    /** Format: date */
                     effectiveEndDate?: string;
-                    serviceWeight?: string;
-                    year?: string;
-                    milesPerTow?: string;
-                    numberOfEvents?: string;
-                    partnerPay?: string;
+                    /** @description Overrides the plan */
+                    milesPerTow?: number;
+                    /** @description Overrides the plan */
+                    numberOfEvents?: number;
+                    /**
+                     * @description Y/N or true/false, any case
+                     * @enum {boolean|string}
+                     */
+                    partnerPay?: true | false | "Y" | "N" | "true" | "false";
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
+                    serviceWeight?: "LIGHT" | "MEDIUM" | "HEAVY";
                 };
             };
         };
@@ -9931,7 +10439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["RescueProvisioning"];
                 };
             };
             /** @description Invalid input */
@@ -10072,7 +10580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["RescueProvisioning"];
                 };
             };
             /** @description Invalid input */
@@ -10177,14 +10685,84 @@ export interface operations {
                  *       "effectiveEndDate": "2028-06-30"
                  *     }
                  */
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /** @description The plan code (BASIC, PLUS, PREMIER, OEM), any case */
+                    productType?: string;
+                    firstName?: string;
+                    lastName?: string;
+                    address1?: string;
+                    address2?: string;
+                    city?: string;
+                    state?: string;
+                    zip?: string;
+                    /** Format: email */
+                    emailAddress?: string;
+                    phone?: string;
+                    companyName?: string;
+                    make?: string;
+                    model?: string;
+                    /** @description Up to next year */
+                    year?: number;
+                    vin?: string;
+                    /** Format: date */
+                    effectiveEndDate?: string;
+                    /** @description Overrides the plan */
+                    milesPerTow?: number;
+                    /** @description Overrides the plan */
+                    numberOfEvents?: number;
+                    /**
+                     * @description Y/N or true/false, any case
+                     * @enum {boolean|string}
+                     */
+                    partnerPay?: true | false | "Y" | "N" | "true" | "false";
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
+                    serviceWeight?: "LIGHT" | "MEDIUM" | "HEAVY";
+                };
                 /**
                  * @example {
                  *       "milesPerTow": 50,
                  *       "effectiveEndDate": "2028-06-30"
                  *     }
                  */
-                "application/x-www-form-urlencoded": Record<string, never>;
+                "application/x-www-form-urlencoded": {
+                    /** @description The plan code (BASIC, PLUS, PREMIER, OEM), any case */
+                    productType?: string;
+                    firstName?: string;
+                    lastName?: string;
+                    address1?: string;
+                    address2?: string;
+                    city?: string;
+                    state?: string;
+                    zip?: string;
+                    /** Format: email */
+                    emailAddress?: string;
+                    phone?: string;
+                    companyName?: string;
+                    make?: string;
+                    model?: string;
+                    /** @description Up to next year */
+                    year?: number;
+                    vin?: string;
+                    /** Format: date */
+                    effectiveEndDate?: string;
+                    /** @description Overrides the plan */
+                    milesPerTow?: number;
+                    /** @description Overrides the plan */
+                    numberOfEvents?: number;
+                    /**
+                     * @description Y/N or true/false, any case
+                     * @enum {boolean|string}
+                     */
+                    partnerPay?: true | false | "Y" | "N" | "true" | "false";
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
+                    serviceWeight?: "LIGHT" | "MEDIUM" | "HEAVY";
+                };
             };
         };
         responses: {
@@ -10194,7 +10772,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["RescueProvisioning"];
                 };
             };
             /** @description Invalid input */
@@ -10538,9 +11116,11 @@ export interface operations {
     getAvailability: {
         parameters: {
             query: {
+                /** @description Alias: lat */
                 latitude: number;
+                /** @description Alias: lon */
                 longitude: number;
-                /** @description tire, lockout, gas, tow, battery (comma-separated; all by default) */
+                /** @description tire, lockout, gas, tow, battery (comma-separated, any case; all by default). Alias: serviceType */
                 service?: string;
             };
             header?: never;
@@ -10555,7 +11135,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        latitude: number;
+                        longitude: number;
+                        /** @description True when any service asked for is available */
+                        available: boolean;
+                        /** Format: date-time */
+                        checkedAt: string;
+                        services: {
+                            /** @enum {string} */
+                            service: "tire" | "lockout" | "gas" | "tow" | "battery";
+                            available: boolean;
+                            providerCount: number;
+                            nearestProviderMiles: number | null;
+                            /** @description Minutes for the nearest open provider */
+                            etaMinutes: number | null;
+                        }[];
+                    };
                 };
             };
             /** @description Invalid input */
@@ -10674,20 +11270,18 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    sessionId: string;
-                    disablementLocation: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
-                    vehicle?: Record<string, never>;
-                    customer?: Record<string, never>;
+                    sessionId?: string;
+                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    vehicle?: components["schemas"]["RescueVehicleInput"];
+                    customer?: components["schemas"]["RescueCustomerInput"];
+                    /** @description Free text for the provider */
                     comments?: string;
-                    spareAvailable?: boolean;
+                    /**
+                     * @description Must be true (Y or true, any case); false is 400
+                     * @enum {boolean|string}
+                     */
+                    spareAvailable: true | "Y" | "true";
                 };
             };
         };
@@ -10701,53 +11295,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        requestId?: string;
-                        status?: string;
-                        eta?: number;
-                        serviceRequest?: {
-                            requestId?: string;
-                            sessionId?: string;
-                            /** @enum {string} */
-                            status?: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
-                            /** @enum {string} */
-                            serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery";
-                            consumer?: Record<string, never>;
-                            vehicle?: Record<string, never>;
-                            cost?: {
-                                service?: string;
-                                towMiles?: number;
-                                coveredMiles?: number;
-                                billableMiles?: number;
-                                serviceFee?: number;
-                                mileageFee?: number;
-                                partsFee?: number;
-                                totalCost?: number;
-                                coveredAmount?: number;
-                                customerPays?: number;
-                                covered?: boolean;
-                                currency?: string;
-                                payPerUse?: boolean;
-                            };
-                            /** Format: date-time */
-                            requestCreationTime?: string;
-                            /** @description Minutes until the provider arrives */
-                            eta?: number | null;
-                            /** Format: date-time */
-                            etaTime?: string | null;
-                            disablementAddress?: {
-                                latitude: number;
-                                longitude: number;
-                                address1?: string | null;
-                                city?: string | null;
-                                state?: string | null;
-                                zip?: string | null;
-                                landmark?: string | null;
-                            };
-                            destinationAddress?: Record<string, never> | null;
-                            provider?: Record<string, never>;
-                            driver?: Record<string, never>;
-                            statusHistory?: Record<string, never>[];
-                        };
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
+                        serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
                 };
             };
@@ -10903,21 +11457,18 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    sessionId: string;
-                    disablementLocation: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
-                    vehicle?: Record<string, never>;
-                    customer?: Record<string, never>;
+                    sessionId?: string;
+                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    vehicle?: components["schemas"]["RescueVehicleInput"];
+                    customer?: components["schemas"]["RescueCustomerInput"];
+                    /** @description Free text for the provider */
                     comments?: string;
-                    /** @enum {string} */
-                    keysLocation?: "IN_VEHICLE" | "IN_TRUNK" | "LOST" | "BROKEN";
+                    /**
+                     * @description Any case; a dash or space for _
+                     * @enum {string}
+                     */
+                    keysLocation: "IN_VEHICLE" | "IN_TRUNK" | "LOST" | "BROKEN";
                 };
             };
         };
@@ -10931,53 +11482,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        requestId?: string;
-                        status?: string;
-                        eta?: number;
-                        serviceRequest?: {
-                            requestId?: string;
-                            sessionId?: string;
-                            /** @enum {string} */
-                            status?: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
-                            /** @enum {string} */
-                            serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery";
-                            consumer?: Record<string, never>;
-                            vehicle?: Record<string, never>;
-                            cost?: {
-                                service?: string;
-                                towMiles?: number;
-                                coveredMiles?: number;
-                                billableMiles?: number;
-                                serviceFee?: number;
-                                mileageFee?: number;
-                                partsFee?: number;
-                                totalCost?: number;
-                                coveredAmount?: number;
-                                customerPays?: number;
-                                covered?: boolean;
-                                currency?: string;
-                                payPerUse?: boolean;
-                            };
-                            /** Format: date-time */
-                            requestCreationTime?: string;
-                            /** @description Minutes until the provider arrives */
-                            eta?: number | null;
-                            /** Format: date-time */
-                            etaTime?: string | null;
-                            disablementAddress?: {
-                                latitude: number;
-                                longitude: number;
-                                address1?: string | null;
-                                city?: string | null;
-                                state?: string | null;
-                                zip?: string | null;
-                                landmark?: string | null;
-                            };
-                            destinationAddress?: Record<string, never> | null;
-                            provider?: Record<string, never>;
-                            driver?: Record<string, never>;
-                            statusHistory?: Record<string, never>[];
-                        };
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
+                        serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
                 };
             };
@@ -11133,21 +11644,18 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    sessionId: string;
-                    disablementLocation: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
-                    vehicle?: Record<string, never>;
-                    customer?: Record<string, never>;
+                    sessionId?: string;
+                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    vehicle?: components["schemas"]["RescueVehicleInput"];
+                    customer?: components["schemas"]["RescueCustomerInput"];
+                    /** @description Free text for the provider */
                     comments?: string;
-                    /** @enum {string} */
-                    fuelType?: "REGULAR" | "MIDGRADE" | "PREMIUM" | "DIESEL";
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
+                    fuelType: "REGULAR" | "MIDGRADE" | "PREMIUM" | "DIESEL";
                 };
             };
         };
@@ -11161,53 +11669,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        requestId?: string;
-                        status?: string;
-                        eta?: number;
-                        serviceRequest?: {
-                            requestId?: string;
-                            sessionId?: string;
-                            /** @enum {string} */
-                            status?: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
-                            /** @enum {string} */
-                            serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery";
-                            consumer?: Record<string, never>;
-                            vehicle?: Record<string, never>;
-                            cost?: {
-                                service?: string;
-                                towMiles?: number;
-                                coveredMiles?: number;
-                                billableMiles?: number;
-                                serviceFee?: number;
-                                mileageFee?: number;
-                                partsFee?: number;
-                                totalCost?: number;
-                                coveredAmount?: number;
-                                customerPays?: number;
-                                covered?: boolean;
-                                currency?: string;
-                                payPerUse?: boolean;
-                            };
-                            /** Format: date-time */
-                            requestCreationTime?: string;
-                            /** @description Minutes until the provider arrives */
-                            eta?: number | null;
-                            /** Format: date-time */
-                            etaTime?: string | null;
-                            disablementAddress?: {
-                                latitude: number;
-                                longitude: number;
-                                address1?: string | null;
-                                city?: string | null;
-                                state?: string | null;
-                                zip?: string | null;
-                                landmark?: string | null;
-                            };
-                            destinationAddress?: Record<string, never> | null;
-                            provider?: Record<string, never>;
-                            driver?: Record<string, never>;
-                            statusHistory?: Record<string, never>[];
-                        };
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
+                        serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
                 };
             };
@@ -11364,29 +11832,16 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId: string;
-                    disablementLocation: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
-                    vehicle?: Record<string, never>;
-                    customer?: Record<string, never>;
+                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    disablementLocation: components["schemas"]["RescueLocationInput"];
+                    vehicle?: components["schemas"]["RescueVehicleInput"];
+                    customer?: components["schemas"]["RescueCustomerInput"];
+                    /** @description Free text for the provider */
                     comments?: string;
-                    destination?: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
+                    destination?: components["schemas"]["RescueLocationInput"];
+                    /** @description A tow-to location from /rescue/tow/locations, instead of destination */
                     towLocationId?: string;
-                };
+                } | unknown | unknown;
             };
         };
         responses: {
@@ -11399,53 +11854,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        requestId?: string;
-                        status?: string;
-                        eta?: number;
-                        serviceRequest?: {
-                            requestId?: string;
-                            sessionId?: string;
-                            /** @enum {string} */
-                            status?: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
-                            /** @enum {string} */
-                            serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery";
-                            consumer?: Record<string, never>;
-                            vehicle?: Record<string, never>;
-                            cost?: {
-                                service?: string;
-                                towMiles?: number;
-                                coveredMiles?: number;
-                                billableMiles?: number;
-                                serviceFee?: number;
-                                mileageFee?: number;
-                                partsFee?: number;
-                                totalCost?: number;
-                                coveredAmount?: number;
-                                customerPays?: number;
-                                covered?: boolean;
-                                currency?: string;
-                                payPerUse?: boolean;
-                            };
-                            /** Format: date-time */
-                            requestCreationTime?: string;
-                            /** @description Minutes until the provider arrives */
-                            eta?: number | null;
-                            /** Format: date-time */
-                            etaTime?: string | null;
-                            disablementAddress?: {
-                                latitude: number;
-                                longitude: number;
-                                address1?: string | null;
-                                city?: string | null;
-                                state?: string | null;
-                                zip?: string | null;
-                                landmark?: string | null;
-                            };
-                            destinationAddress?: Record<string, never> | null;
-                            provider?: Record<string, never>;
-                            driver?: Record<string, never>;
-                            statusHistory?: Record<string, never>[];
-                        };
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
+                        serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
                 };
             };
@@ -11601,21 +12016,18 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    sessionId: string;
-                    disablementLocation: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
-                    vehicle?: Record<string, never>;
-                    customer?: Record<string, never>;
+                    sessionId?: string;
+                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    vehicle?: components["schemas"]["RescueVehicleInput"];
+                    customer?: components["schemas"]["RescueCustomerInput"];
+                    /** @description Free text for the provider */
                     comments?: string;
-                    /** @enum {string} */
-                    batteryService?: "JUMP" | "REPLACE";
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
+                    batteryService: "JUMP" | "REPLACE";
                 };
             };
         };
@@ -11629,53 +12041,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        requestId?: string;
-                        status?: string;
-                        eta?: number;
-                        serviceRequest?: {
-                            requestId?: string;
-                            sessionId?: string;
-                            /** @enum {string} */
-                            status?: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
-                            /** @enum {string} */
-                            serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery";
-                            consumer?: Record<string, never>;
-                            vehicle?: Record<string, never>;
-                            cost?: {
-                                service?: string;
-                                towMiles?: number;
-                                coveredMiles?: number;
-                                billableMiles?: number;
-                                serviceFee?: number;
-                                mileageFee?: number;
-                                partsFee?: number;
-                                totalCost?: number;
-                                coveredAmount?: number;
-                                customerPays?: number;
-                                covered?: boolean;
-                                currency?: string;
-                                payPerUse?: boolean;
-                            };
-                            /** Format: date-time */
-                            requestCreationTime?: string;
-                            /** @description Minutes until the provider arrives */
-                            eta?: number | null;
-                            /** Format: date-time */
-                            etaTime?: string | null;
-                            disablementAddress?: {
-                                latitude: number;
-                                longitude: number;
-                                address1?: string | null;
-                                city?: string | null;
-                                state?: string | null;
-                                zip?: string | null;
-                                landmark?: string | null;
-                            };
-                            destinationAddress?: Record<string, never> | null;
-                            provider?: Record<string, never>;
-                            driver?: Record<string, never>;
-                            statusHistory?: Record<string, never>[];
-                        };
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
+                        serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
                 };
             };
@@ -11830,26 +12202,19 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId: string;
-                    service?: string;
-                    disablementLocation: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
-                    destination?: {
-                        latitude: number;
-                        longitude: number;
-                        address1?: string | null;
-                        city?: string | null;
-                        state?: string | null;
-                        zip?: string | null;
-                        landmark?: string | null;
-                    };
+                    /**
+                     * @description Any case; tow by default. Alias: serviceType
+                     * @enum {string}
+                     */
+                    service?: "tire" | "lockout" | "gas" | "tow" | "battery" | "changetire";
+                    disablementLocation: components["schemas"]["RescueLocationInput"];
+                    destination?: components["schemas"]["RescueLocationInput"];
                     towLocationId?: string;
+                    /**
+                     * @description A replacement adds the battery's price
+                     * @enum {string}
+                     */
+                    batteryService?: "JUMP" | "REPLACE";
                 };
             };
         };
@@ -11862,21 +12227,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        service?: string;
-                        towMiles?: number;
-                        coveredMiles?: number;
-                        billableMiles?: number;
-                        serviceFee?: number;
-                        mileageFee?: number;
-                        partsFee?: number;
-                        totalCost?: number;
-                        coveredAmount?: number;
-                        customerPays?: number;
-                        covered?: boolean;
-                        currency?: string;
-                        payPerUse?: boolean;
-                    };
+                    "application/json": components["schemas"]["RescueCost"];
                 };
             };
             /** @description Invalid input */
@@ -12019,17 +12370,21 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    latitude: number;
-                    longitude: number;
+                    latitude?: number;
+                    longitude?: number;
+                    location?: components["schemas"]["RescueLocationInput"];
                     /** @default 25 */
                     radiusMiles?: number;
-                    /** @enum {string} */
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
                     type?: "REPAIR_SHOP" | "DEALER";
                     /** @description Dealers of this make only */
                     make?: string;
                     /** @default 10 */
                     limit?: number;
-                };
+                } | unknown | unknown;
             };
         };
         responses: {
@@ -12041,7 +12396,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        locations: {
+                            locationId: string;
+                            name: string;
+                            /** @enum {string} */
+                            type: "REPAIR_SHOP" | "DEALER";
+                            /** @description Makes a dealer sells */
+                            brands: string[];
+                            address1: string;
+                            city: string;
+                            state: string;
+                            zip: string;
+                            phone: string;
+                            position: components["schemas"]["Position"];
+                            distanceMiles: number | null;
+                        }[];
+                    };
                 };
             };
             /** @description Invalid input */
@@ -12184,50 +12555,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        serviceRequest?: {
-                            requestId?: string;
-                            sessionId?: string;
-                            /** @enum {string} */
-                            status?: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
-                            /** @enum {string} */
-                            serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery";
-                            consumer?: Record<string, never>;
-                            vehicle?: Record<string, never>;
-                            cost?: {
-                                service?: string;
-                                towMiles?: number;
-                                coveredMiles?: number;
-                                billableMiles?: number;
-                                serviceFee?: number;
-                                mileageFee?: number;
-                                partsFee?: number;
-                                totalCost?: number;
-                                coveredAmount?: number;
-                                customerPays?: number;
-                                covered?: boolean;
-                                currency?: string;
-                                payPerUse?: boolean;
-                            };
-                            /** Format: date-time */
-                            requestCreationTime?: string;
-                            /** @description Minutes until the provider arrives */
-                            eta?: number | null;
-                            /** Format: date-time */
-                            etaTime?: string | null;
-                            disablementAddress?: {
-                                latitude: number;
-                                longitude: number;
-                                address1?: string | null;
-                                city?: string | null;
-                                state?: string | null;
-                                zip?: string | null;
-                                landmark?: string | null;
-                            };
-                            destinationAddress?: Record<string, never> | null;
-                            provider?: Record<string, never>;
-                            driver?: Record<string, never>;
-                            statusHistory?: Record<string, never>[];
-                        };
+                        serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
                 };
             };
@@ -12334,7 +12662,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        providers: {
+                            providerId: string;
+                            name: string;
+                            phone: string;
+                            metro: string;
+                            state: string;
+                            position: components["schemas"]["Position"];
+                            /** @description Coverage radius from the base, in miles */
+                            coverageMiles: number;
+                            services: ("TIRE" | "LOCKOUT" | "GAS" | "TOW" | "BATTERY")[];
+                            /** @description Local opening time; null when open around the clock */
+                            opensAt: string | null;
+                            /** @description Local closing time; null when open around the clock */
+                            closesAt: string | null;
+                            /** @description IANA time zone of the hours */
+                            timeZone: string;
+                            /** @description Great-circle miles from the provider's base to the vehicle */
+                            distanceMiles: number;
+                            /** @description Minutes to arrive if dispatched now */
+                            etaMinutes: number;
+                            openNow: boolean;
+                            /** @description This is the provider dispatched to the rescue */
+                            assigned: boolean;
+                            /** @description The driver, for the provider assigned */
+                            driver: string | null;
+                        }[];
+                    };
                 };
             };
             /** @description Invalid input */
@@ -12590,6 +12949,7 @@ export interface operations {
     getEta: {
         parameters: {
             query: {
+                /** @description Alias: requestId */
                 reqId: string;
                 /** @description The session of the rescue (optional; must match when sent) */
                 sessionId?: string;
@@ -12606,7 +12966,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        status: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
+                        /** Format: date-time */
+                        etaTime: string | null;
+                        providerPosition: components["schemas"]["Position"];
+                        /** @description Great-circle miles from the provider to the vehicle */
+                        distanceMiles: number;
+                    };
                 };
             };
             /** @description Invalid input */
@@ -12715,13 +13087,19 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description Alias: reqId */
                     requestId: string;
                     sessionId?: string;
-                    status: string;
+                    /**
+                     * @description The next status (any case; _ for -). BOOKED is 409; CANCELLED is 400 (use /cancel)
+                     * @enum {string}
+                     */
+                    status: "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED";
                     latitude?: number;
                     longitude?: number;
-                    /** @description minutes */
+                    /** @description Minutes (alias: updatedEta) */
                     updatedETA?: number;
+                    note?: string;
                 };
             };
         };
@@ -12735,8 +13113,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        status?: string;
-                        message?: string;
+                        /** @constant */
+                        status: "OK";
+                        message: string;
+                        /** Format: uuid */
+                        requestId: string;
+                        /** @enum {string} */
+                        requestStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        /** @description Minutes until the provider arrives */
+                        eta: number | null;
                     };
                 };
             };
@@ -12879,6 +13264,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description Alias: reqId */
                     requestId: string;
                     sessionId?: string;
                     rating: number;
@@ -12895,7 +13281,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        /** @constant */
+                        status: "OK";
+                        message: string;
+                        /** Format: uuid */
+                        requestId: string;
+                        rating: number;
+                        comment: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
                 };
             };
             /** @description Invalid input */
@@ -13039,11 +13435,22 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The rescue the file belongs to (alias: reqId) */
                     requestId?: string;
                     memberId?: string;
-                    fileType: string;
+                    /**
+                     * @description Any case; a dash or space for _
+                     * @enum {string}
+                     */
+                    fileType: "PHOTO" | "INVOICE" | "RECEIPT" | "SIGNATURE" | "DAMAGE_REPORT" | "OTHER";
+                    /** @description Required in JSON; the part's name by default in multipart */
                     fileName?: string;
-                    contentType?: string;
+                    /**
+                     * @description Required in JSON; the part's type by default in multipart
+                     * @enum {string}
+                     */
+                    contentType?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/heic" | "application/pdf" | "text/plain";
+                    /** @description The file, base64 (aliases: contentBase64, data); in multipart, a file part instead */
                     content?: string;
                 };
                 /**
@@ -13056,11 +13463,22 @@ export interface operations {
                  *     }
                  */
                 "multipart/form-data": {
+                    /** @description The rescue the file belongs to (alias: reqId) */
                     requestId?: string;
                     memberId?: string;
-                    fileType: string;
+                    /**
+                     * @description Any case; a dash or space for _
+                     * @enum {string}
+                     */
+                    fileType: "PHOTO" | "INVOICE" | "RECEIPT" | "SIGNATURE" | "DAMAGE_REPORT" | "OTHER";
+                    /** @description Required in JSON; the part's name by default in multipart */
                     fileName?: string;
-                    contentType?: string;
+                    /**
+                     * @description Required in JSON; the part's type by default in multipart
+                     * @enum {string}
+                     */
+                    contentType?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/heic" | "application/pdf" | "text/plain";
+                    /** @description The file, base64 (aliases: contentBase64, data); in multipart, a file part instead */
                     content?: string;
                 };
             };
@@ -13074,7 +13492,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["RescueProviderFile"];
                 };
             };
             /** @description Invalid input */
@@ -13215,11 +13633,17 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description Alias: reqId */
                     requestId?: string;
                     memberId?: string;
-                    fileType?: string;
-                    /** @description YYYY-MM-DD or date-time */
+                    /**
+                     * @description Any case; a dash or space for _
+                     * @enum {string}
+                     */
+                    fileType?: "PHOTO" | "INVOICE" | "RECEIPT" | "SIGNATURE" | "DAMAGE_REPORT" | "OTHER";
+                    /** @description YYYY-MM-DD (start of the day, UTC) or an ISO 8601 date-time (alias: fromDate) */
                     from?: string;
+                    /** @description YYYY-MM-DD (end of the day, UTC) or an ISO 8601 date-time (alias: toDate) */
                     to?: string;
                     limit?: number;
                 };
@@ -13234,7 +13658,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        files: components["schemas"]["RescueProviderFile"][];
+                    };
                 };
             };
             /** @description Invalid input */
@@ -14040,8 +14466,26 @@ export interface operations {
                             deliveredAt?: string | null;
                             /** Format: date-time */
                             createdAt?: string;
-                            /** @description The body sent: { id, type, timestamp, data: { path, resource } } */
-                            payload: Record<string, never>;
+                            /** @description The body sent (Standard Webhooks) */
+                            payload: {
+                                /**
+                                 * Format: uuid
+                                 * @description The event id
+                                 */
+                                id: string;
+                                /** @enum {string} */
+                                type: "rescue.status_changed" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created";
+                                /** Format: date-time */
+                                timestamp: string;
+                                data: {
+                                    /** @description The REST path of the resource */
+                                    path: string;
+                                    /** @description The resource as its REST path answers it (see that operation's schema) */
+                                    resource: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                            };
                             attemptLog: {
                                 /** Format: date-time */
                                 at?: string;
@@ -14168,8 +14612,26 @@ export interface operations {
                         deliveredAt?: string | null;
                         /** Format: date-time */
                         createdAt?: string;
-                        /** @description The body sent: { id, type, timestamp, data: { path, resource } } */
-                        payload: Record<string, never>;
+                        /** @description The body sent (Standard Webhooks) */
+                        payload: {
+                            /**
+                             * Format: uuid
+                             * @description The event id
+                             */
+                            id: string;
+                            /** @enum {string} */
+                            type: "rescue.status_changed" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created";
+                            /** Format: date-time */
+                            timestamp: string;
+                            data: {
+                                /** @description The REST path of the resource */
+                                path: string;
+                                /** @description The resource as its REST path answers it (see that operation's schema) */
+                                resource: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
                         attemptLog: {
                             /** Format: date-time */
                             at?: string;
@@ -14300,8 +14762,26 @@ export interface operations {
                         deliveredAt?: string | null;
                         /** Format: date-time */
                         createdAt?: string;
-                        /** @description The body sent: { id, type, timestamp, data: { path, resource } } */
-                        payload: Record<string, never>;
+                        /** @description The body sent (Standard Webhooks) */
+                        payload: {
+                            /**
+                             * Format: uuid
+                             * @description The event id
+                             */
+                            id: string;
+                            /** @enum {string} */
+                            type: "rescue.status_changed" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created";
+                            /** Format: date-time */
+                            timestamp: string;
+                            data: {
+                                /** @description The REST path of the resource */
+                                path: string;
+                                /** @description The resource as its REST path answers it (see that operation's schema) */
+                                resource: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
                         attemptLog: {
                             /** Format: date-time */
                             at?: string;
