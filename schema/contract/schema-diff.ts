@@ -11,12 +11,14 @@ import { deref, lowerBounds, upperBounds, view, type Node, type SchemaView } fro
 export interface SchemaDiff { base: Node; current: Node; out: BreakingChange[] }
 
 const accepts = (types: Set<string>, type: string) => types.has(type) || (type === 'integer' && types.has('number'));
+/** The enum values of the baseline that the current enum lacks (none when either states no enum). */
+const removedValues = (b: SchemaView, c: SchemaView) => (b.enum && c.enum ? b.enum.filter((v) => !c.enum?.some((w) => JSON.stringify(w) === JSON.stringify(v))) : []);
 const closed = (v: SchemaView) => v.bounds.get('additionalProperties') === false || v.bounds.get('unevaluatedProperties') === false;
 
 function request(b: SchemaView, c: SchemaView, location: string, add: (kind: string, where: string, message: string) => void) {
   const narrowed = b.types && c.types ? [...b.types].filter((t) => !accepts(c.types ?? new Set(), t)) : [];
   if (narrowed.length) add('request-type-narrowed', location, `no longer accepts ${narrowed.join(', ')}`);
-  for (const value of b.enum && c.enum ? b.enum.filter((v) => !c.enum?.some((w) => JSON.stringify(w) === JSON.stringify(v))) : []) {
+  for (const value of removedValues(b, c)) {
     add('request-enum-value-removed', `${location} ${JSON.stringify(value)}`, 'an accepted value is refused');
   }
   for (const key of upperBounds) {
@@ -43,7 +45,7 @@ function response(b: SchemaView, c: SchemaView, location: string, add: (kind: st
   const widened = b.types ? c.types ? [...c.types].filter((t) => !accepts(b.types ?? new Set(), t)) : ['any type'] : [];
   if (widened.length) add('response-type-widened', location, `may now be ${widened.join(', ')}`);
   if (b.enum && !c.enum) add('response-enum-removed', location, 'any value may now be answered');
-  for (const value of b.enum && c.enum ? b.enum.filter((v) => !c.enum?.some((w) => JSON.stringify(w) === JSON.stringify(v))) : []) {
+  for (const value of removedValues(b, c)) {
     add('response-enum-value-removed', `${location} ${JSON.stringify(value)}`, 'a documented value is no longer answered');
   }
   for (const name of b.properties.keys()) if (!c.properties.has(name)) add('response-property-removed', `${location}.${name}`, 'no longer answered');
