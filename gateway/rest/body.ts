@@ -1,5 +1,5 @@
 import { badInput } from '../../subgraphs/platform/errors.ts';
-import type { RestRequest } from './types.ts';
+import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** The request body as a JSON object (an absent body counts as `{}`); anything else is a 400. */
 export function objectBody(req: RestRequest): Record<string, unknown> {
@@ -26,4 +26,26 @@ export function queryString(req: RestRequest, name: string): string | undefined 
   if (first === undefined) return undefined;
   if (typeof first !== 'string') throw badInput(`query parameter ${name} must be a string`, name);
   return first;
+}
+
+/**
+ * A request body schema closed to fields it does not name: the REST layer answers 400 for any other
+ * top-level field (see unknownField), so typos fail loudly instead of being dropped. `aliases` are
+ * other spellings the mapping accepts (`{ reqId: 'requestId' }`), documented as such.
+ */
+export function closedBody(schema: JsonSchema, aliases: Record<string, string> = {}): JsonSchema {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const aliasProperties = Object.fromEntries(Object.entries(aliases).map(([alias, of]) => {
+    const { description: _own, ...target } = properties[of] ?? {};
+    return [alias, { ...target, description: `Alias of ${of}` }];
+  }));
+  return { ...schema, properties: { ...properties, ...aliasProperties }, additionalProperties: false };
+}
+
+/** The first top-level field of an object body that the route's closed request schema does not name. */
+export function unknownField(route: RestRoute, body: unknown): string | undefined {
+  const schema = route.docs?.requestBody;
+  if (!schema || schema.additionalProperties !== false || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const known = (schema.properties ?? {}) as Record<string, unknown>;
+  return Object.keys(body).find((name) => !Object.hasOwn(known, name));
 }

@@ -1,7 +1,7 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { DEVICE_ID_MAX } from '../../subgraphs/platform/contract-rules.ts';
 import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
-import { defined, objectBody, pick, queryString } from './body.ts';
+import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** Base path of the booking and pre-qualification areas. */
@@ -118,14 +118,13 @@ const vehicleSchema: JsonSchema = {
   required: ['VIN', 'vin', 'deviceID', 'deviceId', 'createdAt'],
 };
 
-const vehicleInputSchema: JsonSchema = {
+const vehicleInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
-    VIN: vinSchema, vin: { ...vinSchema, description: 'Alias of VIN' },
+    VIN: vinSchema,
     deviceID: { type: 'string', description: 'Optional: pairs this device (IMEI) with the vehicle (and unpairs it from any other vehicle)' },
-    deviceId: { type: 'string', description: 'Alias of deviceID' },
   },
-};
+}, { vin: 'VIN', deviceId: 'deviceID', imei: 'deviceID' });
 
 const bookingSchema: JsonSchema = {
   type: 'object',
@@ -143,7 +142,7 @@ const bookingSchema: JsonSchema = {
   required: ['bookingID', 'bookingId', 'VIN', 'vin', 'userID', 'userId', 'deviceID', 'deviceId', 'startTimestamp', 'status'],
 };
 
-const startInputSchema: JsonSchema = {
+const startInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
     bookingID: { type: ['string', 'null'], description: 'Optional; generated when omitted or null. An id already used is a 409' },
@@ -158,9 +157,9 @@ const startInputSchema: JsonSchema = {
     estimatedEndTimestamp: { ...epochSchema, type: ['integer', 'null'], description: 'Optional; later than startTimestamp' },
   },
   required: ['VIN', 'startTimestamp'],
-};
+});
 
-const endInputSchema: JsonSchema = {
+const endInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
     actualEndTimestamp: { ...epochSchema, description: 'Required; later than the booking\'s startTimestamp' },
@@ -168,7 +167,7 @@ const endInputSchema: JsonSchema = {
     bookingId: { type: 'string', description: 'Alias of bookingID' },
   },
   required: ['actualEndTimestamp'],
-};
+});
 
 const exampleVehicle = { VIN: '1HGCM82633A004352', vin: '1HGCM82633A004352', deviceID: '356938035643809', deviceId: '356938035643809', createdAt: '2026-11-22T10:00:00.000Z' };
 const exampleBooking = {

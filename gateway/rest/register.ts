@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { problemFromErrors, sendProblem } from './problem.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
-import { forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
+import { badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from './types.ts';
+import { unknownField } from './body.ts';
 
 export interface OperationResult {
   data?: Record<string, unknown> | null;
@@ -50,6 +51,11 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
           if (!caller) return sendProblem(reply, problemFromErrors([unauthenticated().toJSON()]));
           if (route.scope !== 'any' && !caller.scopes.includes(route.scope)) return sendProblem(reply, problemFromErrors([forbidden(`The access token lacks the '${route.scope}' scope`).toJSON()]));
+        }
+        const unknown = raw ? undefined : unknownField(route, request.body);
+        if (unknown !== undefined) {
+          const known = Object.keys((route.docs?.requestBody?.properties ?? {}) as object).join(', ');
+          return sendProblem(reply, problemFromErrors([badInput(`Unknown field ${JSON.stringify(unknown)}; this body takes ${known}`, unknown).toJSON()]));
         }
         const req: RestRequest = {
           params: request.params as Record<string, string>,

@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { defined, objectBody, pick, queryString } from './body.ts';
+import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 import { PRODUCT_SUBJECTS, type ProductName } from '../../subgraphs/platform/contract-rules.ts';
 import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
@@ -251,14 +251,14 @@ const vehicleSchema: JsonSchema = {
   },
   required: ['vehicleId', 'vin', 'make', 'model', 'year', 'userId', 'devices', 'products', 'createdAt', 'updatedAt'],
 };
-const vehicleInputSchema: JsonSchema = {
+const vehicleInputSchema: JsonSchema = closedBody({
   type: 'object',
   properties: {
     vehicleId: { type: ['string', 'null'], description: 'Optional on creation; generated when absent' },
     vin: { type: ['string', 'null'], pattern: '^[A-Za-z0-9]{17}$' }, make: nullableString, model: nullableString,
     year: { type: ['integer', 'null'] }, userId: { type: ['string', 'null'], description: 'The vehicle\'s user; must exist' },
   },
-};
+}, { VIN: 'vin' });
 const exampleVehicle = {
   vehicleId: 'veh-42', vin: '1HGCM82633A004352', make: 'Honda', model: 'Accord', year: 2021, userId: 'driver-001',
   devices: [{ deviceId: 'obd-7781', type: 'obd', status: 'Active' }], products: [], createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-01T09:00:00.000Z',
@@ -275,27 +275,27 @@ const exampleConsent = {
   consentId: '6f1c0f0e-8a53-4d5e-9a43-0d9b8f0f1a11', userId: 'driver-001', type: 'location-tracking', version: '2.1', action: 'granted', granted: true,
   timestamp: '2026-11-01T09:01:00.000Z', source: 'mobile-app', recordedAt: '2026-11-01T09:01:02.000Z',
 };
-const replaceBody: JsonSchema = {
+const replaceBody: JsonSchema = closedBody({
   type: 'object',
   properties: { newDeviceId: { type: 'string' }, effectiveDate: date, type: { type: 'string', enum: ['mobile', 'obd'] } },
   required: ['newDeviceId', 'effectiveDate'],
-};
+});
 const replaceResponse: JsonSchema = {
   type: 'object',
   properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] }, replacesDeviceId: { type: 'string' }, effectiveDate: date },
   required: ['deviceId', 'type'],
 };
-const associationBody: JsonSchema = {
+const associationBody: JsonSchema = closedBody({
   type: 'object',
   properties: { effectiveDate: { ...date, description: 'First day of the association; today when absent' }, type: { type: 'string', enum: ['mobile', 'obd'], description: 'For a new device; mobile by default' } },
-};
-const activationBody: JsonSchema = {
+});
+const activationBody: JsonSchema = closedBody({
   type: 'object',
   properties: {
     status: { type: 'string', enum: ['Active', 'Inactive'], description: 'Any case; or use `active`' }, active: { type: 'boolean' },
     reason: { type: ['string', 'null'] }, effectiveDate: { ...date, description: 'Today when absent' },
   },
-};
+});
 const deviceDocs = { response: deviceSchema, responseExample: exampleDevice };
 
 // ---- GraphQL documents ----
@@ -344,7 +344,7 @@ export const registrationRoutes: RestRoute[] = [
     result: (d) => restAssociation(d.endRegisteredDeviceAssociation as Row),
     docs: {
       description: 'The association ends on that day (exclusive); it may lie in the future. Its row is kept in the device history.',
-      requestBody: { type: 'object', properties: { effectiveEndDate: { ...date, description: 'Alias: effectiveDate' } }, required: ['effectiveEndDate'] },
+      requestBody: closedBody({ type: 'object', properties: { effectiveEndDate: date }, required: ['effectiveEndDate'] }, { effectiveDate: 'effectiveEndDate', endDate: 'effectiveEndDate' }),
       requestExample: { effectiveEndDate: '2026-12-31' }, response: associationSchema,
     },
   },
@@ -371,7 +371,7 @@ export const registrationRoutes: RestRoute[] = [
     summary: 'Set a device\'s status: Active or Inactive', operation: Q.status,
     variables: (req) => ({ deviceId: req.params.deviceId, status: deviceStatus(objectBody(req).status) }),
     result: (d) => restDevice(d.setRegisteredDeviceStatus),
-    docs: { ...deviceDocs, requestBody: { type: 'object', properties: { status: { type: 'string', enum: ['Active', 'Inactive'] } }, required: ['status'] }, requestExample: { status: 'Inactive' } },
+    docs: { ...deviceDocs, requestBody: closedBody({ type: 'object', properties: { status: { type: 'string', enum: ['Active', 'Inactive'], description: 'Any case' } }, required: ['status'] }), requestExample: { status: 'Inactive' } },
   },
   {
     ...b2b, method: 'GET', path: `${P}/devices/users/:userId`, operationId: 'getUserDevices', tag: TAG_DEVICES,
@@ -409,7 +409,15 @@ export const registrationRoutes: RestRoute[] = [
     },
     result: (d) => restVehicle(d.createRegisteredVehicleWithDevices),
     docs: {
-      requestBody: { ...vehicleInputSchema, properties: { ...(vehicleInputSchema.properties as object), devices: { type: 'array', items: { type: 'object', properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] } }, required: ['deviceId'] } }, effectiveDate: date }, required: ['devices'] },
+      requestBody: closedBody({
+        ...vehicleInputSchema,
+        properties: {
+          ...(vehicleInputSchema.properties as object),
+          devices: { type: 'array', minItems: 1, description: 'Devices as { deviceId, type } or as ids', items: { oneOf: [{ type: 'object', properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] } }, required: ['deviceId'] }, { type: 'string' }] } },
+          effectiveDate: date,
+        },
+        required: ['devices'],
+      }, { deviceIds: 'devices' }),
       requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', userId: 'driver-001', devices: [{ deviceId: 'obd-7781', type: 'obd' }] },
       response: vehicleSchema, responseExample: exampleVehicle,
     },
@@ -430,7 +438,7 @@ export const registrationRoutes: RestRoute[] = [
     summary: 'Register a vehicle for a product (consents are those of the vehicle\'s user)', operation: Q.vehicleProduct,
     variables: (req) => ({ vehicleId: req.params.vehicleId, productName: req.params.productName, additionalParameters: additionalParameters(objectBody(req)) }),
     result: (d) => restRegistration(d.registerVehicleProduct as Row),
-    docs: { params: { productName: productNameParam('vehicle') }, requestBody: { type: 'object', properties: { additionalParameters: additionalParametersSchema } }, response: registrationSchema },
+    docs: { params: { productName: productNameParam('vehicle') }, requestBody: closedBody({ type: 'object', properties: { additionalParameters: additionalParametersSchema } }), response: registrationSchema },
   },
   {
     ...b2b, method: 'POST', path: `${P}/vehicles`, operationId: 'createRegisteredVehicle', tag: TAG_VEHICLES, status: 201, summary: 'Create a vehicle (id generated when absent)',
@@ -463,7 +471,7 @@ export const registrationRoutes: RestRoute[] = [
     },
     result: (d) => ({ userId: (d.registerUser as Row).userId }),
     docs: {
-      requestBody: { type: 'object', properties: { userId: { type: ['string', 'null'], description: 'Generated when absent or null' } } },
+      requestBody: closedBody({ type: 'object', properties: { userId: { type: ['string', 'null'], description: 'Generated when absent or null' } } }, { userID: 'userId' }),
       requestExample: { userId: 'driver-001' }, response: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] }, responseExample: { userId: 'driver-001' },
     },
   },
@@ -499,7 +507,7 @@ export const registrationRoutes: RestRoute[] = [
     result: (d, req) => ({ userId: (objectBody(req) as Row).userId, products: (d.registerUserProducts as Row[]).map(restRegistration) }),
     docs: {
       description: 'Unknown product: 400. Missing consent: 409 naming it (missingConsents). Product un-enrolled before: 409.',
-      requestBody: { type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', minItems: 1, items: { type: 'string', pattern: productNameParam('user').pattern as string } }, additionalParameters: additionalParametersSchema }, required: ['userId', 'products'] },
+      requestBody: closedBody({ type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', minItems: 1, items: { type: 'string', pattern: productNameParam('user').pattern as string } }, additionalParameters: additionalParametersSchema }, required: ['userId', 'products'] }),
       requestExample: { userId: 'driver-001', products: ['Driving Behavior'], additionalParameters: { programCode: 'FLEET-7' } },
       response: { type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', items: registrationSchema } } },
     },
@@ -515,7 +523,7 @@ export const registrationRoutes: RestRoute[] = [
     summary: 'Register a user for a product; refused (409) after un-enrolment or without the consents it needs', operation: Q.userProduct,
     variables: (req) => ({ userId: req.params.userId, productName: req.params.productName, additionalParameters: additionalParameters(objectBody(req)) }),
     result: () => undefined,
-    docs: { params: { productName: productNameParam('user') }, requestBody: { type: 'object', properties: { additionalParameters: additionalParametersSchema } } },
+    docs: { params: { productName: productNameParam('user') }, requestBody: closedBody({ type: 'object', properties: { additionalParameters: additionalParametersSchema } }) },
   },
   // Consents
   {
@@ -523,15 +531,16 @@ export const registrationRoutes: RestRoute[] = [
     summary: 'Record a consent grant or withdrawal (append-only)', operation: Q.consent,
     variables: (req) => ({ input: consentInput(req) }), result: (d) => restConsent(d.recordConsent as Row),
     docs: {
-      requestBody: {
+      requestBody: closedBody({
         type: 'object',
         properties: {
           userId: { type: 'string' }, type: { type: 'string', enum: ['location-tracking', 'driving-data-sharing', 'vehicle-data-collection', 'marketing'] },
-          version: { type: 'string' }, granted: { type: 'boolean', description: 'Or action: granted | withdrawn' }, action: { type: 'string', enum: ['granted', 'withdrawn'] },
+          version: { type: 'string' }, granted: { type: 'boolean', description: 'Or action: granted | withdrawn' }, action: { type: 'string', enum: ['granted', 'withdrawn'], description: 'Any case' },
           timestamp: { type: 'string', format: 'date-time', description: 'Now when absent; not in the future' }, source: { type: 'string' },
         },
         required: ['userId', 'type', 'version', 'source'],
-      },
+        anyOf: [{ required: ['granted'] }, { required: ['action'] }, { required: ['status'] }],
+      }, { consentType: 'type', status: 'action' }),
       requestExample: { userId: 'driver-001', type: 'location-tracking', version: '2.1', granted: true, timestamp: '2026-11-01T09:01:00Z', source: 'mobile-app' },
       response: consentSchema, responseExample: exampleConsent,
     },

@@ -5,7 +5,7 @@ import {
   providersAnswer, provisioning, provisioningInput, provisioningUpdate, REST_SERVICES, REST_STATUSES, serviceRequest as serviceRequestSchema, towLocationsAnswer, vehicleInput,
 } from './roadside-schemas.ts';
 import { answer, nullable } from './components.ts';
-import { defined, objectBody, pick, queryString } from './body.ts';
+import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** Base path of the roadside rescue area. */
@@ -166,6 +166,13 @@ function found<T>(value: unknown, what: string, id: string): T {
 
 // ---- documentation -----------------------------------------------------------------------------
 
+/** Other spellings of the places the mapping reads (disablementOf, destinationOf). */
+const DISABLEMENT_ALIASES = { disablement: 'disablementLocation', location: 'disablementLocation' };
+const DESTINATION_ALIASES = { destinationLocation: 'destination', towDestination: 'destination' };
+const topLevelPoint: Record<string, JsonSchema> = {
+  latitude: { type: 'number', minimum: -90, maximum: 90, description: 'With longitude, instead of disablementLocation' },
+  longitude: { type: 'number', minimum: -180, maximum: 180, description: 'With latitude, instead of disablementLocation' },
+};
 const sessionQueryDoc = { sessionId: { type: 'string', description: 'The session of the rescue (optional; must match when sent)' } };
 const exampleLocation = { latitude: 41.8781, longitude: -87.6298, address1: '233 S Wacker Dr', city: 'Chicago', state: 'IL', zip: '60606' };
 
@@ -209,14 +216,14 @@ const dispatchRoutes: RestRoute[] = Object.entries(SERVICE_DOCS).map(([service, 
   },
   docs: {
     description: `${doc.description} The session's member is covered while a claim is left (see /rescue/benefits); a pay-per-use session pays the whole cost. No open provider offering the service covering the spot is 409.`,
-    requestBody: {
+    requestBody: closedBody({
       type: 'object', required: ['sessionId', 'disablementLocation'],
       properties: {
-        sessionId: { type: 'string' }, disablementLocation: { ...locationInput, description: 'Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level)' },
-        vehicle: vehicleInput, customer: customerInput, comments: { type: 'string', maxLength: 1000, description: 'Free text for the provider' }, ...doc.extra,
+        sessionId: { type: 'string' }, disablementLocation: { ...locationInput, description: 'Where the vehicle is (or latitude and longitude at the top level)' },
+        ...topLevelPoint, vehicle: vehicleInput, customer: customerInput, comments: { type: 'string', maxLength: 1000, description: 'Free text for the provider' }, ...doc.extra,
       },
       ...doc.rule,
-    },
+    }, { ...DISABLEMENT_ALIASES, consumer: 'customer', ...(service === 'tow' ? DESTINATION_ALIASES : {}) }),
     requestExample: { sessionId: '6f1c2d4e-0000-4000-8000-000000000001', disablementLocation: exampleLocation, vehicle: { make: 'Honda', model: 'Civic', year: 2021, color: 'Blue' }, ...doc.example },
     response: answer({ requestId: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: REST_STATUSES }, eta: nullable({ type: 'integer', description: 'Minutes until the provider arrives' }), serviceRequest: serviceRequestSchema }),
   },
@@ -234,14 +241,14 @@ const routes: RestRoute[] = [
     result: (d) => d.startRescueSession,
     docs: {
       description: 'Benefit keys name the member: `memberId` or `policy` (the member id), optionally `partnerCode`, or `vin` (a provisioned asset). `otherInfo` `ppuflag` = Y makes the session pay-per-use.',
-      requestBody: {
+      requestBody: closedBody({
         type: 'object', required: ['appId'],
         properties: {
           appId: { type: 'string' },
           benefits: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' }, value: { type: 'string' } }, required: ['key', 'value'] } },
           otherInfo: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' }, value: { type: 'string' } }, required: ['key', 'value'] } },
         },
-      },
+      }),
       requestExample: { appId: 'fleet-app', benefits: [{ key: 'vin', value: '1HGCM82633A004352' }, { key: 'policy', value: 'M-1001' }], otherInfo: [{ key: 'ppuflag', value: 'N' }] },
       response: answer({
         sessionId: { type: 'string', format: 'uuid' }, appId: { type: 'string' }, payPerUse: { type: 'boolean', description: 'True when the session is pay-per-use (ppuflag = Y)' },
@@ -284,7 +291,7 @@ const routes: RestRoute[] = [
     docs: {
       description: 'Accepts application/x-www-form-urlencoded or JSON. productType names the plan (BASIC, PLUS, PREMIER, OEM); milesPerTow and numberOfEvents override the plan. A member/asset pair already provisioned is 409 (use PUT).',
       contentTypes: ['application/x-www-form-urlencoded', 'application/json'],
-      requestBody: provisioningInput,
+      requestBody: closedBody(provisioningInput),
       requestExample: { partnerCode: 'ACME', memberId: 'M-1001', assetIntegrationId: 'A-1', productType: 'PLUS', firstName: 'Dana', lastName: 'Reyes', state: 'IL', zip: '60606', make: 'Honda', year: 2021, vin: '1HGCM82633A004352', effectiveEndDate: '2027-12-31', partnerPay: 'N' },
       response: provisioning,
     },
@@ -303,7 +310,7 @@ const routes: RestRoute[] = [
     operation: `mutation UpdateRescueProvisioning($partnerCode: String!, $memberId: String!, $assetIntegrationId: String!, $input: RescueProvisioningUpdateInput!) { updateRescueProvisioning(partnerCode: $partnerCode, memberId: $memberId, assetIntegrationId: $assetIntegrationId, input: $input) { ${PROVISIONING} } }`,
     variables: (req) => ({ ...provisioningKey(req), input: provisioningFields(objectBody(req)) }),
     result: (d) => d.updateRescueProvisioning,
-    docs: { contentTypes: ['application/json', 'application/x-www-form-urlencoded'], requestBody: provisioningUpdate, requestExample: { milesPerTow: 50, effectiveEndDate: '2028-06-30' }, response: provisioning },
+    docs: { contentTypes: ['application/json', 'application/x-www-form-urlencoded'], requestBody: closedBody(provisioningUpdate), requestExample: { milesPerTow: 50, effectiveEndDate: '2028-06-30' }, response: provisioning },
   },
   {
     method: 'GET', path: `${ROADSIDE_PREFIX}/vehicle/makes`, operationId: 'getMakes', summary: 'Vehicle makes', tag: TAG, scope: 'roadside',
@@ -360,14 +367,15 @@ const routes: RestRoute[] = [
     result: (d) => d.quoteRescue,
     docs: {
       description: 'Prices with the published price list (docs/roadside.md): service fee, tow miles beyond the covered miles, fuel and parts. `service` defaults to tow.',
-      requestBody: {
+      requestBody: closedBody({
         type: 'object', required: ['sessionId', 'disablementLocation'],
         properties: {
-          sessionId: { type: 'string' }, service: { type: 'string', enum: [...REST_SERVICES, 'changetire'], description: 'Any case; tow by default. Alias: serviceType' },
-          disablementLocation: locationInput, destination: locationInput, towLocationId: { type: 'string' }, batteryService: { type: 'string', enum: BATTERY_SERVICES, description: 'A replacement adds the battery\'s price' },
+          sessionId: { type: 'string' }, service: { type: 'string', enum: [...REST_SERVICES, 'changetire'], description: 'Any case; tow by default' },
+          disablementLocation: locationInput, ...topLevelPoint, destination: locationInput, towLocationId: { type: 'string' },
+          batteryService: { type: 'string', enum: BATTERY_SERVICES, description: 'A replacement adds the battery\'s price' },
         },
         description: 'A tow (the default service) needs destination or towLocationId (400 otherwise); at most 250 road miles.',
-      },
+      }, { serviceType: 'service', ...DISABLEMENT_ALIASES, ...DESTINATION_ALIASES }),
       requestExample: { sessionId: '6f1c2d4e-0000-4000-8000-000000000001', service: 'tow', disablementLocation: exampleLocation, destination: { latitude: 41.9186, longitude: -87.6686 } },
       response: cost,
     },
@@ -385,15 +393,15 @@ const routes: RestRoute[] = [
     },
     result: (d) => ({ locations: d.towLocations }),
     docs: {
-      requestBody: {
-        type: 'object', description: 'The point as latitude and longitude, or as `location` (alias disablementLocation)',
+      requestBody: closedBody({
+        type: 'object', description: 'The point as latitude and longitude, or as `location`',
         properties: {
           latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 }, location: locationInput,
           radiusMiles: { type: 'number', default: 25, maximum: 200 }, type: { type: 'string', enum: ['REPAIR_SHOP', 'DEALER'], description: 'Any case' },
           make: { type: 'string', description: 'Dealers of this make only' }, limit: { type: 'integer', default: 10, maximum: 50 },
         },
         anyOf: [{ required: ['latitude', 'longitude'] }, { required: ['location'] }],
-      },
+      }, { disablementLocation: 'location' }),
       requestExample: { latitude: 41.8781, longitude: -87.6298, radiusMiles: 10, type: 'DEALER' },
       response: towLocationsAnswer,
     },
@@ -434,7 +442,7 @@ const routes: RestRoute[] = [
     },
     docs: {
       description: 'Refused with 409 from APPROACHING on, or while the provider is 15 minutes away or closer. The claim the rescue held is given back.',
-      requestBody: { type: 'object', properties: { sessionId: { type: 'string' }, reason: { type: 'string' } } },
+      requestBody: closedBody({ type: 'object', properties: { sessionId: { type: 'string' }, reason: { type: 'string', maxLength: 500 } } }),
       requestExample: { sessionId: '6f1c2d4e-0000-4000-8000-000000000001', reason: 'Got the car started' },
       response: { type: 'object', properties: { status: { type: 'string', const: 'OK' }, message: { type: 'string' } } }, responseExample: { status: 'OK', message: 'Rescue request cancelled' },
     },
@@ -468,16 +476,16 @@ const routes: RestRoute[] = [
     },
     docs: {
       description: 'Legal moves: BOOKED -> EN-ROUTE -> APPROACHING -> ARRIVED_ONSITE -> COMPLETED, one step at a time; repeating EN-ROUTE or APPROACHING only reports a new position/ETA. Anything else is 409.',
-      requestBody: {
+      requestBody: closedBody({
         type: 'object', required: ['requestId', 'status'],
         properties: {
-          requestId: { type: 'string', description: 'Alias: reqId' }, sessionId: { type: 'string' },
+          requestId: { type: 'string' }, sessionId: { type: 'string' },
           status: { type: 'string', enum: ['EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'], description: 'The next status (any case; _ for -). BOOKED is 409; CANCELLED is 400 (use /cancel)' },
           latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 },
-          updatedETA: { type: 'integer', minimum: 0, maximum: 1440, description: 'Minutes (alias: updatedEta)' }, note: { type: 'string', maxLength: 500 },
+          updatedETA: { type: 'integer', minimum: 0, maximum: 1440, description: 'Minutes' }, note: { type: 'string', maxLength: 500 },
         },
         dependentRequired: { latitude: ['longitude'], longitude: ['latitude'] },
-      },
+      }, { reqId: 'requestId', updatedEta: 'updatedETA' }),
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', sessionId: '6f1c2d4e-0000-4000-8000-000000000001', status: 'EN-ROUTE', latitude: 41.88, longitude: -87.64, updatedETA: 20 },
       response: answer({
         status: { type: 'string', const: 'OK' }, message: { type: 'string' }, requestId: { type: 'string', format: 'uuid' },
@@ -497,7 +505,7 @@ const routes: RestRoute[] = [
       return { status: 'OK', message: 'Feedback recorded', requestId: f.reqId, rating: f.rating, comment: f.comment, createdAt: f.createdAt };
     },
     docs: {
-      requestBody: { type: 'object', required: ['requestId', 'rating'], properties: { requestId: { type: 'string', description: 'Alias: reqId' }, sessionId: { type: 'string' }, rating: { type: 'integer', minimum: 1, maximum: 5 }, comment: { type: 'string', maxLength: 2000 } } },
+      requestBody: closedBody({ type: 'object', required: ['requestId', 'rating'], properties: { requestId: { type: 'string' }, sessionId: { type: 'string' }, rating: { type: 'integer', minimum: 1, maximum: 5 }, comment: { type: 'string', maxLength: 2000 } } }, { reqId: 'requestId' }),
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', rating: 5, comment: 'Quick and friendly' },
       response: feedbackAnswer,
     },
@@ -533,15 +541,15 @@ const routes: RestRoute[] = [
     },
     result: (d) => ({ files: d.providerFiles }),
     docs: {
-      requestBody: {
+      requestBody: closedBody({
         type: 'object',
         properties: {
-          requestId: { type: 'string', description: 'Alias: reqId' }, memberId: { type: 'string' }, fileType: fileTypeSchema,
-          from: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', description: 'YYYY-MM-DD (start of the day, UTC) or an ISO 8601 date-time (alias: fromDate)' },
-          to: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', description: 'YYYY-MM-DD (end of the day, UTC) or an ISO 8601 date-time (alias: toDate)' },
+          requestId: { type: 'string' }, memberId: { type: 'string' }, fileType: fileTypeSchema,
+          from: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', description: 'YYYY-MM-DD (start of the day, UTC) or an ISO 8601 date-time' },
+          to: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', description: 'YYYY-MM-DD (end of the day, UTC) or an ISO 8601 date-time' },
           limit: { type: 'integer', minimum: 1, maximum: 200 },
         },
-      },
+      }, { reqId: 'requestId', fromDate: 'from', toDate: 'to' }),
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', fileType: 'RECEIPT' },
       response: answer({ files: { type: 'array', items: file } }),
     },

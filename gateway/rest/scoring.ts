@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../../subgraphs/platform/errors.ts';
 import { readFileSync } from 'node:fs';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
-import { component } from './components.ts';
+import { answer, arrayOf, bool, component, date, nullable, str } from './components.ts';
 import { SMI_PREFIX } from './users.ts';
 
 /** REST spelling of the MVR sources: the path segments. */
@@ -48,17 +48,23 @@ function restScore(result: unknown, req: RestRequest): Record<string, unknown> {
   };
 }
 
-const summarySchema: JsonSchema = {
-  type: 'object',
-  description: 'The report normalised into the summary both formats share',
-  properties: {
-    providerReportId: { type: ['string', 'null'] },
-    license: { type: 'object', properties: { status: { type: 'string' }, reportedStatus: { type: 'string' }, firstIssueDate: { type: ['string', 'null'], format: 'date' } } },
-    violations: { type: 'array', items: { type: 'object', properties: { acdCode: { type: ['string', 'null'] }, category: { type: 'string' }, severity: { type: 'string', enum: ['MINOR', 'SERIOUS', 'MAJOR'] }, date: { type: 'string', format: 'date' } } } },
-    accidents: { type: 'array', items: { type: 'object', properties: { date: { type: 'string', format: 'date' }, atFault: { type: ['boolean', 'null'] } } } },
-    withdrawals: { type: 'array', items: { type: 'object', properties: { startDate: { type: 'string', format: 'date' }, endDate: { type: ['string', 'null'], format: 'date' } } } },
-  },
-};
+const nullableDate = nullable(date);
+const summarySchema = component('MvrSummary', answer({
+  providerReportId: nullable({ type: 'string', description: 'The provider\'s own id of the report, when it sent one' }),
+  license: answer({
+    status: { type: 'string', enum: ['VALID', 'LIMITED', 'INCOMPLETE', 'EXPIRED', 'NOT_VALID', 'SUSPENDED', 'REVOKED', 'CANCELLED', 'DENIED', 'UNKNOWN'], description: 'One scale for both providers' },
+    reportedStatus: { type: 'string', description: 'As the provider spelled it' }, number: nullable(str), state: nullable(str), licenseClass: nullable(str),
+    issueDate: nullableDate, firstIssueDate: { ...nullableDate, description: 'Years licensed are counted from it' }, expirationDate: nullableDate,
+    restrictions: arrayOf(str), endorsements: arrayOf(str),
+  }),
+  violations: arrayOf(answer({
+    acdCode: nullable(str), category: { type: 'string', enum: ['ALCOHOL_DRUGS', 'DUTIES_FAILED', 'EQUIPMENT', 'MANEUVERS', 'SPEEDING', 'UNCLASSIFIED', 'WITHDRAWAL'] },
+    severity: { type: 'string', enum: ['MINOR', 'SERIOUS', 'MAJOR'] }, severityBasis: { type: 'string', enum: ['REPORTED', 'ACD'] }, moving: bool,
+    date: { ...date, description: 'The offence date (the conviction date when it is unknown)' }, violationDate: nullableDate, convictionDate: nullableDate, description: nullable(str),
+  })),
+  accidents: arrayOf(answer({ date, atFault: nullable({ type: 'boolean', description: 'Null when the state does not record fault' }), injuries: bool, fatalities: bool, description: nullable(str) })),
+  withdrawals: arrayOf(answer({ acdCode: nullable(str), startDate: date, endDate: nullableDate, description: nullable(str) })),
+}, { description: 'The report normalised into the summary both formats share' }));
 
 const mvrResponseSchema: JsonSchema = {
   type: 'object',
@@ -67,7 +73,7 @@ const mvrResponseSchema: JsonSchema = {
     userId: { type: 'string' }, source: { type: 'string', enum: ['sourcea', 'sourceb'] },
     createdAt: { type: 'string', format: 'date-time' }, summary: summarySchema,
   },
-  required: ['mvrId', 'userId', 'source', 'createdAt'],
+  required: ['mvrId', 'userId', 'source', 'createdAt', 'summary'],
 };
 
 const SOURCE_A_EXAMPLE = {

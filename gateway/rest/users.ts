@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { defined, objectBody, pick } from './body.ts';
+import { closedBody, defined, objectBody, pick } from './body.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 
 export const SMI_PREFIX = '/shared-mobility-insights/v2';
@@ -17,15 +17,14 @@ export const userSchema = {
   required: ['userId', 'userID', 'enrollmentStatus'],
 };
 
-const userInputSchema = {
+const userInputSchema = closedBody({
   type: 'object',
   properties: {
     userId: { type: ['string', 'null'], description: 'Optional; generated when omitted or null' },
-    userID: { type: ['string', 'null'], description: 'Alias of userId' },
     dateOfBirth: { type: ['string', 'null'], format: 'date' },
     homeZip: { type: ['string', 'null'], pattern: '^\\d{5}(-\\d{4})?$' },
   },
-};
+}, { userID: 'userId' });
 
 const exampleUser = {
   userId: 'driver-001', userID: 'driver-001', dateOfBirth: '1988-02-11', homeZip: '60601', enrollmentStatus: 'pending',
@@ -98,7 +97,7 @@ export const userRoutes: RestRoute[] = [
     },
     result: (d) => restUser(d.enrollUser),
     docs: {
-      requestBody: { type: 'object', properties: { enrollmentStatus: { type: 'string', enum: ['accepted', 'pending', 'rejected'] } }, required: ['enrollmentStatus'] },
+      requestBody: closedBody({ type: 'object', properties: { enrollmentStatus: { type: 'string', enum: ['accepted', 'pending', 'rejected'], description: 'Any case' } }, required: ['enrollmentStatus'] }, { status: 'enrollmentStatus' }),
       requestExample: { enrollmentStatus: 'accepted' }, response: userSchema, responseExample: { ...exampleUser, enrollmentStatus: 'accepted' },
     },
   },

@@ -1,6 +1,6 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import { EVENT_TYPES, eventTypeFromEnum, eventTypeToEnum } from '../../subgraphs/platform/webhooks/events.ts';
-import { defined, objectBody, pick, queryString } from './body.ts';
+import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** Base path of the webhook subscriptions. */
@@ -102,7 +102,7 @@ export const webhookRoutes: RestRoute[] = [
       description: 'Any client of the organisation may subscribe, whatever its scopes. `url`: https; a host that is or resolves to a private, link-local, '
         + 'loopback or other non-public address is refused (400); loopback (and plain http to it) only where the deployment sets WEBHOOK_ALLOW_LOOPBACK=true. Deliveries follow the Standard Webhooks specification; see docs/webhooks.md. '
         + 'At most 25 subscriptions per organisation (409).',
-      requestBody: { type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } },
+      requestBody: closedBody({ type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } }),
       requestExample: { url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'], description: 'Dispatch board' },
       response: { ...subscriptionSchema, required: [...subscriptionSchema.required as string[], 'secret'], properties: { ...subscriptionSchema.properties as Obj, secret: { type: 'string', description: 'whsec_...; shown once' } } },
       responseExample: { ...exampleSubscription, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },

@@ -3,6 +3,8 @@
  * object schema without properties (but documented open maps), and real answers of the roadside and
  * Risk Index operations conform to their schemas made strict (no undocumented field passes).
  */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract } from '../../gateway/docs/contract.ts';
 import { buildOpenApi } from '../../gateway/rest/openapi.ts';
@@ -10,6 +12,7 @@ import { restRoutes } from '../../gateway/rest/index.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { CHICAGO, provision, RS, roadsideToken, session, status } from '../roadside/helpers.ts';
+import { sourceAFull, sourceBFull } from '../scoring/mvr-fixtures.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -124,7 +127,7 @@ describe('real answers conform to the strict document', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestStack({ subgraphs: ['roadside', 'risk'] });
+    t = await startTestStack({ subgraphs: ['roadside', 'risk', 'scoring'] });
     token = (await roadsideToken(t)).body.access_token as string;
     await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
   }, 600_000);
@@ -149,7 +152,7 @@ describe('real answers conform to the strict document', () => {
     await call('POST', `${RS}/rescue/tire`, 201, { body: { sessionId, disablementLocation: CHICAGO, spareAvailable: true } });
     await call('POST', `${RS}/rescue/lockout`, 201, { body: { sessionId, disablementLocation: CHICAGO, keysLocation: 'in_trunk' } });
     const gas = await call('POST', `${RS}/rescue/gas`, 201, { body: { sessionId, disablementLocation: CHICAGO, fuelType: 'DIESEL', comments: 'Blue van' } });
-    await call('POST', `${RS}/rescue/battery`, 201, { body: { sessionId, disablementLocation: CHICAGO, batteryService: 'REPLACE', destination: CHICAGO } });
+    await call('POST', `${RS}/rescue/battery`, 201, { body: { sessionId, disablementLocation: CHICAGO, batteryService: 'REPLACE' } });
     await call('POST', `${RS}/rescue/reqId/${gas.body.requestId as string}/cancel`, 200, { body: { reason: 'Found a can' } });
     await call('GET', `${RS}/rescue/reqId/${reqId}/providers`, 200);
     await call('GET', `${RS}/rescue/eta?reqId=${reqId}`, 200);
@@ -193,4 +196,44 @@ describe('real answers conform to the strict document', () => {
     expect(contract.check('GET', `/riskIndex/v1/riskInfo?${at}`, 200, 'application/json', { ...answers.riskInfo, riskInfo: { ...riskInfo, riskIndex: 3 } }))
       .toEqual([expect.stringMatching(/riskInfo must NOT have additional properties/)]);
   }, 120_000);
+
+  it('the MVR operations: a report as its component states it, the normalised summary, the score', async () => {
+    const users = '/shared-mobility-insights/v2/users';
+    await call('POST', users, 201, { token: t.token, body: { userID: 'shapes-mvr', dateOfBirth: '1988-02-11', homeZip: '60601' } });
+    const ajv = new Ajv2020({ strict: false, allowUnionTypes: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi:doc', components: doc.components });
+    const validA = ajv.compile({ $ref: 'openapi:doc#/components/schemas/MvrSourceAReport' });
+    expect(validA(sourceAFull())).toBe(true);
+    expect(validA({ ...sourceAFull(), accidents: 'none' })).toBe(false);
+    await call('POST', `${users}/shapes-mvr/sourceb-mvr`, 201, { token: t.token, body: sourceBFull() });
+    const created = await call('POST', `${users}/shapes-mvr/sourcea-mvr`, 201, { token: t.token, body: sourceAFull() });
+    expect(created.body.summary.violations[0]).toMatchObject({ category: 'SPEEDING', severityBasis: 'ACD' });
+    await call('GET', `${users}/shapes-mvr/prequal-coverage-score`, 200, { token: t.token });
+    expect(violations).toEqual([]);
+  }, 120_000);
+
+  it('a closed request body refuses a field it does not name with 400 naming it, as the document says', async () => {
+    // The REST table's operations (the admin API checks its bodies on its own, behind an admin token).
+    const closed = new OpenApiContract(doc).operations().filter(({ path, operation }) => {
+      if (path.startsWith('/platform/admin/')) return false;
+      const media = ((operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.['application/json'];
+      return isObject(media?.schema) && (media.schema as Json).additionalProperties === false;
+    });
+    expect(closed.length).toBeGreaterThan(35);
+    for (const { method, path, operation } of closed) {
+      const media = ((operation.requestBody as Json).content as Record<string, Json>)['application/json'];
+      const url = path.replace(/\{[^}]+\}/g, '1HGCM82633A004352');
+      const body = { ...(isObject(media.example) ? media.example : {}), unexpectedField: 1 };
+      const res = await t.request(method.toUpperCase(), url, { token: path.startsWith(RS) ? token : t.token, body });
+      expect([res.status, res.body.field], `${method} ${path}`).toEqual([400, 'unexpectedField']);
+    }
+    // the documented spellings pass the check: an alias is a named field
+    const aliased = await t.request('POST', `${RS}/rescue/feedback`, { token, body: { reqId: 'no-such-rescue', rating: 5 } });
+    expect(aliased.status).toBe(404);
+    // a field of another service is not one of this service's fields: a battery call has no destination
+    const battery = await t.request('POST', `${RS}/rescue/battery`, { token, body: { sessionId: 'x', disablementLocation: CHICAGO, batteryService: 'JUMP', destination: CHICAGO } });
+    expect([battery.status, battery.body.field]).toEqual([400, 'destination']);
+  }, 120_000);
 });
+
