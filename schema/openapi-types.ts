@@ -1456,6 +1456,71 @@ export interface components {
         };
         /** Format: date */
         MvrSourceBReportOptionalDate: string | null;
+        /** @description The report normalised into the summary both formats share */
+        MvrSummary: {
+            /** @description The provider's own id of the report, when it sent one */
+            providerReportId: string | null;
+            license: {
+                /**
+                 * @description One scale for both providers
+                 * @enum {string}
+                 */
+                status: "VALID" | "LIMITED" | "INCOMPLETE" | "EXPIRED" | "NOT_VALID" | "SUSPENDED" | "REVOKED" | "CANCELLED" | "DENIED" | "UNKNOWN";
+                /** @description As the provider spelled it */
+                reportedStatus: string;
+                number: string | null;
+                state: string | null;
+                licenseClass: string | null;
+                /** Format: date */
+                issueDate: string | null;
+                /**
+                 * Format: date
+                 * @description Years licensed are counted from it
+                 */
+                firstIssueDate: string | null;
+                /** Format: date */
+                expirationDate: string | null;
+                restrictions: string[];
+                endorsements: string[];
+            };
+            violations: {
+                acdCode: string | null;
+                /** @enum {string} */
+                category: "ALCOHOL_DRUGS" | "DUTIES_FAILED" | "EQUIPMENT" | "MANEUVERS" | "SPEEDING" | "UNCLASSIFIED" | "WITHDRAWAL";
+                /** @enum {string} */
+                severity: "MINOR" | "SERIOUS" | "MAJOR";
+                /** @enum {string} */
+                severityBasis: "REPORTED" | "ACD";
+                moving: boolean;
+                /**
+                 * Format: date
+                 * @description The offence date (the conviction date when it is unknown)
+                 */
+                date: string;
+                /** Format: date */
+                violationDate: string | null;
+                /** Format: date */
+                convictionDate: string | null;
+                description: string | null;
+            }[];
+            accidents: {
+                /** Format: date */
+                date: string;
+                /** @description Null when the state does not record fault */
+                atFault: boolean | null;
+                injuries: boolean;
+                fatalities: boolean;
+                description: string | null;
+            }[];
+            withdrawals: {
+                acdCode: string | null;
+                /** Format: date */
+                startDate: string;
+                /** Format: date */
+                endDate: string | null;
+                description: string | null;
+            }[];
+        };
         /** @description A point in degrees (WGS 84) */
         Position: {
             latitude: number;
@@ -1906,11 +1971,11 @@ export interface operations {
                 "application/json": {
                     /** @description Optional; generated when omitted or null */
                     userId?: string | null;
-                    /** @description Alias of userId */
-                    userID?: string | null;
                     /** Format: date */
                     dateOfBirth?: string | null;
                     homeZip?: string | null;
+                    /** @description Alias of userId */
+                    userID?: string | null;
                 };
             };
         };
@@ -2217,11 +2282,11 @@ export interface operations {
                 "application/json": {
                     /** @description Optional; generated when omitted or null */
                     userId?: string | null;
-                    /** @description Alias of userId */
-                    userID?: string | null;
                     /** Format: date */
                     dateOfBirth?: string | null;
                     homeZip?: string | null;
+                    /** @description Alias of userId */
+                    userID?: string | null;
                 };
             };
         };
@@ -2393,11 +2458,11 @@ export interface operations {
                 "application/json": {
                     /** @description Optional; generated when omitted or null */
                     userId?: string | null;
-                    /** @description Alias of userId */
-                    userID?: string | null;
                     /** Format: date */
                     dateOfBirth?: string | null;
                     homeZip?: string | null;
+                    /** @description Alias of userId */
+                    userID?: string | null;
                 };
             };
         };
@@ -2580,11 +2645,11 @@ export interface operations {
                 "application/json": {
                     /** @description Optional; generated when omitted or null */
                     userId?: string | null;
-                    /** @description Alias of userId */
-                    userID?: string | null;
                     /** Format: date */
                     dateOfBirth?: string | null;
                     homeZip?: string | null;
+                    /** @description Alias of userId */
+                    userID?: string | null;
                 };
             };
         };
@@ -2760,8 +2825,16 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @enum {string} */
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
                     enrollmentStatus: "accepted" | "pending" | "rejected";
+                    /**
+                     * @description Alias of enrollmentStatus
+                     * @enum {string}
+                     */
+                    status?: "accepted" | "pending" | "rejected";
                 };
             };
         };
@@ -2992,35 +3065,7 @@ export interface operations {
                         source: "sourcea" | "sourceb";
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description The report normalised into the summary both formats share */
-                        summary?: {
-                            providerReportId?: string | null;
-                            license?: {
-                                status?: string;
-                                reportedStatus?: string;
-                                /** Format: date */
-                                firstIssueDate?: string | null;
-                            };
-                            violations?: {
-                                acdCode?: string | null;
-                                category?: string;
-                                /** @enum {string} */
-                                severity?: "MINOR" | "SERIOUS" | "MAJOR";
-                                /** Format: date */
-                                date?: string;
-                            }[];
-                            accidents?: {
-                                /** Format: date */
-                                date?: string;
-                                atFault?: boolean | null;
-                            }[];
-                            withdrawals?: {
-                                /** Format: date */
-                                startDate?: string;
-                                /** Format: date */
-                                endDate?: string | null;
-                            }[];
-                        };
+                        summary: components["schemas"]["MvrSummary"];
                     };
                 };
             };
@@ -3215,35 +3260,7 @@ export interface operations {
                         source: "sourcea" | "sourceb";
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description The report normalised into the summary both formats share */
-                        summary?: {
-                            providerReportId?: string | null;
-                            license?: {
-                                status?: string;
-                                reportedStatus?: string;
-                                /** Format: date */
-                                firstIssueDate?: string | null;
-                            };
-                            violations?: {
-                                acdCode?: string | null;
-                                category?: string;
-                                /** @enum {string} */
-                                severity?: "MINOR" | "SERIOUS" | "MAJOR";
-                                /** Format: date */
-                                date?: string;
-                            }[];
-                            accidents?: {
-                                /** Format: date */
-                                date?: string;
-                                atFault?: boolean | null;
-                            }[];
-                            withdrawals?: {
-                                /** Format: date */
-                                startDate?: string;
-                                /** Format: date */
-                                endDate?: string | null;
-                            }[];
-                        };
+                        summary: components["schemas"]["MvrSummary"];
                     };
                 };
             };
@@ -3529,12 +3546,14 @@ export interface operations {
                 "application/json": {
                     /** @description Exactly 17 letters or digits; stored and returned upper-case */
                     VIN?: string;
-                    /** @description Alias of VIN */
-                    vin?: string;
                     /** @description Optional: pairs this device (IMEI) with the vehicle (and unpairs it from any other vehicle) */
                     deviceID?: string;
+                    /** @description Alias of VIN */
+                    vin?: string;
                     /** @description Alias of deviceID */
                     deviceId?: string;
+                    /** @description Alias of deviceID */
+                    imei?: string;
                 };
             };
         };
@@ -3836,12 +3855,14 @@ export interface operations {
                 "application/json": {
                     /** @description Exactly 17 letters or digits; stored and returned upper-case */
                     VIN?: string;
-                    /** @description Alias of VIN */
-                    vin?: string;
                     /** @description Optional: pairs this device (IMEI) with the vehicle (and unpairs it from any other vehicle) */
                     deviceID?: string;
+                    /** @description Alias of VIN */
+                    vin?: string;
                     /** @description Alias of deviceID */
                     deviceId?: string;
+                    /** @description Alias of deviceID */
+                    imei?: string;
                 };
             };
         };
@@ -5923,11 +5944,18 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: date */
+                    effectiveEndDate: string;
                     /**
                      * Format: date
-                     * @description Alias: effectiveDate
+                     * @description Alias of effectiveEndDate
                      */
-                    effectiveEndDate: string;
+                    effectiveDate?: string;
+                    /**
+                     * Format: date
+                     * @description Alias of effectiveEndDate
+                     */
+                    endDate?: string;
                 };
             };
         };
@@ -6655,7 +6683,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @enum {string} */
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
                     status: "Active" | "Inactive";
                 };
             };
@@ -7360,13 +7391,22 @@ export interface operations {
                     year?: number | null;
                     /** @description The vehicle's user; must exist */
                     userId?: string | null;
-                    devices: {
+                    /** @description Alias of vin */
+                    VIN?: string | null;
+                    /** @description Devices as { deviceId, type } or as ids */
+                    devices: ({
                         deviceId: string;
                         /** @enum {string} */
                         type?: "mobile" | "obd";
-                    }[];
+                    } | string)[];
                     /** Format: date */
                     effectiveDate?: string;
+                    /** @description Alias of devices */
+                    deviceIds?: ({
+                        deviceId: string;
+                        /** @enum {string} */
+                        type?: "mobile" | "obd";
+                    } | string)[];
                 };
             };
         };
@@ -7738,6 +7778,8 @@ export interface operations {
                     year?: number | null;
                     /** @description The vehicle's user; must exist */
                     userId?: string | null;
+                    /** @description Alias of vin */
+                    VIN?: string | null;
                 };
             };
         };
@@ -8101,6 +8143,8 @@ export interface operations {
                     year?: number | null;
                     /** @description The vehicle's user; must exist */
                     userId?: string | null;
+                    /** @description Alias of vin */
+                    VIN?: string | null;
                 };
             };
         };
@@ -8617,6 +8661,8 @@ export interface operations {
                 "application/json": {
                     /** @description Generated when absent or null */
                     userId?: string | null;
+                    /** @description Alias of userId */
+                    userID?: string | null;
                 };
             };
         };
@@ -9655,7 +9701,10 @@ export interface operations {
                     version: string;
                     /** @description Or action: granted | withdrawn */
                     granted?: boolean;
-                    /** @enum {string} */
+                    /**
+                     * @description Any case
+                     * @enum {string}
+                     */
                     action?: "granted" | "withdrawn";
                     /**
                      * Format: date-time
@@ -9663,7 +9712,17 @@ export interface operations {
                      */
                     timestamp?: string;
                     source: string;
-                };
+                    /**
+                     * @description Alias of type
+                     * @enum {string}
+                     */
+                    consentType?: "location-tracking" | "driving-data-sharing" | "vehicle-data-collection" | "marketing";
+                    /**
+                     * @description Alias of action
+                     * @enum {string}
+                     */
+                    status?: "granted" | "withdrawn";
+                } | unknown | unknown | unknown;
             };
         };
         responses: {
@@ -11271,8 +11330,12 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId?: string;
-                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    /** @description Where the vehicle is (or latitude and longitude at the top level) */
                     disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    /** @description With longitude, instead of disablementLocation */
+                    latitude?: number;
+                    /** @description With latitude, instead of disablementLocation */
+                    longitude?: number;
                     vehicle?: components["schemas"]["RescueVehicleInput"];
                     customer?: components["schemas"]["RescueCustomerInput"];
                     /** @description Free text for the provider */
@@ -11282,6 +11345,12 @@ export interface operations {
                      * @enum {boolean|string}
                      */
                     spareAvailable: true | "Y" | "true";
+                    /** @description Alias of disablementLocation */
+                    disablement?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of disablementLocation */
+                    location?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of customer */
+                    consumer?: components["schemas"]["RescueCustomerInput"];
                 };
             };
         };
@@ -11458,8 +11527,12 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId?: string;
-                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    /** @description Where the vehicle is (or latitude and longitude at the top level) */
                     disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    /** @description With longitude, instead of disablementLocation */
+                    latitude?: number;
+                    /** @description With latitude, instead of disablementLocation */
+                    longitude?: number;
                     vehicle?: components["schemas"]["RescueVehicleInput"];
                     customer?: components["schemas"]["RescueCustomerInput"];
                     /** @description Free text for the provider */
@@ -11469,6 +11542,12 @@ export interface operations {
                      * @enum {string}
                      */
                     keysLocation: "IN_VEHICLE" | "IN_TRUNK" | "LOST" | "BROKEN";
+                    /** @description Alias of disablementLocation */
+                    disablement?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of disablementLocation */
+                    location?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of customer */
+                    consumer?: components["schemas"]["RescueCustomerInput"];
                 };
             };
         };
@@ -11645,8 +11724,12 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId?: string;
-                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    /** @description Where the vehicle is (or latitude and longitude at the top level) */
                     disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    /** @description With longitude, instead of disablementLocation */
+                    latitude?: number;
+                    /** @description With latitude, instead of disablementLocation */
+                    longitude?: number;
                     vehicle?: components["schemas"]["RescueVehicleInput"];
                     customer?: components["schemas"]["RescueCustomerInput"];
                     /** @description Free text for the provider */
@@ -11656,6 +11739,12 @@ export interface operations {
                      * @enum {string}
                      */
                     fuelType: "REGULAR" | "MIDGRADE" | "PREMIUM" | "DIESEL";
+                    /** @description Alias of disablementLocation */
+                    disablement?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of disablementLocation */
+                    location?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of customer */
+                    consumer?: components["schemas"]["RescueCustomerInput"];
                 };
             };
         };
@@ -11832,8 +11921,12 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId: string;
-                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    /** @description Where the vehicle is (or latitude and longitude at the top level) */
                     disablementLocation: components["schemas"]["RescueLocationInput"];
+                    /** @description With longitude, instead of disablementLocation */
+                    latitude?: number;
+                    /** @description With latitude, instead of disablementLocation */
+                    longitude?: number;
                     vehicle?: components["schemas"]["RescueVehicleInput"];
                     customer?: components["schemas"]["RescueCustomerInput"];
                     /** @description Free text for the provider */
@@ -11841,6 +11934,16 @@ export interface operations {
                     destination?: components["schemas"]["RescueLocationInput"];
                     /** @description A tow-to location from /rescue/tow/locations, instead of destination */
                     towLocationId?: string;
+                    /** @description Alias of disablementLocation */
+                    disablement?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of disablementLocation */
+                    location?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of customer */
+                    consumer?: components["schemas"]["RescueCustomerInput"];
+                    /** @description Alias of destination */
+                    destinationLocation?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of destination */
+                    towDestination?: components["schemas"]["RescueLocationInput"];
                 } | unknown | unknown;
             };
         };
@@ -12017,8 +12120,12 @@ export interface operations {
                  */
                 "application/json": {
                     sessionId?: string;
-                    /** @description Where the vehicle is (aliases: disablement, location, or latitude and longitude at the top level) */
+                    /** @description Where the vehicle is (or latitude and longitude at the top level) */
                     disablementLocation?: components["schemas"]["RescueLocationInput"];
+                    /** @description With longitude, instead of disablementLocation */
+                    latitude?: number;
+                    /** @description With latitude, instead of disablementLocation */
+                    longitude?: number;
                     vehicle?: components["schemas"]["RescueVehicleInput"];
                     customer?: components["schemas"]["RescueCustomerInput"];
                     /** @description Free text for the provider */
@@ -12028,6 +12135,12 @@ export interface operations {
                      * @enum {string}
                      */
                     batteryService: "JUMP" | "REPLACE";
+                    /** @description Alias of disablementLocation */
+                    disablement?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of disablementLocation */
+                    location?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of customer */
+                    consumer?: components["schemas"]["RescueCustomerInput"];
                 };
             };
         };
@@ -12203,11 +12316,15 @@ export interface operations {
                 "application/json": {
                     sessionId: string;
                     /**
-                     * @description Any case; tow by default. Alias: serviceType
+                     * @description Any case; tow by default
                      * @enum {string}
                      */
                     service?: "tire" | "lockout" | "gas" | "tow" | "battery" | "changetire";
                     disablementLocation: components["schemas"]["RescueLocationInput"];
+                    /** @description With longitude, instead of disablementLocation */
+                    latitude?: number;
+                    /** @description With latitude, instead of disablementLocation */
+                    longitude?: number;
                     destination?: components["schemas"]["RescueLocationInput"];
                     towLocationId?: string;
                     /**
@@ -12215,6 +12332,19 @@ export interface operations {
                      * @enum {string}
                      */
                     batteryService?: "JUMP" | "REPLACE";
+                    /**
+                     * @description Alias of service
+                     * @enum {string}
+                     */
+                    serviceType?: "tire" | "lockout" | "gas" | "tow" | "battery" | "changetire";
+                    /** @description Alias of disablementLocation */
+                    disablement?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of disablementLocation */
+                    location?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of destination */
+                    destinationLocation?: components["schemas"]["RescueLocationInput"];
+                    /** @description Alias of destination */
+                    towDestination?: components["schemas"]["RescueLocationInput"];
                 };
             };
         };
@@ -12384,6 +12514,8 @@ export interface operations {
                     make?: string;
                     /** @default 10 */
                     limit?: number;
+                    /** @description Alias of location */
+                    disablementLocation?: components["schemas"]["RescueLocationInput"];
                 } | unknown | unknown;
             };
         };
@@ -13087,7 +13219,6 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Alias: reqId */
                     requestId: string;
                     sessionId?: string;
                     /**
@@ -13097,9 +13228,13 @@ export interface operations {
                     status: "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED";
                     latitude?: number;
                     longitude?: number;
-                    /** @description Minutes (alias: updatedEta) */
+                    /** @description Minutes */
                     updatedETA?: number;
                     note?: string;
+                    /** @description Alias of requestId */
+                    reqId?: string;
+                    /** @description Alias of updatedETA */
+                    updatedEta?: number;
                 };
             };
         };
@@ -13264,11 +13399,12 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Alias: reqId */
                     requestId: string;
                     sessionId?: string;
                     rating: number;
                     comment?: string;
+                    /** @description Alias of requestId */
+                    reqId?: string;
                 };
             };
         };
@@ -13633,7 +13769,6 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Alias: reqId */
                     requestId?: string;
                     memberId?: string;
                     /**
@@ -13641,11 +13776,17 @@ export interface operations {
                      * @enum {string}
                      */
                     fileType?: "PHOTO" | "INVOICE" | "RECEIPT" | "SIGNATURE" | "DAMAGE_REPORT" | "OTHER";
-                    /** @description YYYY-MM-DD (start of the day, UTC) or an ISO 8601 date-time (alias: fromDate) */
+                    /** @description YYYY-MM-DD (start of the day, UTC) or an ISO 8601 date-time */
                     from?: string;
-                    /** @description YYYY-MM-DD (end of the day, UTC) or an ISO 8601 date-time (alias: toDate) */
+                    /** @description YYYY-MM-DD (end of the day, UTC) or an ISO 8601 date-time */
                     to?: string;
                     limit?: number;
+                    /** @description Alias of requestId */
+                    reqId?: string;
+                    /** @description Alias of from */
+                    fromDate?: string;
+                    /** @description Alias of to */
+                    toDate?: string;
                 };
             };
         };
