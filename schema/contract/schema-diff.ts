@@ -5,8 +5,9 @@ import { deref, lowerBounds, upperBounds, view, type Node, type SchemaView } fro
  * Compares a schema of the baseline with the current one. On the request side (what partners send)
  * a rule the baseline stated must not get stricter; on the response side (what partners read) what
  * the baseline promised must still hold. Stating a rule where the baseline stated none (a type, an
- * enum, a pattern, a bound, the properties of a shapeless object, a closed object) only documents
- * what the server did: not breaking.
+ * enum, a pattern, a bound, the properties of a shapeless object, closing a shapeless object) only
+ * documents what the server did: not breaking. Closing an object whose properties the baseline listed
+ * is breaking: a request with another property was accepted.
  */
 export interface SchemaDiff { base: Node; current: Node; out: BreakingChange[] }
 
@@ -33,8 +34,10 @@ function request(b: SchemaView, c: SchemaView, location: string, add: (kind: str
     const [was, is] = [b.bounds.get(key), c.bounds.get(key)];
     if (was !== undefined && is !== undefined && was !== is) add('request-rule-changed', `${location} ${key}`, `${key} ${String(was)} → ${String(is)}`);
   }
+  // An object whose properties the baseline listed took other properties too, unless it said otherwise.
+  const wasOpen = (key: string) => b.bounds.get(key) === true || (b.bounds.get(key) === undefined && b.statesProperties && !closed(b));
   for (const key of ['additionalProperties', 'unevaluatedProperties']) {
-    if (b.bounds.get(key) === true && c.bounds.get(key) === false) add('request-rule-changed', `${location} ${key}`, 'unknown properties are refused');
+    if (c.bounds.get(key) === false && wasOpen(key)) add('request-rule-changed', `${location} ${key}`, 'unknown properties are refused');
   }
   if (!b.statesProperties) return;
   for (const name of c.required) if (!b.required.has(name)) add('request-property-became-required', `${location}.${name}`, 'a request without it is refused');

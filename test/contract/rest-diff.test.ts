@@ -134,6 +134,17 @@ describe('REST breaking changes', () => {
     })).toEqual([]);
   });
 
+  it('finds an object whose properties the baseline listed (open by default) closed', () => {
+    const open = baseline() as Editable;
+    delete open.paths['/users'].post.requestBody.content['application/json'].schema.additionalProperties;
+    const closed = structuredClone(open);
+    closed.paths['/users'].post.requestBody.content['application/json'].schema.additionalProperties = false;
+    expect(restBreakingChanges(open, closed).map((c) => `${c.kind} ${c.location}`)).toEqual(['request-rule-changed POST /users request body additionalProperties']);
+    const unevaluated = structuredClone(closed);
+    unevaluated.paths['/users'].post.requestBody.content['application/json'].schema = { ...closed.paths['/users'].post.requestBody.content['application/json'].schema, additionalProperties: undefined, unevaluatedProperties: false };
+    expect(restBreakingChanges(closed, unevaluated)).toEqual([]);
+  });
+
   it('counts the shape of a shapeless body as documentation: properties, required ones and closing it', () => {
     const doc = baseline() as Editable;
     doc.paths['/users'].post.requestBody.content['application/json'].schema = { type: 'object' };
