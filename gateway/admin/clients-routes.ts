@@ -91,7 +91,11 @@ const credentials = {
   required: ['clientId', 'clientSecret', 'organisation', 'scopes'],
 };
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
-const errors = { 400: problem('Invalid input'), 401: problem('Missing, invalid or expired token'), 403: problem("Token lacks the 'admin' scope"), 429: problem('Rate limit exceeded (see Retry-After)'), default: problem('Any other error') };
+const errors = {
+  401: problem('Missing, invalid or expired token'), 403: problem("Token lacks the 'admin' scope"), 414: problem('A URL over 16 KiB'), 429: problem('Rate limit exceeded (see Retry-After)'),
+  431: problem('Request line and headers over 16 KiB'), 503: problem('The database is unavailable or the service is overloaded (see Retry-After)'),
+};
+const bodyErrors = { 400: problem('Invalid input'), 413: problem('Request body too large'), 415: problem('Unsupported content type (accepted: application/json)') };
 const clientIdParameter = { name: 'clientId', in: 'path', required: true, schema: { type: 'string' } };
 const security = [{ bearer: ['admin'] }];
 
@@ -101,7 +105,7 @@ export const adminClientPaths = {
     post: {
       operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security,
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', pattern: ORGANISATION_PATTERN.source }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
-      responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...errors },
+      responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...bodyErrors, ...errors },
     },
     get: {
       operationId: 'listClients', summary: 'List API clients (operators: admin scope)', tags: ['Admin'], security,

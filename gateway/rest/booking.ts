@@ -263,11 +263,11 @@ export const bookingRoutes: RestRoute[] = [
     },
     docs: {
       query: {
-        vin: { type: 'string', description: 'Only this vehicle\'s bookings' },
+        vin: { ...vinSchema, description: 'Only this vehicle\'s bookings (17 letters or digits, any case; alias VIN)' },
         userId: { type: 'string', description: 'Only this user id\'s bookings (userID accepted too)' },
         status: { type: 'string', enum: ['active', 'ended'], description: 'Any case' },
-        startFrom: { type: 'integer', description: 'Bookings starting at or after (epoch seconds)' },
-        startTo: { type: 'integer', description: 'Bookings starting before (epoch seconds)' },
+        startFrom: { type: 'integer', minimum: 0, description: 'Bookings starting at or after (epoch seconds)' },
+        startTo: { type: 'integer', minimum: 0, description: 'Bookings starting before (epoch seconds)' },
         first: { type: 'integer', minimum: 1, maximum: 100, description: 'Page size (default 20, at most 100)' },
         after: { type: 'string', description: 'nextCursor of the previous page' },
       },

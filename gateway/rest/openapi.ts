@@ -4,11 +4,13 @@ import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
 import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from './risk.ts';
+import { withExamples } from './examples.ts';
 import { componentSchemas } from './components.ts';
 
 const problemSchema = {
   type: 'object',
-  description: 'RFC 9457 problem details',
+  description: 'RFC 9457 problem details; a problem type may add members (e.g. `resource` and `id` of what was not found)',
+  additionalProperties: true,
   properties: {
     type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' },
     code: { type: 'string', description: 'Same code as the GraphQL error extensions.code' },
@@ -20,6 +22,18 @@ const problemSchema = {
 };
 
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
+/** Body or query members that name something that must already exist: an unknown one answers 404. */
+const REFERENCE = /^(sessionId|requestId|reqId|userId|userID|VIN|vehicleId|deviceId|deviceID)$/;
+
+/** Whether a request can name something unknown (404): an id in the path, or a reference in the body or a lookup's query. */
+function canBeUnknown(route: RestRoute): boolean {
+  if (route.path.includes(':')) return true;
+  const bodyNames = Object.keys((route.docs?.requestBody?.properties ?? {}) as Record<string, unknown>);
+  // A list's query only filters (no match is an empty list); a single lookup's query names what it reads.
+  const queryNames = /^list/.test(route.operationId) ? [] : Object.keys(route.docs?.query ?? {});
+  return [...bodyNames, ...queryNames].some((name) => REFERENCE.test(name));
+}
 
 /** `/users/:userId` → `/users/{userId}` */
 const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -50,25 +64,25 @@ function operation(route: RestRoute) {
     responses: {
       [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
-        ...(idempotent ? { headers: replayedHeader } : {}),
+        ...(idempotent || route.docs?.responseHeaders ? { headers: { ...(idempotent ? replayedHeader : {}), ...route.docs?.responseHeaders } } : {}),
         content: route.docs?.responseContentTypes
           ? Object.fromEntries(route.docs.responseContentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
           : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
       },
-      400: problemResponse('Invalid input'),
+      ...(params.length || query.length || route.docs?.requestBody || idempotent ? { 400: problemResponse('Invalid input') } : {}),
       ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token') } : {}),
       ...(route.scope && route.scope !== 'any' ? { 403: problemResponse('Token lacks the scope') } : {}),
-      404: problemResponse('Unknown id'),
+      ...(canBeUnknown(route) ? { 404: problemResponse('Unknown id') } : {}),
       414: problemResponse('A path parameter over 1000 characters, or a URL over 16 KiB'),
       431: problemResponse('Request line and headers over 16 KiB'),
       // A read changes nothing, so it never conflicts; only a body can be too large or of the wrong type.
       ...(route.method !== 'GET' ? { 409: problemResponse('State conflict') } : {}),
       ...(route.docs?.requestBody ? { 413: problemResponse('Request body too large') } : {}),
       ...(route.docs?.requestBody && !route.rawBody ? { 415: problemResponse(`Unsupported content type (accepted: ${contentTypes.join(', ')})`) } : {}),
+      // Every REST route is behind the per-client (or per-address) request limit and runs on the subgraphs and the database.
       429: problemResponse('Rate limit exceeded (see Retry-After)'),
       503: problemResponse('A subgraph or the database is unavailable, or the service is overloaded (see Retry-After)'),
       ...Object.fromEntries(Object.entries(problems).map(([status, text]) => [status, problemResponse(text)])),
-      default: problemResponse('Any other error'),
     },
   };
 }
@@ -82,6 +96,7 @@ function withIdempotency(paths: Record<string, Record<string, HandWrittenOperati
     const own = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r.description]));
     const responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, status.startsWith('2') ? { ...r, headers: { ...r.headers, ...replayedHeader } } : r]));
     for (const [status, text] of Object.entries(idempotencyProblems(own))) responses[status] = problemResponse(text);
+    responses[400] ??= problemResponse('Invalid input (an Idempotency-Key that is not a printable key)');
     return [method, { ...op, parameters: [...op.parameters ?? [], idempotencyKeyParameter], responses }];
   }))]));
 }
@@ -133,10 +148,11 @@ const roadsideTokenOperation = {
     },
     401: tokenError('invalid_client (with WWW-Authenticate: Basic when HTTP Basic was used)', { 'WWW-Authenticate': { schema: { type: 'string' } } }),
     429: tokenError('too_many_requests: too many attempts for this client id or address', retryAfter),
+    413: problemResponse('Request body too large'),
     414: problemResponse('A URL over 16 KiB'),
+    415: problemResponse('Unsupported content type (accepted: application/x-www-form-urlencoded, application/json)'),
     431: problemResponse('Request line and headers over 16 KiB'),
     503: problemResponse('The service is overloaded or the database is unavailable (see Retry-After)'),
-    default: problemResponse('Any other error (e.g. 413 body too large, 415 unsupported content type)'),
   },
 };
 
@@ -159,10 +175,15 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
       responses: {
         200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer', example: 3600 }, scope: { type: 'string' } }, required: ['access_token', 'token_type', 'expires_in', 'scope'] } } } },
-        400: { description: 'invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2)' },
-        401: { description: 'invalid_client' },
-        429: { description: 'too_many_requests: too many attempts for this client id or address (see Retry-After)' },
+        400: {
+          description: 'invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2); a body that cannot be parsed is a problem',
+          content: { 'application/json': { schema: tokenErrorSchema }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+        },
+        401: tokenError('invalid_client'),
+        429: tokenError('too_many_requests: too many attempts for this client id or address', retryAfter),
+        413: problemResponse('Request body too large'),
         414: problemResponse('A URL over 16 KiB'),
+        415: problemResponse('Unsupported content type (accepted: application/x-www-form-urlencoded, application/json)'),
         431: problemResponse('Request line and headers over 16 KiB'),
         503: problemResponse('The service is overloaded or the database is unavailable (see Retry-After)'),
       },
@@ -174,7 +195,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: `Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457). Risk Index map of Chicago's Loop: [${RISK_MAP_EXAMPLE}](${RISK_MAP_EXAMPLE}).` },
     servers: [{ url: '/' }],
-    paths,
+    paths: withExamples(paths),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
       schemas: { Problem: problemSchema, ...componentSchemas() },

@@ -173,6 +173,10 @@ const topLevelPoint: Record<string, JsonSchema> = {
   latitude: { type: 'number', minimum: -90, maximum: 90, description: 'With longitude, instead of disablementLocation' },
   longitude: { type: 'number', minimum: -180, maximum: 180, description: 'With latitude, instead of disablementLocation' },
 };
+/** The provisioning key in a path, as the member service checks it (longer is 400). */
+const provisioningKeyParams = {
+  memberId: { minLength: 1, maxLength: 128 }, assetIntegrationId: { minLength: 1, maxLength: 128 }, partnerCd: { minLength: 1, maxLength: 64, description: 'The partner code' },
+};
 const sessionQueryDoc = { sessionId: { type: 'string', description: 'The session of the rescue (optional; must match when sent)' } };
 const exampleLocation = { latitude: 41.8781, longitude: -87.6298, address1: '233 S Wacker Dr', city: 'Chicago', state: 'IL', zip: '60606' };
 
@@ -302,7 +306,7 @@ const routes: RestRoute[] = [
     operation: `query RescueProvisioning($partnerCode: String!, $memberId: String!, $assetIntegrationId: String!) { rescueProvisioning(partnerCode: $partnerCode, memberId: $memberId, assetIntegrationId: $assetIntegrationId) { ${PROVISIONING} } }`,
     variables: provisioningKey,
     result: (d, req) => found(d.rescueProvisioning, 'Provisioned asset', `${req.params.partnerCd}/${req.params.memberId}/${req.params.assetIntegrationId}`),
-    docs: { response: provisioning },
+    docs: { params: provisioningKeyParams, response: provisioning },
   },
   {
     method: 'PUT', path: `${ROADSIDE_PREFIX}/provisioning/formpost/member/:memberId/asset/:assetIntegrationId/partner/:partnerCd`, operationId: 'updateProvisioning',
@@ -310,7 +314,7 @@ const routes: RestRoute[] = [
     operation: `mutation UpdateRescueProvisioning($partnerCode: String!, $memberId: String!, $assetIntegrationId: String!, $input: RescueProvisioningUpdateInput!) { updateRescueProvisioning(partnerCode: $partnerCode, memberId: $memberId, assetIntegrationId: $assetIntegrationId, input: $input) { ${PROVISIONING} } }`,
     variables: (req) => ({ ...provisioningKey(req), input: provisioningFields(objectBody(req)) }),
     result: (d) => d.updateRescueProvisioning,
-    docs: { contentTypes: ['application/json', 'application/x-www-form-urlencoded'], requestBody: closedBody(provisioningUpdate), requestExample: { milesPerTow: 50, effectiveEndDate: '2028-06-30' }, response: provisioning },
+    docs: { params: provisioningKeyParams, contentTypes: ['application/json', 'application/x-www-form-urlencoded'], requestBody: closedBody(provisioningUpdate), requestExample: { milesPerTow: 50, effectiveEndDate: '2028-06-30' }, response: provisioning },
   },
   {
     method: 'GET', path: `${ROADSIDE_PREFIX}/vehicle/makes`, operationId: 'getMakes', summary: 'Vehicle makes', tag: TAG, scope: 'roadside',
@@ -567,7 +571,15 @@ const routes: RestRoute[] = [
         'x-content-sha256': f.sha256, 'x-content-type-options': 'nosniff',
       };
     },
-    docs: { description: 'The response body is the stored bytes with the stored content type (not JSON): one of the types the upload accepts.', responseContentTypes: ALLOWED_CONTENT_TYPES },
+    docs: {
+      description: 'The response body is the stored bytes with the stored content type (not JSON): one of the types the upload accepts. '
+        + 'The file\'s metadata (request, member, type, size, upload time) is in POST /provider/fileservice/search.',
+      responseContentTypes: ALLOWED_CONTENT_TYPES,
+      responseHeaders: {
+        'Content-Disposition': { description: 'inline, with the stored file name (RFC 8187 filename*)', schema: { type: 'string', pattern: '^inline; filename\\*=UTF-8\'\'' } },
+        'X-Content-SHA256': { description: 'SHA-256 of the bytes, hex', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+      },
+    },
   },
 ];
 

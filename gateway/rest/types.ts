@@ -61,6 +61,8 @@ export interface RestRoute {
     responseContentType?: string;
     /** The success body is stored bytes in one of these media types (e.g. a retrieved file): each documented as a binary string. */
     responseContentTypes?: readonly string[];
+    /** Headers of the success response, by name (e.g. a file's checksum). */
+    responseHeaders?: Record<string, { description: string; schema: JsonSchema }>;
     /** Problem responses beyond the ones every route documents, e.g. `{ 422: 'Data missing for a score' }`. */
     problems?: Record<number, string>;
   };
