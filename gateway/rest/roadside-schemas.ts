@@ -1,4 +1,4 @@
-import { FILE_TYPES, PROVISIONING_LIMITS, SERVICE_WEIGHTS } from '../../subgraphs/platform/contract-rules.ts';
+import { EMAIL_PATTERN, FILE_TYPES, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../../subgraphs/platform/contract-rules.ts';
 import { VIN_PATTERN, ZIP_PATTERN } from '../../subgraphs/platform/scalars.ts';
 import { answer, arrayOf, bool, component, date, dateTime, int, nullable, num, str } from './components.ts';
 import type { JsonSchema } from './types.ts';
@@ -24,8 +24,8 @@ export const locationInput = component('RescueLocationInput', {
   type: 'object', required: ['latitude', 'longitude'], description: 'A point with optional address details (aliases: lat, lon or lng, address or street, zipCode or postalCode)',
   properties: {
     latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 },
-    address1: nullable(str), city: nullable(str), state: nullable({ type: 'string', pattern: '^[A-Za-z]{2}$' }),
-    zip: nullable(str), landmark: nullable(str),
+    address1: nullable({ type: 'string', maxLength: 255 }), city: nullable({ type: 'string', maxLength: 128 }), state: nullable({ type: 'string', pattern: pattern(STATE_CODE_PATTERN) }),
+    zip: nullable({ type: 'string', pattern: pattern(ZIP_PATTERN) }), landmark: nullable({ type: 'string', maxLength: 255 }),
   },
 });
 
@@ -133,8 +133,8 @@ const provisioningFields: Record<string, JsonSchema> = {
   productType: { type: 'string', description: 'The plan code (BASIC, PLUS, PREMIER, OEM), any case' },
   firstName: { type: 'string', minLength: 1, maxLength: L.firstName }, lastName: { type: 'string', minLength: 1, maxLength: L.lastName },
   address1: { type: 'string', maxLength: L.address1 }, address2: { type: 'string', maxLength: L.address2 }, city: { type: 'string', maxLength: L.city },
-  state: { type: 'string', pattern: '^[A-Za-z]{2}$' }, zip: { type: 'string', pattern: pattern(ZIP_PATTERN) },
-  emailAddress: { type: 'string', format: 'email', maxLength: L.emailAddress }, phone: { type: 'string', pattern: '^\\+?[0-9 ().-]{7,20}$' },
+  state: { type: 'string', pattern: pattern(STATE_CODE_PATTERN) }, zip: { type: 'string', pattern: pattern(ZIP_PATTERN) },
+  emailAddress: { type: 'string', pattern: pattern(EMAIL_PATTERN), maxLength: L.emailAddress }, phone: { type: 'string', pattern: pattern(PHONE_PATTERN) },
   companyName: { type: 'string', maxLength: L.companyName }, make: { type: 'string', maxLength: L.make }, model: { type: 'string', maxLength: L.model },
   year: { type: 'integer', minimum: 1900, description: 'Up to next year' }, vin: { type: 'string', pattern: pattern(VIN_PATTERN) },
   effectiveEndDate: date, milesPerTow: { type: 'number', minimum: 0, maximum: 500, description: 'Overrides the plan' },

@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/platform/contract-rules.ts';
+import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from '../../subgraphs/platform/contract-rules.ts';
 import {
   availabilityAnswer, BATTERY_SERVICES, cost, customerInput, etaAnswer, feedbackAnswer, file, fileTypeSchema, FUEL_TYPES, KEYS_LOCATIONS, locationInput,
   providersAnswer, provisioning, provisioningInput, provisioningUpdate, REST_SERVICES, REST_STATUSES, serviceRequest as serviceRequestSchema, towLocationsAnswer, vehicleInput,
@@ -528,7 +528,7 @@ const routes: RestRoute[] = [
         properties: {
           requestId: { type: 'string', description: 'The rescue the file belongs to (alias: reqId)' }, memberId: { type: 'string' }, fileType: fileTypeSchema,
           fileName: { type: 'string', description: 'Required in JSON; the part\'s name by default in multipart' }, contentType: { type: 'string', enum: [...ALLOWED_CONTENT_TYPES], description: 'Required in JSON; the part\'s type by default in multipart' },
-          content: { type: 'string', contentEncoding: 'base64', description: 'The file, base64 (aliases: contentBase64, data); in multipart, a file part instead' },
+          content: { type: 'string', contentEncoding: 'base64', maxLength: Math.ceil(MAX_FILE_BYTES / 3) * 4, description: `The file, base64, at most ${MAX_FILE_BYTES / 1024} KiB decoded (aliases: contentBase64, data); in multipart, a file part instead` },
         },
       },
       requestExample: { requestId: '0b8f2c1a-0000-4000-8000-000000000002', fileType: 'RECEIPT', fileName: 'receipt.txt', contentType: 'text/plain', content: 'UGFpZCAkOTU=' },

@@ -29,3 +29,8 @@ export const PRODUCT_SUBJECTS = {
   'Roadside Assistance': ['user', 'vehicle'],
 } as const satisfies Record<string, readonly ('user' | 'vehicle')[]>;
 export type ProductName = keyof typeof PRODUCT_SUBJECTS;
+
+/** A provisioned member's contact fields, as the roadside member service checks them. */
+export const STATE_CODE_PATTERN = /^[A-Za-z]{2}$/;
+export const PHONE_PATTERN = /^\+?[0-9 ().-]{7,20}$/;
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -1,5 +1,7 @@
 import { distance, point } from '@turf/turf';
+import { STATE_CODE_PATTERN } from '../../platform/contract-rules.ts';
 import { badInput } from '../../platform/errors.ts';
+import { ZIP_PATTERN } from '../../platform/scalars.ts';
 
 export interface LatLon { latitude: number; longitude: number }
 
@@ -67,9 +69,9 @@ export function storedLocation(value: LocationInput | null | undefined, field: s
     return s;
   };
   const state = text('state', 2);
-  if (state != null && !/^[A-Za-z]{2}$/.test(state)) throw badInput(`${field}.state must be a two-letter state code`, `${field}.state`);
+  if (state != null && !STATE_CODE_PATTERN.test(state)) throw badInput(`${field}.state must be a two-letter state code`, `${field}.state`);
   const zip = text('zip', 10);
-  if (zip != null && !/^\d{5}(-\d{4})?$/.test(zip)) throw badInput(`${field}.zip must be ##### or #####-####`, `${field}.zip`);
+  if (zip != null && !ZIP_PATTERN.test(zip)) throw badInput(`${field}.zip must be ##### or #####-####`, `${field}.zip`);
   return {
     ...pt, address1: text('address1', 255), city: text('city', 128), state: state?.toUpperCase() ?? null, zip, landmark: text('landmark', 255),
   };

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput, conflict, isConstraintConflict, notFound } from '../../platform/errors.ts';
-import { PROVISIONING_LIMITS, SERVICE_WEIGHTS } from '../../platform/contract-rules.ts';
-import { isCalendarDate } from '../../platform/scalars.ts';
+import { EMAIL_PATTERN, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../../platform/contract-rules.ts';
+import { isCalendarDate, VIN_PATTERN, ZIP_PATTERN } from '../../platform/scalars.ts';
 import { RescueAsset, RescueMember, RescuePlan, type RescueService } from '../entities.ts';
 
 /** The benefit service names partners know, by rescue service. */
@@ -58,14 +58,14 @@ function checkFields(f: ProvisioningFields, creating: boolean): ProvisioningFiel
     if (f.lastName !== undefined && !f.lastName?.trim()) throw badInput('lastName cannot be empty', 'lastName');
   }
   if (f.state != null) {
-    if (!/^[A-Za-z]{2}$/.test(f.state)) throw badInput('state must be a two-letter code', 'state');
+    if (!STATE_CODE_PATTERN.test(f.state)) throw badInput('state must be a two-letter code', 'state');
     out.state = f.state.toUpperCase();
   }
-  if (f.zip != null && !/^\d{5}(-\d{4})?$/.test(f.zip)) throw badInput('zip must be ##### or #####-####', 'zip');
-  if (f.emailAddress != null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(f.emailAddress)) throw badInput('emailAddress is not an email address', 'emailAddress');
-  if (f.phone != null && !/^\+?[0-9 ().-]{7,20}$/.test(f.phone)) throw badInput('phone must be 7 to 20 digits (spaces, dashes, dots, parentheses and a leading + allowed)', 'phone');
+  if (f.zip != null && !ZIP_PATTERN.test(f.zip)) throw badInput('zip must be ##### or #####-####', 'zip');
+  if (f.emailAddress != null && !EMAIL_PATTERN.test(f.emailAddress)) throw badInput('emailAddress is not an email address', 'emailAddress');
+  if (f.phone != null && !PHONE_PATTERN.test(f.phone)) throw badInput('phone must be 7 to 20 digits (spaces, dashes, dots, parentheses and a leading + allowed)', 'phone');
   if (f.vin != null) {
-    if (!/^[A-Za-z0-9]{17}$/.test(f.vin)) throw badInput('vin must be exactly 17 letters or digits', 'vin');
+    if (!VIN_PATTERN.test(f.vin)) throw badInput('vin must be exactly 17 letters or digits', 'vin');
     out.vin = f.vin.toUpperCase();
   }
   const maxYear = new Date().getUTCFullYear() + 1;
