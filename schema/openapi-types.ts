@@ -1113,7 +1113,7 @@ export interface paths {
         };
         /**
          * A provider file, byte for byte, with its content type
-         * @description The response body is the stored bytes with the stored content type (not JSON): one of the types the upload accepts.
+         * @description The response body is the stored bytes with the stored content type (not JSON): one of the types the upload accepts. The file's metadata (request, member, type, size, upload time) is in POST /provider/fileservice/search.
          */
         get: operations["retrieveFile"];
         put?: never;
@@ -1339,7 +1339,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details */
+        /** @description RFC 9457 problem details; a problem type may add members (e.g. `resource` and `id` of what was not found) */
         Problem: {
             type: string;
             title: string;
@@ -1356,6 +1356,8 @@ export interface components {
                 field?: string;
                 code?: string;
             }[];
+        } & {
+            [key: string]: unknown;
         };
         /**
          * Source A full motor vehicle report (snake_case)
@@ -1995,8 +1997,8 @@ export interface operations {
                      *       "dateOfBirth": "1988-02-11",
                      *       "homeZip": "60601",
                      *       "enrollmentStatus": "pending",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -2123,15 +2125,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getUser: {
@@ -2139,6 +2132,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -2158,8 +2152,8 @@ export interface operations {
                      *       "dateOfBirth": "1988-02-11",
                      *       "homeZip": "60601",
                      *       "enrollmentStatus": "pending",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -2250,15 +2244,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     updateUser: {
@@ -2266,6 +2251,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-002 */
                 userId: string;
             };
             cookie?: never;
@@ -2299,13 +2285,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "userId": "driver-001",
-                     *       "userID": "driver-001",
-                     *       "dateOfBirth": "1988-02-11",
-                     *       "homeZip": "60601",
+                     *       "userId": "driver-002",
+                     *       "userID": "driver-002",
+                     *       "dateOfBirth": null,
+                     *       "homeZip": "60603",
                      *       "enrollmentStatus": "pending",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -2423,15 +2409,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createUserWithId: {
@@ -2442,6 +2419,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example driver-002 */
                 userId: string;
             };
             cookie?: never;
@@ -2477,13 +2455,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "userId": "driver-001",
-                     *       "userID": "driver-001",
-                     *       "dateOfBirth": "1988-02-11",
-                     *       "homeZip": "60601",
+                     *       "userId": "driver-002",
+                     *       "userID": "driver-002",
+                     *       "dateOfBirth": "1990-06-30",
+                     *       "homeZip": "60602",
                      *       "enrollmentStatus": "pending",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -2610,15 +2588,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     patchUser: {
@@ -2629,6 +2598,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example driver-002 */
                 userId: string;
             };
             cookie?: never;
@@ -2664,13 +2634,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "userId": "driver-001",
-                     *       "userID": "driver-001",
-                     *       "dateOfBirth": "1988-02-11",
-                     *       "homeZip": "60601",
+                     *       "userId": "driver-002",
+                     *       "userID": "driver-002",
+                     *       "dateOfBirth": null,
+                     *       "homeZip": "60603",
                      *       "enrollmentStatus": "pending",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -2797,15 +2767,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     enrollUser: {
@@ -2813,6 +2774,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -2852,8 +2814,8 @@ export interface operations {
                      *       "dateOfBirth": "1988-02-11",
                      *       "homeZip": "60601",
                      *       "enrollmentStatus": "accepted",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -2971,15 +2933,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createSourceAMVR: {
@@ -2990,6 +2943,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -3057,6 +3011,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "mvrId": "00000000-0000-4000-8000-000000000001",
+                     *       "userId": "driver-001",
+                     *       "source": "sourcea",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "summary": {
+                     *         "providerReportId": "mvr_7f3a9c",
+                     *         "license": {
+                     *           "status": "VALID",
+                     *           "reportedStatus": "VALID",
+                     *           "number": "D1234567",
+                     *           "state": "CA",
+                     *           "licenseClass": "C",
+                     *           "issueDate": "2021-04-02",
+                     *           "firstIssueDate": "2009-07-15",
+                     *           "expirationDate": "2030-04-02",
+                     *           "restrictions": [],
+                     *           "endorsements": []
+                     *         },
+                     *         "violations": [
+                     *           {
+                     *             "acdCode": "S93",
+                     *             "category": "SPEEDING",
+                     *             "severity": "MINOR",
+                     *             "severityBasis": "ACD",
+                     *             "moving": true,
+                     *             "date": "2024-05-01",
+                     *             "violationDate": "2024-05-01",
+                     *             "convictionDate": "2024-06-10",
+                     *             "description": "Speeding 11-15 over"
+                     *           }
+                     *         ],
+                     *         "accidents": [],
+                     *         "withdrawals": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description The MVR record id (scores name the record they used) */
                         mvrId: string;
@@ -3168,15 +3160,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createSourceBMVR: {
@@ -3187,6 +3170,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example driver-002 */
                 userId: string;
             };
             cookie?: never;
@@ -3252,6 +3236,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "mvrId": "00000000-0000-4000-8000-000000000001",
+                     *       "userId": "driver-002",
+                     *       "source": "sourceb",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "summary": {
+                     *         "providerReportId": "SB-2026-000481",
+                     *         "license": {
+                     *           "status": "VALID",
+                     *           "reportedStatus": "VALID",
+                     *           "number": "R200-4417-9921",
+                     *           "state": "IL",
+                     *           "licenseClass": "D",
+                     *           "issueDate": "2022-02-11",
+                     *           "firstIssueDate": "2006-03-01",
+                     *           "expirationDate": "2030-02-11",
+                     *           "restrictions": [],
+                     *           "endorsements": []
+                     *         },
+                     *         "violations": [],
+                     *         "accidents": [
+                     *           {
+                     *             "date": "2024-01-09",
+                     *             "atFault": false,
+                     *             "injuries": true,
+                     *             "fatalities": false,
+                     *             "description": "Intersection collision"
+                     *           }
+                     *         ],
+                     *         "withdrawals": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description The MVR record id (scores name the record they used) */
                         mvrId: string;
@@ -3363,15 +3381,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getPrequalCoverageScore: {
@@ -3379,6 +3388,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -3394,19 +3404,19 @@ export interface operations {
                     /**
                      * @example {
                      *       "userId": "driver-001",
-                     *       "score": 612,
+                     *       "score": 476,
                      *       "modelVersion": "prequal-mult-1.0.0",
-                     *       "mvrId": "5b0c1a1e-8f6e-4a53-9d3e-2f2b8c7d9e10",
+                     *       "mvrId": "00000000-0000-4000-8000-000000000001",
                      *       "mvrSource": "sourcea",
-                     *       "asOf": "2026-11-22",
+                     *       "asOf": "2026-01-15",
                      *       "reasonCodes": [
-                     *         "AT_FAULT_ACCIDENT",
+                     *         "TERRITORY",
                      *         "MINOR_VIOLATION"
                      *       ],
                      *       "reasons": [
                      *         {
-                     *           "code": "AT_FAULT_ACCIDENT",
-                     *           "description": "At-fault accident"
+                     *           "code": "TERRITORY",
+                     *           "description": "Home ZIP territory"
                      *         },
                      *         {
                      *           "code": "MINOR_VIOLATION",
@@ -3514,15 +3524,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createVehicle: {
@@ -3568,11 +3569,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "VIN": "1HGCM82633A004352",
                      *       "vin": "1HGCM82633A004352",
-                     *       "deviceID": "356938035643809",
+                     *       "VIN": "1HGCM82633A004352",
                      *       "deviceId": "356938035643809",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *       "deviceID": "356938035643809",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -3697,15 +3698,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getVehicle: {
@@ -3713,7 +3705,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The VIN: exactly 17 letters or digits, any case (400 otherwise) */
+                /**
+                 * @description The VIN: exactly 17 letters or digits, any case (400 otherwise)
+                 * @example 1HGCM82633A004352
+                 */
                 vin: string;
             };
             cookie?: never;
@@ -3728,11 +3723,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "VIN": "1HGCM82633A004352",
                      *       "vin": "1HGCM82633A004352",
-                     *       "deviceID": "356938035643809",
+                     *       "VIN": "1HGCM82633A004352",
                      *       "deviceId": "356938035643809",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *       "deviceID": "356938035643809",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -3821,15 +3816,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createVehicleWithVin: {
@@ -3840,7 +3826,10 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The VIN: exactly 17 letters or digits, any case (400 otherwise) */
+                /**
+                 * @description The VIN: exactly 17 letters or digits, any case (400 otherwise)
+                 * @example 2T1BURHE0JC014702
+                 */
                 vin: string;
             };
             cookie?: never;
@@ -3877,11 +3866,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "VIN": "1HGCM82633A004352",
-                     *       "vin": "1HGCM82633A004352",
-                     *       "deviceID": "356938035643809",
-                     *       "deviceId": "356938035643809",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *       "vin": "2T1BURHE0JC014702",
+                     *       "VIN": "2T1BURHE0JC014702",
+                     *       "deviceId": "356938035643810",
+                     *       "deviceID": "356938035643810",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -4006,15 +3995,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     pairDevice: {
@@ -4025,9 +4005,15 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description The VIN: exactly 17 letters or digits, any case (400 otherwise) */
+                /**
+                 * @description The VIN: exactly 17 letters or digits, any case (400 otherwise)
+                 * @example 2T1BURHE0JC014702
+                 */
                 vin: string;
-                /** @description The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to 64 characters is accepted (the interface spec types deviceID as a string); a longer one is 400. */
+                /**
+                 * @description The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to 64 characters is accepted (the interface spec types deviceID as a string); a longer one is 400.
+                 * @example 356938035643811
+                 */
                 imei: string;
             };
             cookie?: never;
@@ -4044,11 +4030,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "VIN": "1HGCM82633A004352",
-                     *       "vin": "1HGCM82633A004352",
-                     *       "deviceID": "356938035643809",
-                     *       "deviceId": "356938035643809",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *       "vin": "2T1BURHE0JC014702",
+                     *       "VIN": "2T1BURHE0JC014702",
+                     *       "deviceId": "356938035643811",
+                     *       "deviceID": "356938035643811",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -4155,33 +4141,45 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     listBookings: {
         parameters: {
             query?: {
-                /** @description Only this vehicle's bookings */
+                /**
+                 * @description Only this vehicle's bookings (17 letters or digits, any case; alias VIN)
+                 * @example 1HGCM82633A004352
+                 */
                 vin?: string;
-                /** @description Only this user id's bookings (userID accepted too) */
+                /**
+                 * @description Only this user id's bookings (userID accepted too)
+                 * @example driver-001
+                 */
                 userId?: string;
-                /** @description Any case */
+                /**
+                 * @description Any case
+                 * @example active
+                 */
                 status?: "active" | "ended";
-                /** @description Bookings starting at or after (epoch seconds) */
+                /**
+                 * @description Bookings starting at or after (epoch seconds)
+                 * @example 1794000000
+                 */
                 startFrom?: number;
-                /** @description Bookings starting before (epoch seconds) */
+                /**
+                 * @description Bookings starting before (epoch seconds)
+                 * @example 1796000000
+                 */
                 startTo?: number;
-                /** @description Page size (default 20, at most 100) */
+                /**
+                 * @description Page size (default 20, at most 100)
+                 * @example 10
+                 */
                 first?: number;
-                /** @description nextCursor of the previous page */
+                /**
+                 * @description nextCursor of the previous page
+                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5MCJd
+                 */
                 after?: string;
             };
             header?: never;
@@ -4200,20 +4198,20 @@ export interface operations {
                      * @example {
                      *       "bookings": [
                      *         {
-                     *           "bookingID": "bk-1001",
-                     *           "bookingId": "bk-1001",
-                     *           "VIN": "1HGCM82633A004352",
+                     *           "bookingId": "00000000-0000-4000-8000-000000000001",
+                     *           "bookingID": "00000000-0000-4000-8000-000000000001",
                      *           "vin": "1HGCM82633A004352",
-                     *           "userID": "driver-001",
+                     *           "VIN": "1HGCM82633A004352",
                      *           "userId": "driver-001",
-                     *           "deviceID": "356938035643809",
+                     *           "userID": "driver-001",
                      *           "deviceId": "356938035643809",
+                     *           "deviceID": "356938035643809",
                      *           "startTimestamp": 1795000000,
                      *           "estimatedEndTimestamp": 1795086400,
                      *           "actualEndTimestamp": null,
                      *           "status": "active",
-                     *           "createdAt": "2026-11-22T10:00:00.000Z",
-                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
+                     *           "updatedAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ],
                      *       "hasNextPage": false,
@@ -4281,15 +4279,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -4319,15 +4308,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4393,20 +4373,20 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "bookingID": "bk-1001",
-                     *       "bookingId": "bk-1001",
-                     *       "VIN": "1HGCM82633A004352",
+                     *       "bookingId": "00000000-0000-4000-8000-000000000001",
+                     *       "bookingID": "00000000-0000-4000-8000-000000000001",
                      *       "vin": "1HGCM82633A004352",
-                     *       "userID": "driver-001",
+                     *       "VIN": "1HGCM82633A004352",
                      *       "userId": "driver-001",
-                     *       "deviceID": "356938035643809",
+                     *       "userID": "driver-001",
                      *       "deviceId": "356938035643809",
+                     *       "deviceID": "356938035643809",
                      *       "startTimestamp": 1795000000,
                      *       "estimatedEndTimestamp": 1795086400,
                      *       "actualEndTimestamp": null,
                      *       "status": "active",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -4546,15 +4526,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getBooking: {
@@ -4562,6 +4533,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 bookingId: string;
             };
             cookie?: never;
@@ -4576,20 +4548,20 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "bookingID": "bk-1001",
-                     *       "bookingId": "bk-1001",
-                     *       "VIN": "1HGCM82633A004352",
+                     *       "bookingId": "00000000-0000-4000-8000-000000000001",
+                     *       "bookingID": "00000000-0000-4000-8000-000000000001",
                      *       "vin": "1HGCM82633A004352",
-                     *       "userID": "driver-001",
+                     *       "VIN": "1HGCM82633A004352",
                      *       "userId": "driver-001",
-                     *       "deviceID": "356938035643809",
+                     *       "userID": "driver-001",
                      *       "deviceId": "356938035643809",
+                     *       "deviceID": "356938035643809",
                      *       "startTimestamp": 1795000000,
                      *       "estimatedEndTimestamp": 1795086400,
                      *       "actualEndTimestamp": null,
                      *       "status": "active",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -4693,15 +4665,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     endBooking: {
@@ -4709,6 +4672,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 bookingId: string;
             };
             cookie?: never;
@@ -4739,20 +4703,20 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "bookingID": "bk-1001",
-                     *       "bookingId": "bk-1001",
-                     *       "VIN": "1HGCM82633A004352",
+                     *       "bookingId": "00000000-0000-4000-8000-000000000001",
+                     *       "bookingID": "00000000-0000-4000-8000-000000000001",
                      *       "vin": "1HGCM82633A004352",
-                     *       "userID": "driver-001",
+                     *       "VIN": "1HGCM82633A004352",
                      *       "userId": "driver-001",
-                     *       "deviceID": "356938035643809",
+                     *       "userID": "driver-001",
                      *       "deviceId": "356938035643809",
+                     *       "deviceID": "356938035643809",
                      *       "startTimestamp": 1795000000,
                      *       "estimatedEndTimestamp": 1795086400,
                      *       "actualEndTimestamp": 1795080000,
                      *       "status": "ended",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -4883,29 +4847,35 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     all: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
-                /** @description Most FARS records returned */
+                /**
+                 * @description Most FARS records returned
+                 * @example 3
+                 */
                 limit?: number;
             };
             header?: never;
@@ -4923,69 +4893,162 @@ export interface operations {
                     /**
                      * @example {
                      *       "area": {
-                     *         "geometryType": "POINT",
-                     *         "radius": 0.01,
+                     *         "geometryType": "LINESTRING",
+                     *         "radius": 0.002,
                      *         "queryMethod": "ContainsBuffer",
-                     *         "areaKm2": 3.859,
-                     *         "coveredKm2": 0,
-                     *         "coveredFraction": 0,
-                     *         "coverage": "OUTSIDE",
-                     *         "outsideCoverage": true,
-                     *         "message": "The search area is outside coverage (California and Illinois): no data.",
-                     *         "states": [],
-                     *         "resolution": null,
-                     *         "cellsTouched": 0,
+                     *         "areaKm2": 0.331,
+                     *         "coveredKm2": 0.331,
+                     *         "coveredFraction": 1,
+                     *         "coverage": "COVERED",
+                     *         "outsideCoverage": false,
+                     *         "message": "The search area is inside Illinois.",
+                     *         "states": [
+                     *           "IL"
+                     *         ],
+                     *         "resolution": 9,
+                     *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
                      *       "riskInfo": {
-                     *         "index": null,
-                     *         "meanCellIndex": null,
-                     *         "maxCellIndex": null,
-                     *         "cellsWithCrashes": 0,
-                     *         "cellsKm2": 0,
-                     *         "years": null,
-                     *         "fatalCrashes": 0,
-                     *         "fatalities": 0,
-                     *         "fatalCrashesPerYear": null,
-                     *         "fatalitiesPerYear": null,
-                     *         "fatalCrashesPerKm2Year": null,
-                     *         "fatalitiesPerKm2Year": null,
-                     *         "referenceRate": null,
+                     *         "index": 14.8,
+                     *         "meanCellIndex": 8.5,
+                     *         "maxCellIndex": 51,
+                     *         "cellsWithCrashes": 1,
+                     *         "cellsKm2": 0.637,
+                     *         "years": 3,
+                     *         "fatalCrashes": 1,
+                     *         "fatalities": 1,
+                     *         "fatalCrashesPerYear": 0.33,
+                     *         "fatalitiesPerYear": 0.33,
+                     *         "fatalCrashesPerKm2Year": 0.5231,
+                     *         "fatalitiesPerKm2Year": 0.5231,
+                     *         "referenceRate": 3.021,
                      *         "distribution": [
                      *           {
                      *             "from": 0,
                      *             "to": 20,
-                     *             "cells": 0
+                     *             "cells": 5
                      *           },
                      *           {
                      *             "from": 20,
                      *             "to": 40,
                      *             "cells": 0
+                     *           },
+                     *           {
+                     *             "from": 40,
+                     *             "to": 60,
+                     *             "cells": 1
+                     *           },
+                     *           {
+                     *             "from": 60,
+                     *             "to": 80,
+                     *             "cells": 0
+                     *           },
+                     *           {
+                     *             "from": 80,
+                     *             "to": 100,
+                     *             "cells": 0
                      *           }
                      *         ],
-                     *         "riskiestCells": [],
+                     *         "riskiestCells": [
+                     *           {
+                     *             "cell": "892664ca833ffff",
+                     *             "resolution": 9,
+                     *             "riskIndex": 51,
+                     *             "latitude": 41.882061,
+                     *             "longitude": -87.679518,
+                     *             "fatal": 1,
+                     *             "injury": 0,
+                     *             "propertyDamageOnly": 0,
+                     *             "fatalities": 1,
+                     *             "areaKm2": 0.1062,
+                     *             "fatalCrashesPerKm2Year": 3.138,
+                     *             "fatalitiesPerKm2Year": 3.138,
+                     *             "weightedCrashesPerYear": null,
+                     *             "exposureMvkt": null
+                     *           }
+                     *         ],
                      *         "severityWeights": null,
                      *         "exposure": "none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km",
                      *         "method": "Fatal crashes and fatalities per km² per year (their mean is the rate r) over the H3 cells of the area, mapped to 0-100 as 100*R/(R+1) with R = r / the median rate of the cells with a fatal crash at the resolution. Fatal crashes only (FARS), no traffic exposure (see docs/risk-index.md)",
-                     *         "source": null,
+                     *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       },
                      *       "accidentSummary": {
-                     *         "total": 0,
-                     *         "fatal": 0,
+                     *         "total": 1,
+                     *         "fatal": 1,
                      *         "injury": 0,
                      *         "propertyDamageOnly": 0,
-                     *         "fatalities": 0,
-                     *         "byYear": [],
+                     *         "fatalities": 1,
+                     *         "byYear": [
+                     *           {
+                     *             "year": 2013,
+                     *             "fatal": 1,
+                     *             "injury": 0,
+                     *             "propertyDamageOnly": 0,
+                     *             "total": 1,
+                     *             "fatalities": 1
+                     *           }
+                     *         ],
                      *         "byMonth": [
                      *           {
                      *             "month": 1,
                      *             "name": "JANUARY",
-                     *             "crashes": 0
+                     *             "crashes": 1
                      *           },
                      *           {
                      *             "month": 2,
                      *             "name": "FEBRUARY",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 3,
+                     *             "name": "MARCH",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 4,
+                     *             "name": "APRIL",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 5,
+                     *             "name": "MAY",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 6,
+                     *             "name": "JUNE",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 7,
+                     *             "name": "JULY",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 8,
+                     *             "name": "AUGUST",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 9,
+                     *             "name": "SEPTEMBER",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 10,
+                     *             "name": "OCTOBER",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 11,
+                     *             "name": "NOVEMBER",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 12,
+                     *             "name": "DECEMBER",
                      *             "crashes": 0
                      *           }
                      *         ],
@@ -5001,38 +5064,1081 @@ export interface operations {
                      *             "dayOfWeek": "MONDAY",
                      *             "hour": 1,
                      *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 2,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 3,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 4,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 5,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 6,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 7,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 8,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 9,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 10,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 11,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 12,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 13,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 14,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 15,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 16,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 17,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 18,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 19,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 20,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 21,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 22,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 23,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 24,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 25,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 1,
+                     *             "crashes": 1
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 26,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 27,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 28,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 29,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 30,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 31,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 32,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 33,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 34,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 35,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 36,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 37,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 38,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 39,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 40,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 41,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 42,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 43,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 44,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 45,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 46,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 47,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 48,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 49,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 50,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 51,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 52,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 53,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 54,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 55,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 56,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 57,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 58,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 59,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 60,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 61,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 62,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 63,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 64,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 65,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 66,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 67,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 68,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 69,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 70,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 71,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 72,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 73,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 74,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 75,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 76,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 77,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 78,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 79,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 80,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 81,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 82,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 83,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 84,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 85,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 86,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 87,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 88,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 89,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 90,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 91,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 92,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 93,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 94,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 95,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 96,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 97,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 98,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 99,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 100,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 101,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 102,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 103,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 104,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 105,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 106,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 107,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 108,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 109,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 110,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 111,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 112,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 113,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 114,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 115,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 116,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 117,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 118,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 119,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 120,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 121,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 122,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 123,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 124,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 125,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 126,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 127,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 128,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 129,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 130,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 131,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 132,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 133,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 134,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 135,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 136,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 137,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 138,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 139,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 140,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 141,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 142,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 143,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 144,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 145,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 146,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 147,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 148,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 149,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 150,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 151,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 152,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 153,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 154,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 155,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 156,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 157,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 158,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 159,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 160,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 161,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 162,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 163,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 164,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 165,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 166,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 167,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
                      *           }
                      *         ],
-                     *         "byWeather": [],
-                     *         "byLight": [],
-                     *         "byRoadClass": [],
-                     *         "source": null,
+                     *         "byWeather": [
+                     *           {
+                     *             "code": 2,
+                     *             "name": "Rain",
+                     *             "crashes": 1
+                     *           }
+                     *         ],
+                     *         "byLight": [
+                     *           {
+                     *             "code": 3,
+                     *             "name": "Dark - Lighted",
+                     *             "crashes": 1
+                     *           }
+                     *         ],
+                     *         "byRoadClass": [
+                     *           {
+                     *             "code": 4,
+                     *             "name": "Minor Arterial",
+                     *             "crashes": 1
+                     *           }
+                     *         ],
+                     *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       },
                      *       "farsInfo": {
-                     *         "total": 0,
-                     *         "fatalities": 0,
-                     *         "returned": 0,
-                     *         "records": [],
-                     *         "source": null,
+                     *         "total": 1,
+                     *         "fatalities": 1,
+                     *         "returned": 1,
+                     *         "records": [
+                     *           {
+                     *             "ST_CASE": 170034,
+                     *             "STATE": 17,
+                     *             "YEAR": 2013,
+                     *             "MONTH": 1,
+                     *             "DAY": 29,
+                     *             "HOUR": 1,
+                     *             "MINUTE": 23,
+                     *             "localDateTime": "2013-01-29T01:23",
+                     *             "LATITUDE": 41.88128333,
+                     *             "LONGITUD": -87.67820556,
+                     *             "FATALS": 1,
+                     *             "PERSONS": 1,
+                     *             "VE_TOTAL": 1,
+                     *             "PEDS": 0,
+                     *             "DRUNK_DR": 1,
+                     *             "COUNTY": 31,
+                     *             "CITY": 1670,
+                     *             "WEATHER": 2,
+                     *             "WEATHERNAME": "Rain",
+                     *             "LGT_COND": 3,
+                     *             "LGT_CONDNAME": "Dark - Lighted",
+                     *             "FUNC_SYS": 4,
+                     *             "FUNC_SYSNAME": "Minor Arterial",
+                     *             "RUR_URB": 2,
+                     *             "RUR_URBNAME": "Urban",
+                     *             "source": "FARS"
+                     *           }
+                     *         ],
+                     *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       },
                      *       "realtimeTraffic": {
                      *         "source": "NONE",
-                     *         "asOf": null,
+                     *         "asOf": "2026-01-15T12:00:00.000Z",
                      *         "freshWithinMinutes": 30,
-                     *         "hourOfWeek": null,
+                     *         "hourOfWeek": 31,
                      *         "sensors": 0,
                      *         "meanSpeedKph": null,
                      *         "meanVolumeVph": null,
                      *         "observations": [],
-                     *         "message": "No traffic data: the area is outside coverage.",
+                     *         "message": "No fresh feed observation and no counting station in the area.",
                      *         "sample": false
                      *       },
                      *       "historicalTraffic": {
                      *         "sensors": 0,
                      *         "profile": [],
-                     *         "sample": false
+                     *         "sample": true
                      *       }
                      *     }
                      */
@@ -5048,15 +6154,6 @@ export interface operations {
             };
             /** @description Invalid input */
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5102,15 +6199,6 @@ export interface operations {
             };
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5123,13 +6211,25 @@ export interface operations {
     riskInfo: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
             };
             header?: never;
@@ -5147,51 +6247,85 @@ export interface operations {
                     /**
                      * @example {
                      *       "area": {
-                     *         "geometryType": "POINT",
-                     *         "radius": 0.01,
+                     *         "geometryType": "LINESTRING",
+                     *         "radius": 0.002,
                      *         "queryMethod": "ContainsBuffer",
-                     *         "areaKm2": 3.859,
-                     *         "coveredKm2": 0,
-                     *         "coveredFraction": 0,
-                     *         "coverage": "OUTSIDE",
-                     *         "outsideCoverage": true,
-                     *         "message": "The search area is outside coverage (California and Illinois): no data.",
-                     *         "states": [],
-                     *         "resolution": null,
-                     *         "cellsTouched": 0,
+                     *         "areaKm2": 0.331,
+                     *         "coveredKm2": 0.331,
+                     *         "coveredFraction": 1,
+                     *         "coverage": "COVERED",
+                     *         "outsideCoverage": false,
+                     *         "message": "The search area is inside Illinois.",
+                     *         "states": [
+                     *           "IL"
+                     *         ],
+                     *         "resolution": 9,
+                     *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
                      *       "riskInfo": {
-                     *         "index": null,
-                     *         "meanCellIndex": null,
-                     *         "maxCellIndex": null,
-                     *         "cellsWithCrashes": 0,
-                     *         "cellsKm2": 0,
-                     *         "years": null,
-                     *         "fatalCrashes": 0,
-                     *         "fatalities": 0,
-                     *         "fatalCrashesPerYear": null,
-                     *         "fatalitiesPerYear": null,
-                     *         "fatalCrashesPerKm2Year": null,
-                     *         "fatalitiesPerKm2Year": null,
-                     *         "referenceRate": null,
+                     *         "index": 14.8,
+                     *         "meanCellIndex": 8.5,
+                     *         "maxCellIndex": 51,
+                     *         "cellsWithCrashes": 1,
+                     *         "cellsKm2": 0.637,
+                     *         "years": 3,
+                     *         "fatalCrashes": 1,
+                     *         "fatalities": 1,
+                     *         "fatalCrashesPerYear": 0.33,
+                     *         "fatalitiesPerYear": 0.33,
+                     *         "fatalCrashesPerKm2Year": 0.5231,
+                     *         "fatalitiesPerKm2Year": 0.5231,
+                     *         "referenceRate": 3.021,
                      *         "distribution": [
                      *           {
                      *             "from": 0,
                      *             "to": 20,
-                     *             "cells": 0
+                     *             "cells": 5
                      *           },
                      *           {
                      *             "from": 20,
                      *             "to": 40,
                      *             "cells": 0
+                     *           },
+                     *           {
+                     *             "from": 40,
+                     *             "to": 60,
+                     *             "cells": 1
+                     *           },
+                     *           {
+                     *             "from": 60,
+                     *             "to": 80,
+                     *             "cells": 0
+                     *           },
+                     *           {
+                     *             "from": 80,
+                     *             "to": 100,
+                     *             "cells": 0
                      *           }
                      *         ],
-                     *         "riskiestCells": [],
+                     *         "riskiestCells": [
+                     *           {
+                     *             "cell": "892664ca833ffff",
+                     *             "resolution": 9,
+                     *             "riskIndex": 51,
+                     *             "latitude": 41.882061,
+                     *             "longitude": -87.679518,
+                     *             "fatal": 1,
+                     *             "injury": 0,
+                     *             "propertyDamageOnly": 0,
+                     *             "fatalities": 1,
+                     *             "areaKm2": 0.1062,
+                     *             "fatalCrashesPerKm2Year": 3.138,
+                     *             "fatalitiesPerKm2Year": 3.138,
+                     *             "weightedCrashesPerYear": null,
+                     *             "exposureMvkt": null
+                     *           }
+                     *         ],
                      *         "severityWeights": null,
                      *         "exposure": "none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km",
                      *         "method": "Fatal crashes and fatalities per km² per year (their mean is the rate r) over the H3 cells of the area, mapped to 0-100 as 100*R/(R+1) with R = r / the median rate of the cells with a fatal crash at the resolution. Fatal crashes only (FARS), no traffic exposure (see docs/risk-index.md)",
-                     *         "source": null,
+                     *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       }
                      *     }
@@ -5211,15 +6345,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -5265,27 +6390,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     accidentSummary: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
             };
             header?: never;
@@ -5303,36 +6431,97 @@ export interface operations {
                     /**
                      * @example {
                      *       "area": {
-                     *         "geometryType": "POINT",
-                     *         "radius": 0.01,
+                     *         "geometryType": "LINESTRING",
+                     *         "radius": 0.002,
                      *         "queryMethod": "ContainsBuffer",
-                     *         "areaKm2": 3.859,
-                     *         "coveredKm2": 0,
-                     *         "coveredFraction": 0,
-                     *         "coverage": "OUTSIDE",
-                     *         "outsideCoverage": true,
-                     *         "message": "The search area is outside coverage (California and Illinois): no data.",
-                     *         "states": [],
-                     *         "resolution": null,
-                     *         "cellsTouched": 0,
+                     *         "areaKm2": 0.331,
+                     *         "coveredKm2": 0.331,
+                     *         "coveredFraction": 1,
+                     *         "coverage": "COVERED",
+                     *         "outsideCoverage": false,
+                     *         "message": "The search area is inside Illinois.",
+                     *         "states": [
+                     *           "IL"
+                     *         ],
+                     *         "resolution": 9,
+                     *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
                      *       "accidentSummary": {
-                     *         "total": 0,
-                     *         "fatal": 0,
+                     *         "total": 1,
+                     *         "fatal": 1,
                      *         "injury": 0,
                      *         "propertyDamageOnly": 0,
-                     *         "fatalities": 0,
-                     *         "byYear": [],
+                     *         "fatalities": 1,
+                     *         "byYear": [
+                     *           {
+                     *             "year": 2013,
+                     *             "fatal": 1,
+                     *             "injury": 0,
+                     *             "propertyDamageOnly": 0,
+                     *             "total": 1,
+                     *             "fatalities": 1
+                     *           }
+                     *         ],
                      *         "byMonth": [
                      *           {
                      *             "month": 1,
                      *             "name": "JANUARY",
-                     *             "crashes": 0
+                     *             "crashes": 1
                      *           },
                      *           {
                      *             "month": 2,
                      *             "name": "FEBRUARY",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 3,
+                     *             "name": "MARCH",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 4,
+                     *             "name": "APRIL",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 5,
+                     *             "name": "MAY",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 6,
+                     *             "name": "JUNE",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 7,
+                     *             "name": "JULY",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 8,
+                     *             "name": "AUGUST",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 9,
+                     *             "name": "SEPTEMBER",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 10,
+                     *             "name": "OCTOBER",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 11,
+                     *             "name": "NOVEMBER",
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "month": 12,
+                     *             "name": "DECEMBER",
                      *             "crashes": 0
                      *           }
                      *         ],
@@ -5348,12 +6537,1026 @@ export interface operations {
                      *             "dayOfWeek": "MONDAY",
                      *             "hour": 1,
                      *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 2,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 3,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 4,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 5,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 6,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 7,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 8,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 9,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 10,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 11,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 12,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 13,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 14,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 15,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 16,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 17,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 18,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 19,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 20,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 21,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 22,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 23,
+                     *             "dayOfWeek": "MONDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 24,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 25,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 1,
+                     *             "crashes": 1
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 26,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 27,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 28,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 29,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 30,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 31,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 32,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 33,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 34,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 35,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 36,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 37,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 38,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 39,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 40,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 41,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 42,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 43,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 44,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 45,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 46,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 47,
+                     *             "dayOfWeek": "TUESDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 48,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 49,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 50,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 51,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 52,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 53,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 54,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 55,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 56,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 57,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 58,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 59,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 60,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 61,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 62,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 63,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 64,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 65,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 66,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 67,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 68,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 69,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 70,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 71,
+                     *             "dayOfWeek": "WEDNESDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 72,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 73,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 74,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 75,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 76,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 77,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 78,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 79,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 80,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 81,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 82,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 83,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 84,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 85,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 86,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 87,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 88,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 89,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 90,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 91,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 92,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 93,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 94,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 95,
+                     *             "dayOfWeek": "THURSDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 96,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 97,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 98,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 99,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 100,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 101,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 102,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 103,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 104,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 105,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 106,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 107,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 108,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 109,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 110,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 111,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 112,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 113,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 114,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 115,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 116,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 117,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 118,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 119,
+                     *             "dayOfWeek": "FRIDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 120,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 121,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 122,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 123,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 124,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 125,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 126,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 127,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 128,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 129,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 130,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 131,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 132,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 133,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 134,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 135,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 136,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 137,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 138,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 139,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 140,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 141,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 142,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 143,
+                     *             "dayOfWeek": "SATURDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 144,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 0,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 145,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 1,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 146,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 2,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 147,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 3,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 148,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 4,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 149,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 5,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 150,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 6,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 151,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 7,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 152,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 8,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 153,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 9,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 154,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 10,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 155,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 11,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 156,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 12,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 157,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 13,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 158,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 14,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 159,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 15,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 160,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 16,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 161,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 17,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 162,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 18,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 163,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 19,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 164,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 20,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 165,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 21,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 166,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 22,
+                     *             "crashes": 0
+                     *           },
+                     *           {
+                     *             "hourOfWeek": 167,
+                     *             "dayOfWeek": "SUNDAY",
+                     *             "hour": 23,
+                     *             "crashes": 0
                      *           }
                      *         ],
-                     *         "byWeather": [],
-                     *         "byLight": [],
-                     *         "byRoadClass": [],
-                     *         "source": null,
+                     *         "byWeather": [
+                     *           {
+                     *             "code": 2,
+                     *             "name": "Rain",
+                     *             "crashes": 1
+                     *           }
+                     *         ],
+                     *         "byLight": [
+                     *           {
+                     *             "code": 3,
+                     *             "name": "Dark - Lighted",
+                     *             "crashes": 1
+                     *           }
+                     *         ],
+                     *         "byRoadClass": [
+                     *           {
+                     *             "code": 4,
+                     *             "name": "Minor Arterial",
+                     *             "crashes": 1
+                     *           }
+                     *         ],
+                     *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       }
                      *     }
@@ -5373,15 +7576,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -5427,29 +7621,35 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     farsInfo: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
-                /** @description Most FARS records returned */
+                /**
+                 * @description Most FARS records returned
+                 * @example 3
+                 */
                 limit?: number;
             };
             header?: never;
@@ -5467,26 +7667,57 @@ export interface operations {
                     /**
                      * @example {
                      *       "area": {
-                     *         "geometryType": "POINT",
-                     *         "radius": 0.01,
+                     *         "geometryType": "LINESTRING",
+                     *         "radius": 0.002,
                      *         "queryMethod": "ContainsBuffer",
-                     *         "areaKm2": 3.859,
-                     *         "coveredKm2": 0,
-                     *         "coveredFraction": 0,
-                     *         "coverage": "OUTSIDE",
-                     *         "outsideCoverage": true,
-                     *         "message": "The search area is outside coverage (California and Illinois): no data.",
-                     *         "states": [],
-                     *         "resolution": null,
-                     *         "cellsTouched": 0,
+                     *         "areaKm2": 0.331,
+                     *         "coveredKm2": 0.331,
+                     *         "coveredFraction": 1,
+                     *         "coverage": "COVERED",
+                     *         "outsideCoverage": false,
+                     *         "message": "The search area is inside Illinois.",
+                     *         "states": [
+                     *           "IL"
+                     *         ],
+                     *         "resolution": 9,
+                     *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
                      *       "farsInfo": {
-                     *         "total": 0,
-                     *         "fatalities": 0,
-                     *         "returned": 0,
-                     *         "records": [],
-                     *         "source": null,
+                     *         "total": 1,
+                     *         "fatalities": 1,
+                     *         "returned": 1,
+                     *         "records": [
+                     *           {
+                     *             "ST_CASE": 170034,
+                     *             "STATE": 17,
+                     *             "YEAR": 2013,
+                     *             "MONTH": 1,
+                     *             "DAY": 29,
+                     *             "HOUR": 1,
+                     *             "MINUTE": 23,
+                     *             "localDateTime": "2013-01-29T01:23",
+                     *             "LATITUDE": 41.88128333,
+                     *             "LONGITUD": -87.67820556,
+                     *             "FATALS": 1,
+                     *             "PERSONS": 1,
+                     *             "VE_TOTAL": 1,
+                     *             "PEDS": 0,
+                     *             "DRUNK_DR": 1,
+                     *             "COUNTY": 31,
+                     *             "CITY": 1670,
+                     *             "WEATHER": 2,
+                     *             "WEATHERNAME": "Rain",
+                     *             "LGT_COND": 3,
+                     *             "LGT_CONDNAME": "Dark - Lighted",
+                     *             "FUNC_SYS": 4,
+                     *             "FUNC_SYSNAME": "Minor Arterial",
+                     *             "RUR_URB": 2,
+                     *             "RUR_URBNAME": "Urban",
+                     *             "source": "FARS"
+                     *           }
+                     *         ],
+                     *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       }
                      *     }
@@ -5506,15 +7737,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -5560,27 +7782,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     realtimeTraffic: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
             };
             header?: never;
@@ -5598,30 +7823,32 @@ export interface operations {
                     /**
                      * @example {
                      *       "area": {
-                     *         "geometryType": "POINT",
-                     *         "radius": 0.01,
+                     *         "geometryType": "LINESTRING",
+                     *         "radius": 0.002,
                      *         "queryMethod": "ContainsBuffer",
-                     *         "areaKm2": 3.859,
-                     *         "coveredKm2": 0,
-                     *         "coveredFraction": 0,
-                     *         "coverage": "OUTSIDE",
-                     *         "outsideCoverage": true,
-                     *         "message": "The search area is outside coverage (California and Illinois): no data.",
-                     *         "states": [],
-                     *         "resolution": null,
-                     *         "cellsTouched": 0,
+                     *         "areaKm2": 0.331,
+                     *         "coveredKm2": 0.331,
+                     *         "coveredFraction": 1,
+                     *         "coverage": "COVERED",
+                     *         "outsideCoverage": false,
+                     *         "message": "The search area is inside Illinois.",
+                     *         "states": [
+                     *           "IL"
+                     *         ],
+                     *         "resolution": 9,
+                     *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
                      *       "realtimeTraffic": {
                      *         "source": "NONE",
-                     *         "asOf": null,
+                     *         "asOf": "2026-01-15T12:00:00.000Z",
                      *         "freshWithinMinutes": 30,
-                     *         "hourOfWeek": null,
+                     *         "hourOfWeek": 31,
                      *         "sensors": 0,
                      *         "meanSpeedKph": null,
                      *         "meanVolumeVph": null,
                      *         "observations": [],
-                     *         "message": "No traffic data: the area is outside coverage.",
+                     *         "message": "No fresh feed observation and no counting station in the area.",
                      *         "sample": false
                      *       }
                      *     }
@@ -5641,15 +7868,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -5695,27 +7913,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     historicalTraffic: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
             };
             header?: never;
@@ -5733,24 +7954,26 @@ export interface operations {
                     /**
                      * @example {
                      *       "area": {
-                     *         "geometryType": "POINT",
-                     *         "radius": 0.01,
+                     *         "geometryType": "LINESTRING",
+                     *         "radius": 0.002,
                      *         "queryMethod": "ContainsBuffer",
-                     *         "areaKm2": 3.859,
-                     *         "coveredKm2": 0,
-                     *         "coveredFraction": 0,
-                     *         "coverage": "OUTSIDE",
-                     *         "outsideCoverage": true,
-                     *         "message": "The search area is outside coverage (California and Illinois): no data.",
-                     *         "states": [],
-                     *         "resolution": null,
-                     *         "cellsTouched": 0,
+                     *         "areaKm2": 0.331,
+                     *         "coveredKm2": 0.331,
+                     *         "coveredFraction": 1,
+                     *         "coverage": "COVERED",
+                     *         "outsideCoverage": false,
+                     *         "message": "The search area is inside Illinois.",
+                     *         "states": [
+                     *           "IL"
+                     *         ],
+                     *         "resolution": 9,
+                     *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
                      *       "historicalTraffic": {
                      *         "sensors": 0,
                      *         "profile": [],
-                     *         "sample": false
+                     *         "sample": true
                      *       }
                      *     }
                      */
@@ -5769,15 +7992,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -5823,27 +8037,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     map: {
         parameters: {
             query: {
-                /** @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt) */
+                /**
+                 * @description Search area in WKT, longitude first: POINT, LINESTRING, POLYGON or a MULTI form (alias: wkt)
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 geometry: string;
-                /** @description Alias of geometry */
+                /**
+                 * @description Alias of geometry
+                 * @example LINESTRING(-87.6766 41.8813, -87.6718 41.8814)
+                 */
                 wkt?: string;
-                /** @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m). */
+                /**
+                 * @description Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).
+                 * @example 0.002
+                 */
                 radius?: number;
-                /** @description Data inside the buffered geometry (the only method) */
+                /**
+                 * @description Data inside the buffered geometry (the only method)
+                 * @example ContainsBuffer
+                 */
                 queryMethod?: "ContainsBuffer";
             };
             header?: never;
@@ -5858,20 +8075,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <svg xmlns="http://www.w3.org/2000/svg" width="800" height="640" viewBox="0 0 800 640" font-family="Helvetica, Arial, sans-serif">
+                     *     <rect width="800" height="640" fill="#ffffff"/>
+                     *     <rect x="10" y="54" width="780" height="494" fill="#dfeaf2"/>
+                     *     <g id="states" fill="#fbfaf6" stroke="#6b6b6b" stroke-width="1.2">
+                     *     <path data-state="IL" d="M10,54L790,54L790,548L10,548Z"/>
+                     *     </g>
+                     *     <g id="cells" stroke="#ffffff" stroke-width="0.4">
+                     *     <path class="cell" data-cell="892664ca833ffff" data-index="51" fill="#fd8d3c" fill-opacity="0.9" d="M10,71.3L138.4,111.1L182.2,285.3L46.4,403.8L10,392.5L10,71.3Z"/>
+                     *     <path class="cell" data-cell="892664ca837ffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M82.7,548L46.4,403.8L182.2,285.3L182.2,285.3L361.8,340.9L405.6,515.1L368,548L82.7,548Z"/>
+                     *     <path class="cell" data-cell="892664ca8a7ffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M786.4,54L790,68.2L790,179.6L790,179.6L677.2,278.1L497.6,222.4L455.2,54L786.4,54Z"/>
+                     *     <path class="cell" data-cell="892664ca8afffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M455.2,54L497.6,222.4L361.8,340.9L182.2,285.3L138.4,111.1L203.8,54L455.2,54Z"/>
+                     *     <path class="cell" data-cell="892664ca9d3ffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M790,473.7L721,452.3L677.2,278.1L790,179.6L790,473.7Z"/>
+                     *     <path class="cell" data-cell="892664ca9dbffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M511.7,548L405.6,515.1L361.8,340.9L497.6,222.4L497.6,222.4L677.2,278.1L721,452.3L611.3,548L511.7,548Z"/>
+                     *     </g>
+                     *     <path id="search-area" d="M585,496.6L226.3,506.7L187,503.9L149.1,493.6L113.9,476L82.7,451.9L56.9,422.2L37.4,388L25,350.7L20,311.6L22.8,272.4L33.1,234.4L50.7,199.2L74.8,168.1L104.5,142.3L138.7,122.8L176,110.3L215,105.4L573.7,95.3L613,98.1L651,108.5L686.2,126L717.3,150.1L743.1,179.8L762.6,214L775.1,251.3L780,290.4L777.2,329.6L766.9,367.6L749.3,402.8L725.2,433.9L695.5,459.7L661.3,479.2L624,491.7Z" fill="none" stroke="#1f4e9c" stroke-width="2" stroke-dasharray="6 4"/>
+                     *     <g id="crashes" fill="#1b1b1b" fill-opacity="0.75" stroke="#ffffff" stroke-width="0.6">
+                     *     <circle cx="100.7" cy="307.7" r="2.5"/>
+                     *     </g>
+                     *     <text x="10" y="22" font-size="16" font-weight="bold" fill="#222">Road risk index 14.8 (0-100) · Illinois · 6 H3 cells at resolution 9</text>
+                     *     <text x="10" y="42" font-size="12" fill="#444">1 fatal crashes, 1 killed (1 shown as dots) · 0.5231 fatal crashes per km² per year</text>
+                     *     <g id="scale"><rect x="18" y="518" width="106.26252069513193" height="26" fill="#ffffff" fill-opacity="0.8"/><path d="M26 530v6h90.3v-6" fill="none" stroke="#222" stroke-width="1.5"/><text x="26" y="528" font-size="11" fill="#222">100 m</text></g>
+                     *     <g id="legend" font-size="11" fill="#222"><text x="10" y="568" font-weight="bold">Cell index</text>
+                     *     <rect class="legend-swatch" x="80" y="557" width="16" height="14" fill="#eeeeee" stroke="#999" stroke-width="0.5"/><text x="101" y="568">no fatal crash</text>
+                     *     <rect class="legend-swatch" x="180" y="557" width="16" height="14" fill="#ffffb2" stroke="#999" stroke-width="0.5"/><text x="201" y="568">0-20</text>
+                     *     <rect class="legend-swatch" x="280" y="557" width="16" height="14" fill="#fecc5c" stroke="#999" stroke-width="0.5"/><text x="301" y="568">20-40</text>
+                     *     <rect class="legend-swatch" x="380" y="557" width="16" height="14" fill="#fd8d3c" stroke="#999" stroke-width="0.5"/><text x="401" y="568">40-60</text>
+                     *     <rect class="legend-swatch" x="480" y="557" width="16" height="14" fill="#f03b20" stroke="#999" stroke-width="0.5"/><text x="501" y="568">60-80</text>
+                     *     <rect class="legend-swatch" x="580" y="557" width="16" height="14" fill="#bd0026" stroke="#999" stroke-width="0.5"/><text x="601" y="568">80-100</text>
+                     *     <circle class="legend-dot" cx="88" cy="588" r="3" fill="#1b1b1b"/><text x="101" y="592">fatal crash (drawn for areas up to 1,000 km² with at most 2,000)</text>
+                     *     <path d="M480 588h18" stroke="#1f4e9c" stroke-width="2" stroke-dasharray="6 4"/><text x="504" y="592">search area</text>
+                     *     <path d="M600 588h18" stroke="#6b6b6b" stroke-width="1.2"/><text x="624" y="592">state boundary</text></g>
+                     *     <text id="source" x="10" y="628" font-size="9.5" fill="#555">Crashes: NHTSA Fatality Analysis Reporting System (FARS), 2013-2015 (fatal crashes only, no traffic exposure). Boundaries: U.S. Census Bureau (us-atlas). Cells: H3.</text>
+                     *     </svg>
+                     */
                     "image/svg+xml": string;
                 };
             };
             /** @description Invalid input */
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5908,15 +8151,6 @@ export interface operations {
             };
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5931,7 +8165,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-002 */
                 userId: string;
+                /** @example phone-0191 */
                 deviceId: string;
             };
             cookie?: never;
@@ -5966,6 +8202,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deviceId": "phone-0191",
+                     *       "userId": "driver-002",
+                     *       "vehicleId": null,
+                     *       "effectiveFrom": "2026-01-16",
+                     *       "effectiveTo": "2026-12-31",
+                     *       "endReason": "ended",
+                     *       "current": true
+                     *     }
+                     */
                     "application/json": {
                         deviceId?: string;
                         userId?: string | null;
@@ -6079,15 +8326,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     associateDeviceWithVehicle: {
@@ -6095,7 +8333,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example obd-7781 */
                 deviceId: string;
+                /** @example veh-42 */
                 vehicleId: string;
             };
             cookie?: never;
@@ -6130,28 +8370,37 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "deviceId": "356938035643809",
+                     *       "deviceId": "obd-7781",
                      *       "type": "mobile",
                      *       "status": "Active",
                      *       "userId": "driver-001",
-                     *       "vehicleId": null,
-                     *       "effectiveDate": "2026-11-01",
+                     *       "vehicleId": "veh-42",
+                     *       "effectiveDate": "2026-01-15",
                      *       "effectiveEndDate": null,
                      *       "replacedByDeviceId": null,
                      *       "replacesDeviceId": null,
                      *       "history": [
                      *         {
-                     *           "deviceId": "356938035643809",
+                     *           "deviceId": "obd-7781",
                      *           "userId": "driver-001",
                      *           "vehicleId": null,
-                     *           "effectiveFrom": "2026-11-01",
+                     *           "effectiveFrom": "2026-01-15",
+                     *           "effectiveTo": "2026-01-15",
+                     *           "endReason": "reassociated",
+                     *           "current": false
+                     *         },
+                     *         {
+                     *           "deviceId": "obd-7781",
+                     *           "userId": "driver-001",
+                     *           "vehicleId": "veh-42",
+                     *           "effectiveFrom": "2026-01-15",
                      *           "effectiveTo": null,
                      *           "endReason": null,
                      *           "current": true
                      *         }
                      *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -6286,15 +8535,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     replaceUserDevice: {
@@ -6302,6 +8542,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-002 */
                 userId: string;
             };
             cookie?: never;
@@ -6332,10 +8573,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "deviceId": "356938035643810",
+                     *       "deviceId": "phone-0191",
                      *       "type": "mobile",
-                     *       "replacesDeviceId": "356938035643809",
-                     *       "effectiveDate": "2026-11-20"
+                     *       "replacesDeviceId": "phone-0190",
+                     *       "effectiveDate": "2026-01-16"
                      *     }
                      */
                     "application/json": {
@@ -6447,15 +8688,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     assignDeviceToUser: {
@@ -6463,7 +8695,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example obd-7781 */
                 deviceId: string;
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -6499,28 +8733,28 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "deviceId": "356938035643809",
+                     *       "deviceId": "obd-7781",
                      *       "type": "mobile",
                      *       "status": "Active",
                      *       "userId": "driver-001",
                      *       "vehicleId": null,
-                     *       "effectiveDate": "2026-11-01",
+                     *       "effectiveDate": "2026-01-15",
                      *       "effectiveEndDate": null,
                      *       "replacedByDeviceId": null,
                      *       "replacesDeviceId": null,
                      *       "history": [
                      *         {
-                     *           "deviceId": "356938035643809",
+                     *           "deviceId": "obd-7781",
                      *           "userId": "driver-001",
                      *           "vehicleId": null,
-                     *           "effectiveFrom": "2026-11-01",
+                     *           "effectiveFrom": "2026-01-15",
                      *           "effectiveTo": null,
                      *           "endReason": null,
                      *           "current": true
                      *         }
                      *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -6655,15 +8889,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     setDeviceStatus: {
@@ -6671,6 +8896,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example obd-7781 */
                 deviceId: string;
             };
             cookie?: never;
@@ -6700,28 +8926,37 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "deviceId": "356938035643809",
+                     *       "deviceId": "obd-7781",
                      *       "type": "mobile",
-                     *       "status": "Active",
+                     *       "status": "Inactive",
                      *       "userId": "driver-001",
-                     *       "vehicleId": null,
-                     *       "effectiveDate": "2026-11-01",
+                     *       "vehicleId": "veh-42",
+                     *       "effectiveDate": "2026-01-15",
                      *       "effectiveEndDate": null,
                      *       "replacedByDeviceId": null,
                      *       "replacesDeviceId": null,
                      *       "history": [
                      *         {
-                     *           "deviceId": "356938035643809",
+                     *           "deviceId": "obd-7781",
                      *           "userId": "driver-001",
                      *           "vehicleId": null,
-                     *           "effectiveFrom": "2026-11-01",
+                     *           "effectiveFrom": "2026-01-15",
+                     *           "effectiveTo": "2026-01-15",
+                     *           "endReason": "reassociated",
+                     *           "current": false
+                     *         },
+                     *         {
+                     *           "deviceId": "obd-7781",
+                     *           "userId": "driver-001",
+                     *           "vehicleId": "veh-42",
+                     *           "effectiveFrom": "2026-01-15",
                      *           "effectiveTo": null,
                      *           "endReason": null,
                      *           "current": true
                      *         }
                      *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -6856,25 +9091,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getUserDevices: {
         parameters: {
             query?: {
-                /** @description Also list devices whose association has ended */
+                /**
+                 * @description Also list devices whose association has ended
+                 * @example true
+                 */
                 includeHistory?: boolean;
             };
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -6892,28 +9122,52 @@ export interface operations {
                      *       "userId": "driver-001",
                      *       "devices": [
                      *         {
-                     *           "deviceId": "356938035643809",
+                     *           "deviceId": "obd-7781",
                      *           "type": "mobile",
                      *           "status": "Active",
                      *           "userId": "driver-001",
                      *           "vehicleId": null,
-                     *           "effectiveDate": "2026-11-01",
+                     *           "effectiveDate": "2026-01-15",
                      *           "effectiveEndDate": null,
                      *           "replacedByDeviceId": null,
                      *           "replacesDeviceId": null,
                      *           "history": [
                      *             {
-                     *               "deviceId": "356938035643809",
+                     *               "deviceId": "obd-7781",
                      *               "userId": "driver-001",
                      *               "vehicleId": null,
-                     *               "effectiveFrom": "2026-11-01",
+                     *               "effectiveFrom": "2026-01-15",
                      *               "effectiveTo": null,
                      *               "endReason": null,
                      *               "current": true
                      *             }
                      *           ],
-                     *           "createdAt": "2026-11-01T09:00:00.000Z",
-                     *           "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
+                     *           "updatedAt": "2026-01-15T12:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "deviceId": "obd-7782",
+                     *           "type": "obd",
+                     *           "status": "Active",
+                     *           "userId": "driver-001",
+                     *           "vehicleId": "veh-43",
+                     *           "effectiveDate": "2026-01-15",
+                     *           "effectiveEndDate": null,
+                     *           "replacedByDeviceId": null,
+                     *           "replacesDeviceId": null,
+                     *           "history": [
+                     *             {
+                     *               "deviceId": "obd-7782",
+                     *               "userId": "driver-001",
+                     *               "vehicleId": "veh-43",
+                     *               "effectiveFrom": "2026-01-15",
+                     *               "effectiveTo": null,
+                     *               "endReason": null,
+                     *               "current": true
+                     *             }
+                     *           ],
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
+                     *           "updatedAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ]
                      *     }
@@ -7026,15 +9280,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getDevice: {
@@ -7042,6 +9287,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example obd-7781 */
                 deviceId: string;
             };
             cookie?: never;
@@ -7056,28 +9302,28 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "deviceId": "356938035643809",
+                     *       "deviceId": "obd-7781",
                      *       "type": "mobile",
                      *       "status": "Active",
                      *       "userId": "driver-001",
                      *       "vehicleId": null,
-                     *       "effectiveDate": "2026-11-01",
+                     *       "effectiveDate": "2026-01-15",
                      *       "effectiveEndDate": null,
                      *       "replacedByDeviceId": null,
                      *       "replacesDeviceId": null,
                      *       "history": [
                      *         {
-                     *           "deviceId": "356938035643809",
+                     *           "deviceId": "obd-7781",
                      *           "userId": "driver-001",
                      *           "vehicleId": null,
-                     *           "effectiveFrom": "2026-11-01",
+                     *           "effectiveFrom": "2026-01-15",
                      *           "effectiveTo": null,
                      *           "endReason": null,
                      *           "current": true
                      *         }
                      *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -7185,15 +9431,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     replaceDevice: {
@@ -7201,6 +9438,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example obd-7782 */
                 deviceId: string;
             };
             cookie?: never;
@@ -7231,10 +9469,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "deviceId": "356938035643810",
-                     *       "type": "mobile",
-                     *       "replacesDeviceId": "356938035643809",
-                     *       "effectiveDate": "2026-11-20"
+                     *       "deviceId": "obd-7783",
+                     *       "type": "obd",
+                     *       "replacesDeviceId": "obd-7782",
+                     *       "effectiveDate": "2026-01-15"
                      *     }
                      */
                     "application/json": {
@@ -7346,15 +9584,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createRegisteredVehicleWithDevices: {
@@ -7421,22 +9650,22 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "vehicleId": "veh-42",
-                     *       "vin": "1HGCM82633A004352",
-                     *       "make": "Honda",
-                     *       "model": "Accord",
-                     *       "year": 2021,
+                     *       "vehicleId": "veh-43",
+                     *       "vin": "2T1BURHE0JC014702",
+                     *       "make": null,
+                     *       "model": null,
+                     *       "year": null,
                      *       "userId": "driver-001",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z",
                      *       "devices": [
                      *         {
-                     *           "deviceId": "obd-7781",
+                     *           "deviceId": "obd-7782",
                      *           "type": "obd",
                      *           "status": "Active"
                      *         }
                      *       ],
-                     *       "products": [],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "products": []
                      *     }
                      */
                     "application/json": {
@@ -7584,15 +9813,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getRegisteredVehicle: {
@@ -7600,6 +9820,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example veh-42 */
                 vehicleId: string;
             };
             cookie?: never;
@@ -7620,16 +9841,10 @@ export interface operations {
                      *       "model": "Accord",
                      *       "year": 2021,
                      *       "userId": "driver-001",
-                     *       "devices": [
-                     *         {
-                     *           "deviceId": "obd-7781",
-                     *           "type": "obd",
-                     *           "status": "Active"
-                     *         }
-                     *       ],
-                     *       "products": [],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z",
+                     *       "devices": [],
+                     *       "products": []
                      *     }
                      */
                     "application/json": {
@@ -7741,15 +9956,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     updateRegisteredVehicle: {
@@ -7757,6 +9963,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example veh-42 */
                 vehicleId: string;
             };
             cookie?: never;
@@ -7795,19 +10002,13 @@ export interface operations {
                      *       "vehicleId": "veh-42",
                      *       "vin": "1HGCM82633A004352",
                      *       "make": "Honda",
-                     *       "model": "Accord",
+                     *       "model": "Civic",
                      *       "year": 2021,
                      *       "userId": "driver-001",
-                     *       "devices": [
-                     *         {
-                     *           "deviceId": "obd-7781",
-                     *           "type": "obd",
-                     *           "status": "Active"
-                     *         }
-                     *       ],
-                     *       "products": [],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z",
+                     *       "devices": [],
+                     *       "products": []
                      *     }
                      */
                     "application/json": {
@@ -7946,15 +10147,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     registerVehicleProduct: {
@@ -7962,8 +10154,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A product a vehicle can be registered for: Driving Behavior, Crash Detection, Vehicle Health, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400. */
+                /**
+                 * @description A product a vehicle can be registered for: Driving Behavior, Crash Detection, Vehicle Health, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400.
+                 * @example Driving Behavior
+                 */
                 productName: string;
+                /** @example veh-42 */
                 vehicleId: string;
             };
             cookie?: never;
@@ -7985,6 +10181,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "registrationId": "00000000-0000-4000-8000-000000000001",
+                     *       "productName": "Driving Behavior",
+                     *       "userId": null,
+                     *       "vehicleId": "veh-42",
+                     *       "status": "enrolled",
+                     *       "additionalParameters": null,
+                     *       "registeredAt": "2026-01-15T12:00:00.000Z",
+                     *       "unenrolledAt": null
+                     *     }
+                     */
                     "application/json": {
                         registrationId?: string;
                         productName?: string;
@@ -8102,15 +10310,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createRegisteredVehicle: {
@@ -8165,16 +10364,10 @@ export interface operations {
                      *       "model": "Accord",
                      *       "year": 2021,
                      *       "userId": "driver-001",
-                     *       "devices": [
-                     *         {
-                     *           "deviceId": "obd-7781",
-                     *           "type": "obd",
-                     *           "status": "Active"
-                     *         }
-                     *       ],
-                     *       "products": [],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z",
+                     *       "devices": [],
+                     *       "products": []
                      *     }
                      */
                     "application/json": {
@@ -8322,15 +10515,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getRegisteredUser: {
@@ -8338,6 +10522,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -8357,19 +10542,10 @@ export interface operations {
                      *       "active": true,
                      *       "activationReason": null,
                      *       "activationEffectiveDate": null,
-                     *       "deviceIds": [
-                     *         "356938035643809"
-                     *       ],
-                     *       "products": [
-                     *         {
-                     *           "productName": "Driving Behavior",
-                     *           "status": "enrolled",
-                     *           "registeredAt": "2026-11-01T09:05:00.000Z",
-                     *           "unenrolledAt": null
-                     *         }
-                     *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "deviceIds": [],
+                     *       "products": [],
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -8476,15 +10652,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getUserByDevice: {
@@ -8492,6 +10659,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example obd-7781 */
                 deviceId: string;
             };
             cookie?: never;
@@ -8512,18 +10680,12 @@ export interface operations {
                      *       "activationReason": null,
                      *       "activationEffectiveDate": null,
                      *       "deviceIds": [
-                     *         "356938035643809"
+                     *         "obd-7781",
+                     *         "obd-7782"
                      *       ],
-                     *       "products": [
-                     *         {
-                     *           "productName": "Driving Behavior",
-                     *           "status": "enrolled",
-                     *           "registeredAt": "2026-11-01T09:05:00.000Z",
-                     *           "unenrolledAt": null
-                     *         }
-                     *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "products": [],
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -8623,15 +10785,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8793,15 +10946,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     setUserActivation: {
@@ -8809,6 +10953,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -8849,21 +10994,22 @@ export interface operations {
                      *       "userId": "driver-001",
                      *       "status": "Inactive",
                      *       "active": false,
-                     *       "activationReason": null,
-                     *       "activationEffectiveDate": null,
+                     *       "activationReason": "contract ended",
+                     *       "activationEffectiveDate": "2026-01-15",
                      *       "deviceIds": [
-                     *         "356938035643809"
+                     *         "obd-7781",
+                     *         "obd-7783"
                      *       ],
                      *       "products": [
                      *         {
                      *           "productName": "Driving Behavior",
-                     *           "status": "enrolled",
-                     *           "registeredAt": "2026-11-01T09:05:00.000Z",
-                     *           "unenrolledAt": null
+                     *           "status": "unenrolled",
+                     *           "registeredAt": "2026-01-15T12:00:00.000Z",
+                     *           "unenrolledAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -8997,15 +11143,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     changeUserActivation: {
@@ -9016,6 +11153,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -9057,21 +11195,22 @@ export interface operations {
                      *       "userId": "driver-001",
                      *       "status": "Active",
                      *       "active": true,
-                     *       "activationReason": null,
-                     *       "activationEffectiveDate": null,
+                     *       "activationReason": "contract ended",
+                     *       "activationEffectiveDate": "2026-01-15",
                      *       "deviceIds": [
-                     *         "356938035643809"
+                     *         "obd-7781",
+                     *         "obd-7783"
                      *       ],
                      *       "products": [
                      *         {
                      *           "productName": "Driving Behavior",
-                     *           "status": "enrolled",
-                     *           "registeredAt": "2026-11-01T09:05:00.000Z",
-                     *           "unenrolledAt": null
+                     *           "status": "unenrolled",
+                     *           "registeredAt": "2026-01-15T12:00:00.000Z",
+                     *           "unenrolledAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ],
-                     *       "createdAt": "2026-11-01T09:00:00.000Z",
-                     *       "updatedAt": "2026-11-01T09:00:00.000Z"
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -9214,15 +11353,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     registerUserProducts: {
@@ -9267,6 +11397,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "userId": "driver-001",
+                     *       "products": [
+                     *         {
+                     *           "registrationId": "00000000-0000-4000-8000-000000000001",
+                     *           "productName": "Driving Behavior",
+                     *           "userId": "driver-001",
+                     *           "vehicleId": null,
+                     *           "status": "enrolled",
+                     *           "additionalParameters": {
+                     *             "programCode": "FLEET-7"
+                     *           },
+                     *           "registeredAt": "2026-01-15T12:00:00.000Z",
+                     *           "unenrolledAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         userId?: string;
                         products?: {
@@ -9396,15 +11545,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     registerUserProduct: {
@@ -9415,8 +11555,12 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example driver-001 */
                 userId: string;
-                /** @description A product a user can be registered for: Driving Behavior, Crash Detection, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400. */
+                /**
+                 * @description A product a user can be registered for: Driving Behavior, Crash Detection, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400.
+                 * @example Driving Behavior
+                 */
                 productName: string;
             };
             cookie?: never;
@@ -9549,15 +11693,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     unenrollUserProduct: {
@@ -9565,8 +11700,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
-                /** @description A product a user can be registered for: Driving Behavior, Crash Detection, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400. */
+                /**
+                 * @description A product a user can be registered for: Driving Behavior, Crash Detection, Roadside Assistance. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400.
+                 * @example Driving Behavior
+                 */
                 productName: string;
             };
             cookie?: never;
@@ -9661,15 +11800,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     recordConsent: {
@@ -9736,15 +11866,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "consentId": "6f1c0f0e-8a53-4d5e-9a43-0d9b8f0f1a11",
+                     *       "consentId": "00000000-0000-4000-8000-000000000001",
                      *       "userId": "driver-001",
                      *       "type": "location-tracking",
                      *       "version": "2.1",
                      *       "action": "granted",
                      *       "granted": true,
-                     *       "timestamp": "2026-11-01T09:01:00.000Z",
+                     *       "timestamp": "2026-01-15T12:00:00.000Z",
                      *       "source": "mobile-app",
-                     *       "recordedAt": "2026-11-01T09:01:02.000Z"
+                     *       "recordedAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -9871,15 +12001,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getConsents: {
@@ -9887,6 +12008,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example driver-001 */
                 userId: string;
             };
             cookie?: never;
@@ -9904,28 +12026,50 @@ export interface operations {
                      *       "userId": "driver-001",
                      *       "consents": [
                      *         {
-                     *           "consentId": "6f1c0f0e-8a53-4d5e-9a43-0d9b8f0f1a11",
+                     *           "consentId": "00000000-0000-4000-8000-000000000001",
+                     *           "userId": "driver-001",
+                     *           "type": "driving-data-sharing",
+                     *           "version": "2.1",
+                     *           "action": "granted",
+                     *           "granted": true,
+                     *           "timestamp": "2026-01-15T12:00:00.000Z",
+                     *           "source": "mobile-app",
+                     *           "recordedAt": "2026-01-15T12:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "consentId": "00000000-0000-4000-8000-000000000002",
                      *           "userId": "driver-001",
                      *           "type": "location-tracking",
                      *           "version": "2.1",
                      *           "action": "granted",
                      *           "granted": true,
-                     *           "timestamp": "2026-11-01T09:01:00.000Z",
+                     *           "timestamp": "2026-01-15T12:00:00.000Z",
                      *           "source": "mobile-app",
-                     *           "recordedAt": "2026-11-01T09:01:02.000Z"
+                     *           "recordedAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ],
                      *       "history": [
                      *         {
-                     *           "consentId": "6f1c0f0e-8a53-4d5e-9a43-0d9b8f0f1a11",
+                     *           "consentId": "00000000-0000-4000-8000-000000000001",
+                     *           "userId": "driver-001",
+                     *           "type": "driving-data-sharing",
+                     *           "version": "2.1",
+                     *           "action": "granted",
+                     *           "granted": true,
+                     *           "timestamp": "2026-01-15T12:00:00.000Z",
+                     *           "source": "mobile-app",
+                     *           "recordedAt": "2026-01-15T12:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "consentId": "00000000-0000-4000-8000-000000000002",
                      *           "userId": "driver-001",
                      *           "type": "location-tracking",
                      *           "version": "2.1",
                      *           "action": "granted",
                      *           "granted": true,
-                     *           "timestamp": "2026-11-01T09:01:00.000Z",
+                     *           "timestamp": "2026-01-15T12:00:00.000Z",
                      *           "source": "mobile-app",
-                     *           "recordedAt": "2026-11-01T09:01:02.000Z"
+                     *           "recordedAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ]
                      *     }
@@ -10035,15 +12179,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     createSession: {
@@ -10101,6 +12236,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionId": "00000000-0000-4000-8000-000000000001",
+                     *       "appId": "fleet-app",
+                     *       "payPerUse": false,
+                     *       "memberId": "M-1001",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         sessionId: string;
@@ -10134,15 +12278,6 @@ export interface operations {
             };
             /** @description Token lacks the scope */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10222,22 +12357,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getBenefits: {
         parameters: {
             query: {
-                /** @description Must be the session's appId when sent */
+                /**
+                 * @description Must be the session's appId when sent
+                 * @example fleet-app
+                 */
                 appId?: string;
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 sessionId: string;
             };
             header?: never;
@@ -10252,6 +12382,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "Active",
+                     *       "maxClaimCount": 4,
+                     *       "usageCount": 0,
+                     *       "towToDealershipRequired": false,
+                     *       "membershipExpDate": "2030-12-31",
+                     *       "policyNumber": "M-1001",
+                     *       "memberId": "M-1001",
+                     *       "partnerCode": "ACME",
+                     *       "planCode": "PLUS",
+                     *       "payPerUse": false,
+                     *       "towMiles": 50,
+                     *       "services": [
+                     *         {
+                     *           "type": "Changetire",
+                     *           "claimCount": 0,
+                     *           "maxClaimCount": 3,
+                     *           "fuelQty": null,
+                     *           "fuelQtyUnit": null,
+                     *           "towMiles": null
+                     *         },
+                     *         {
+                     *           "type": "Lockout",
+                     *           "claimCount": 0,
+                     *           "maxClaimCount": 2,
+                     *           "fuelQty": null,
+                     *           "fuelQtyUnit": null,
+                     *           "towMiles": null
+                     *         },
+                     *         {
+                     *           "type": "Gas",
+                     *           "claimCount": 0,
+                     *           "maxClaimCount": 2,
+                     *           "fuelQty": 3,
+                     *           "fuelQtyUnit": "gallons",
+                     *           "towMiles": null
+                     *         },
+                     *         {
+                     *           "type": "Tow",
+                     *           "claimCount": 0,
+                     *           "maxClaimCount": 2,
+                     *           "fuelQty": null,
+                     *           "fuelQtyUnit": null,
+                     *           "towMiles": 50
+                     *         },
+                     *         {
+                     *           "type": "Battery",
+                     *           "claimCount": 0,
+                     *           "maxClaimCount": 3,
+                     *           "fuelQty": null,
+                     *           "fuelQtyUnit": null,
+                     *           "towMiles": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         status: "Active" | "Inactive";
@@ -10352,15 +12539,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     provisionMember: {
@@ -10405,7 +12583,6 @@ export interface operations {
                     city?: string;
                     state?: string;
                     zip?: string;
-                    /** Format: email */
                     emailAddress?: string;
                     phone?: string;
                     companyName?: string;
@@ -10461,7 +12638,6 @@ export interface operations {
                     city?: string;
                     state?: string;
                     zip?: string;
-                    /** Format: email */
                     emailAddress?: string;
                     phone?: string;
                     companyName?: string;
@@ -10498,6 +12674,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "partnerCode": "ACME",
+                     *       "memberId": "M-1001",
+                     *       "assetIntegrationId": "A-1",
+                     *       "productType": "PLUS",
+                     *       "firstName": "Dana",
+                     *       "lastName": "Reyes",
+                     *       "address1": "1 N State St",
+                     *       "address2": null,
+                     *       "city": "Chicago",
+                     *       "state": "IL",
+                     *       "zip": "60602",
+                     *       "emailAddress": "dana@example.com",
+                     *       "phone": "+1 312 555 0199",
+                     *       "companyName": "Acme Fleet",
+                     *       "make": "honda",
+                     *       "model": null,
+                     *       "year": 2021,
+                     *       "vin": "1HGCM82633A004352",
+                     *       "effectiveEndDate": "2030-12-31",
+                     *       "milesPerTow": 10,
+                     *       "numberOfEvents": 4,
+                     *       "partnerPay": false,
+                     *       "serviceWeight": "LIGHT",
+                     *       "status": "Active",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RescueProvisioning"];
                 };
             };
@@ -10521,15 +12727,6 @@ export interface operations {
             };
             /** @description Token lacks the scope */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10609,15 +12806,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getProvisioning: {
@@ -10625,8 +12813,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example M-1001 */
                 memberId: string;
+                /** @example A-1 */
                 assetIntegrationId: string;
+                /**
+                 * @description The partner code
+                 * @example ACME
+                 */
                 partnerCd: string;
             };
             cookie?: never;
@@ -10639,6 +12833,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "partnerCode": "ACME",
+                     *       "memberId": "M-1001",
+                     *       "assetIntegrationId": "A-1",
+                     *       "productType": "PLUS",
+                     *       "firstName": "Dana",
+                     *       "lastName": "Reyes",
+                     *       "address1": "1 N State St",
+                     *       "address2": null,
+                     *       "city": "Chicago",
+                     *       "state": "IL",
+                     *       "zip": "60602",
+                     *       "emailAddress": "dana@example.com",
+                     *       "phone": "+1 312 555 0199",
+                     *       "companyName": "Acme Fleet",
+                     *       "make": "honda",
+                     *       "model": null,
+                     *       "year": 2021,
+                     *       "vin": "1HGCM82633A004352",
+                     *       "effectiveEndDate": "2030-12-31",
+                     *       "milesPerTow": 10,
+                     *       "numberOfEvents": 4,
+                     *       "partnerPay": false,
+                     *       "serviceWeight": "LIGHT",
+                     *       "status": "Active",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RescueProvisioning"];
                 };
             };
@@ -10714,15 +12938,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     updateProvisioning: {
@@ -10730,8 +12945,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example M-1001 */
                 memberId: string;
+                /** @example A-1 */
                 assetIntegrationId: string;
+                /**
+                 * @description The partner code
+                 * @example ACME
+                 */
                 partnerCd: string;
             };
             cookie?: never;
@@ -10754,7 +12975,6 @@ export interface operations {
                     city?: string;
                     state?: string;
                     zip?: string;
-                    /** Format: email */
                     emailAddress?: string;
                     phone?: string;
                     companyName?: string;
@@ -10796,7 +13016,6 @@ export interface operations {
                     city?: string;
                     state?: string;
                     zip?: string;
-                    /** Format: email */
                     emailAddress?: string;
                     phone?: string;
                     companyName?: string;
@@ -10831,6 +13050,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "partnerCode": "ACME",
+                     *       "memberId": "M-1001",
+                     *       "assetIntegrationId": "A-1",
+                     *       "productType": "PLUS",
+                     *       "firstName": "Dana",
+                     *       "lastName": "Reyes",
+                     *       "address1": "1 N State St",
+                     *       "address2": null,
+                     *       "city": "Chicago",
+                     *       "state": "IL",
+                     *       "zip": "60602",
+                     *       "emailAddress": "dana@example.com",
+                     *       "phone": "+1 312 555 0199",
+                     *       "companyName": "Acme Fleet",
+                     *       "make": "honda",
+                     *       "model": null,
+                     *       "year": 2021,
+                     *       "vin": "1HGCM82633A004352",
+                     *       "effectiveEndDate": "2030-12-31",
+                     *       "milesPerTow": 50,
+                     *       "numberOfEvents": 4,
+                     *       "partnerPay": false,
+                     *       "serviceWeight": "LIGHT",
+                     *       "status": "Active",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "updatedAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RescueProvisioning"];
                 };
             };
@@ -10933,15 +13182,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getMakes: {
@@ -10964,22 +13204,46 @@ export interface operations {
                      *       "makes": [
                      *         "Acura",
                      *         "Alfa Romeo",
-                     *         "Audi"
+                     *         "Audi",
+                     *         "BMW",
+                     *         "Buick",
+                     *         "Cadillac",
+                     *         "Chevrolet",
+                     *         "Chrysler",
+                     *         "Dodge",
+                     *         "Fiat",
+                     *         "Ford",
+                     *         "Genesis",
+                     *         "GMC",
+                     *         "Honda",
+                     *         "Hyundai",
+                     *         "Infiniti",
+                     *         "Jaguar",
+                     *         "Jeep",
+                     *         "Kia",
+                     *         "Land Rover",
+                     *         "Lexus",
+                     *         "Lincoln",
+                     *         "Mazda",
+                     *         "Mercedes-Benz",
+                     *         "MINI",
+                     *         "Mitsubishi",
+                     *         "Nissan",
+                     *         "Polestar",
+                     *         "Porsche",
+                     *         "Ram",
+                     *         "Rivian",
+                     *         "Subaru",
+                     *         "Tesla",
+                     *         "Toyota",
+                     *         "Volkswagen",
+                     *         "Volvo"
                      *       ]
                      *     }
                      */
                     "application/json": {
                         makes?: string[];
                     };
-                };
-            };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing, invalid or expired token */
@@ -10993,15 +13257,6 @@ export interface operations {
             };
             /** @description Token lacks the scope */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11045,15 +13300,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getModels: {
@@ -11061,6 +13307,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example honda */
                 make: string;
             };
             cookie?: never;
@@ -11079,7 +13326,16 @@ export interface operations {
                      *       "models": [
                      *         "Accord",
                      *         "Civic",
-                     *         "CR-V"
+                     *         "Clarity",
+                     *         "CR-V",
+                     *         "Fit",
+                     *         "HR-V",
+                     *         "Insight",
+                     *         "Odyssey",
+                     *         "Passport",
+                     *         "Pilot",
+                     *         "Prologue",
+                     *         "Ridgeline"
                      *       ]
                      *     }
                      */
@@ -11161,25 +13417,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getAvailability: {
         parameters: {
             query: {
-                /** @description Alias: lat */
+                /**
+                 * @description Alias: lat
+                 * @example 41.8789
+                 */
                 latitude: number;
-                /** @description Alias: lon */
+                /**
+                 * @description Alias: lon
+                 * @example -87.6359
+                 */
                 longitude: number;
-                /** @description tire, lockout, gas, tow, battery (comma-separated, any case; all by default). Alias: serviceType */
+                /**
+                 * @description tire, lockout, gas, tow, battery (comma-separated, any case; all by default). Alias: serviceType
+                 * @example tow
+                 */
                 service?: string;
             };
             header?: never;
@@ -11194,6 +13450,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "latitude": 41.8789,
+                     *       "longitude": -87.6359,
+                     *       "available": true,
+                     *       "checkedAt": "2026-01-15T12:00:00.000Z",
+                     *       "services": [
+                     *         {
+                     *           "service": "tow",
+                     *           "available": true,
+                     *           "providerCount": 3,
+                     *           "nearestProviderMiles": 0.47,
+                     *           "etaMinutes": 17
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         latitude: number;
                         longitude: number;
@@ -11240,15 +13513,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
@@ -11278,15 +13542,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11363,6 +13618,112 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "eta": 17,
+                     *       "serviceRequest": {
+                     *         "requestId": "00000000-0000-4000-8000-000000000001",
+                     *         "sessionId": "00000000-0000-4000-8000-000000000002",
+                     *         "status": "BOOKED",
+                     *         "serviceType": "tire",
+                     *         "consumer": {
+                     *           "firstName": "Dana",
+                     *           "lastName": "Reyes",
+                     *           "phone": "+1 312 555 0199",
+                     *           "name": "Dana Reyes"
+                     *         },
+                     *         "vehicle": {
+                     *           "make": "Honda",
+                     *           "model": "Civic",
+                     *           "year": 2021,
+                     *           "color": "Blue",
+                     *           "vin": "1HGCM82633A004352"
+                     *         },
+                     *         "cost": {
+                     *           "service": "TIRE",
+                     *           "towMiles": 0,
+                     *           "coveredMiles": 0,
+                     *           "billableMiles": 0,
+                     *           "serviceFee": 75,
+                     *           "mileageFee": 0,
+                     *           "partsFee": 0,
+                     *           "totalCost": 75,
+                     *           "coveredAmount": 75,
+                     *           "customerPays": 0,
+                     *           "covered": true,
+                     *           "currency": "USD",
+                     *           "payPerUse": false
+                     *         },
+                     *         "payPerUse": false,
+                     *         "requestCreationTime": "2026-01-15T12:00:00.000Z",
+                     *         "eta": 17,
+                     *         "etaTime": "2026-01-15T12:00:00.000Z",
+                     *         "disablementAddress": {
+                     *           "latitude": 41.8789,
+                     *           "longitude": -87.6359,
+                     *           "address1": "233 S Wacker Dr",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60606",
+                     *           "landmark": null,
+                     *           "towLocationId": null
+                     *         },
+                     *         "destinationAddress": null,
+                     *         "details": {
+                     *           "spareAvailable": true,
+                     *           "fuelType": null,
+                     *           "keysLocation": null,
+                     *           "batteryService": null,
+                     *           "comments": null
+                     *         },
+                     *         "provider": {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago"
+                     *         },
+                     *         "driver": {
+                     *           "name": "Mike Kowalski",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           }
+                     *         },
+                     *         "cancelReason": null,
+                     *         "statusHistory": [
+                     *           {
+                     *             "status": "BOOKED",
+                     *             "at": "2026-01-15T12:00:00.000Z",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "etaMinutes": 17,
+                     *             "note": "dispatched CHI-01"
+                     *           }
+                     *         ],
+                     *         "updatedTime": "2026-01-15T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -11475,15 +13836,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11560,6 +13912,112 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "eta": 17,
+                     *       "serviceRequest": {
+                     *         "requestId": "00000000-0000-4000-8000-000000000001",
+                     *         "sessionId": "00000000-0000-4000-8000-000000000002",
+                     *         "status": "BOOKED",
+                     *         "serviceType": "lockout",
+                     *         "consumer": {
+                     *           "firstName": "Dana",
+                     *           "lastName": "Reyes",
+                     *           "phone": "+1 312 555 0199",
+                     *           "name": "Dana Reyes"
+                     *         },
+                     *         "vehicle": {
+                     *           "make": "Honda",
+                     *           "model": "Civic",
+                     *           "year": 2021,
+                     *           "color": "Blue",
+                     *           "vin": "1HGCM82633A004352"
+                     *         },
+                     *         "cost": {
+                     *           "service": "LOCKOUT",
+                     *           "towMiles": 0,
+                     *           "coveredMiles": 0,
+                     *           "billableMiles": 0,
+                     *           "serviceFee": 65,
+                     *           "mileageFee": 0,
+                     *           "partsFee": 0,
+                     *           "totalCost": 65,
+                     *           "coveredAmount": 65,
+                     *           "customerPays": 0,
+                     *           "covered": true,
+                     *           "currency": "USD",
+                     *           "payPerUse": false
+                     *         },
+                     *         "payPerUse": false,
+                     *         "requestCreationTime": "2026-01-15T12:00:00.000Z",
+                     *         "eta": 17,
+                     *         "etaTime": "2026-01-15T12:00:00.000Z",
+                     *         "disablementAddress": {
+                     *           "latitude": 41.8789,
+                     *           "longitude": -87.6359,
+                     *           "address1": "233 S Wacker Dr",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60606",
+                     *           "landmark": null,
+                     *           "towLocationId": null
+                     *         },
+                     *         "destinationAddress": null,
+                     *         "details": {
+                     *           "spareAvailable": null,
+                     *           "fuelType": null,
+                     *           "keysLocation": "IN_VEHICLE",
+                     *           "batteryService": null,
+                     *           "comments": null
+                     *         },
+                     *         "provider": {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago"
+                     *         },
+                     *         "driver": {
+                     *           "name": "Mike Kowalski",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           }
+                     *         },
+                     *         "cancelReason": null,
+                     *         "statusHistory": [
+                     *           {
+                     *             "status": "BOOKED",
+                     *             "at": "2026-01-15T12:00:00.000Z",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "etaMinutes": 17,
+                     *             "note": "dispatched CHI-01"
+                     *           }
+                     *         ],
+                     *         "updatedTime": "2026-01-15T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -11672,15 +14130,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11757,6 +14206,112 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "eta": 17,
+                     *       "serviceRequest": {
+                     *         "requestId": "00000000-0000-4000-8000-000000000001",
+                     *         "sessionId": "00000000-0000-4000-8000-000000000002",
+                     *         "status": "BOOKED",
+                     *         "serviceType": "gas",
+                     *         "consumer": {
+                     *           "firstName": "Dana",
+                     *           "lastName": "Reyes",
+                     *           "phone": "+1 312 555 0199",
+                     *           "name": "Dana Reyes"
+                     *         },
+                     *         "vehicle": {
+                     *           "make": "Honda",
+                     *           "model": "Civic",
+                     *           "year": 2021,
+                     *           "color": "Blue",
+                     *           "vin": "1HGCM82633A004352"
+                     *         },
+                     *         "cost": {
+                     *           "service": "GAS",
+                     *           "towMiles": 0,
+                     *           "coveredMiles": 0,
+                     *           "billableMiles": 0,
+                     *           "serviceFee": 60,
+                     *           "mileageFee": 0,
+                     *           "partsFee": 15,
+                     *           "totalCost": 75,
+                     *           "coveredAmount": 75,
+                     *           "customerPays": 0,
+                     *           "covered": true,
+                     *           "currency": "USD",
+                     *           "payPerUse": false
+                     *         },
+                     *         "payPerUse": false,
+                     *         "requestCreationTime": "2026-01-15T12:00:00.000Z",
+                     *         "eta": 17,
+                     *         "etaTime": "2026-01-15T12:00:00.000Z",
+                     *         "disablementAddress": {
+                     *           "latitude": 41.8789,
+                     *           "longitude": -87.6359,
+                     *           "address1": "233 S Wacker Dr",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60606",
+                     *           "landmark": null,
+                     *           "towLocationId": null
+                     *         },
+                     *         "destinationAddress": null,
+                     *         "details": {
+                     *           "spareAvailable": null,
+                     *           "fuelType": "REGULAR",
+                     *           "keysLocation": null,
+                     *           "batteryService": null,
+                     *           "comments": null
+                     *         },
+                     *         "provider": {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago"
+                     *         },
+                     *         "driver": {
+                     *           "name": "Mike Kowalski",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           }
+                     *         },
+                     *         "cancelReason": null,
+                     *         "statusHistory": [
+                     *           {
+                     *             "status": "BOOKED",
+                     *             "at": "2026-01-15T12:00:00.000Z",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "etaMinutes": 17,
+                     *             "note": "dispatched CHI-01"
+                     *           }
+                     *         ],
+                     *         "updatedTime": "2026-01-15T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -11869,15 +14424,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11956,6 +14502,121 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "eta": 17,
+                     *       "serviceRequest": {
+                     *         "requestId": "00000000-0000-4000-8000-000000000001",
+                     *         "sessionId": "00000000-0000-4000-8000-000000000002",
+                     *         "status": "BOOKED",
+                     *         "serviceType": "tow",
+                     *         "consumer": {
+                     *           "firstName": "Dana",
+                     *           "lastName": "Reyes",
+                     *           "phone": "+1 312 555 0199",
+                     *           "name": "Dana Reyes"
+                     *         },
+                     *         "vehicle": {
+                     *           "make": "Honda",
+                     *           "model": "Civic",
+                     *           "year": 2021,
+                     *           "color": "Blue",
+                     *           "vin": "1HGCM82633A004352"
+                     *         },
+                     *         "cost": {
+                     *           "service": "TOW",
+                     *           "towMiles": 1.3,
+                     *           "coveredMiles": 1.3,
+                     *           "billableMiles": 0,
+                     *           "serviceFee": 95,
+                     *           "mileageFee": 5.85,
+                     *           "partsFee": 0,
+                     *           "totalCost": 100.85,
+                     *           "coveredAmount": 100.85,
+                     *           "customerPays": 0,
+                     *           "covered": true,
+                     *           "currency": "USD",
+                     *           "payPerUse": false
+                     *         },
+                     *         "payPerUse": false,
+                     *         "requestCreationTime": "2026-01-15T12:00:00.000Z",
+                     *         "eta": 17,
+                     *         "etaTime": "2026-01-15T12:00:00.000Z",
+                     *         "disablementAddress": {
+                     *           "latitude": 41.8789,
+                     *           "longitude": -87.6359,
+                     *           "address1": "233 S Wacker Dr",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60606",
+                     *           "landmark": null,
+                     *           "towLocationId": null
+                     *         },
+                     *         "destinationAddress": {
+                     *           "latitude": 41.8817,
+                     *           "longitude": -87.6553,
+                     *           "address1": "1111 W Madison St",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60607",
+                     *           "landmark": "West Loop Honda",
+                     *           "towLocationId": "TL-CHI-03"
+                     *         },
+                     *         "details": {
+                     *           "spareAvailable": null,
+                     *           "fuelType": null,
+                     *           "keysLocation": null,
+                     *           "batteryService": null,
+                     *           "comments": null
+                     *         },
+                     *         "provider": {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago"
+                     *         },
+                     *         "driver": {
+                     *           "name": "Mike Kowalski",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           }
+                     *         },
+                     *         "cancelReason": null,
+                     *         "statusHistory": [
+                     *           {
+                     *             "status": "BOOKED",
+                     *             "at": "2026-01-15T12:00:00.000Z",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "etaMinutes": 17,
+                     *             "note": "dispatched CHI-01"
+                     *           }
+                     *         ],
+                     *         "updatedTime": "2026-01-15T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -12068,15 +14729,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12153,6 +14805,112 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "eta": 17,
+                     *       "serviceRequest": {
+                     *         "requestId": "00000000-0000-4000-8000-000000000001",
+                     *         "sessionId": "00000000-0000-4000-8000-000000000002",
+                     *         "status": "BOOKED",
+                     *         "serviceType": "battery",
+                     *         "consumer": {
+                     *           "firstName": "Dana",
+                     *           "lastName": "Reyes",
+                     *           "phone": "+1 312 555 0199",
+                     *           "name": "Dana Reyes"
+                     *         },
+                     *         "vehicle": {
+                     *           "make": "Honda",
+                     *           "model": "Civic",
+                     *           "year": 2021,
+                     *           "color": "Blue",
+                     *           "vin": "1HGCM82633A004352"
+                     *         },
+                     *         "cost": {
+                     *           "service": "BATTERY",
+                     *           "towMiles": 0,
+                     *           "coveredMiles": 0,
+                     *           "billableMiles": 0,
+                     *           "serviceFee": 70,
+                     *           "mileageFee": 0,
+                     *           "partsFee": 0,
+                     *           "totalCost": 70,
+                     *           "coveredAmount": 70,
+                     *           "customerPays": 0,
+                     *           "covered": true,
+                     *           "currency": "USD",
+                     *           "payPerUse": false
+                     *         },
+                     *         "payPerUse": false,
+                     *         "requestCreationTime": "2026-01-15T12:00:00.000Z",
+                     *         "eta": 17,
+                     *         "etaTime": "2026-01-15T12:00:00.000Z",
+                     *         "disablementAddress": {
+                     *           "latitude": 41.8789,
+                     *           "longitude": -87.6359,
+                     *           "address1": "233 S Wacker Dr",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60606",
+                     *           "landmark": null,
+                     *           "towLocationId": null
+                     *         },
+                     *         "destinationAddress": null,
+                     *         "details": {
+                     *           "spareAvailable": null,
+                     *           "fuelType": null,
+                     *           "keysLocation": null,
+                     *           "batteryService": "JUMP",
+                     *           "comments": null
+                     *         },
+                     *         "provider": {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago"
+                     *         },
+                     *         "driver": {
+                     *           "name": "Mike Kowalski",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           }
+                     *         },
+                     *         "cancelReason": null,
+                     *         "statusHistory": [
+                     *           {
+                     *             "status": "BOOKED",
+                     *             "at": "2026-01-15T12:00:00.000Z",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "etaMinutes": 17,
+                     *             "note": "dispatched CHI-01"
+                     *           }
+                     *         ],
+                     *         "updatedTime": "2026-01-15T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -12265,15 +15023,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12357,6 +15106,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "service": "TOW",
+                     *       "towMiles": 1.3,
+                     *       "coveredMiles": 1.3,
+                     *       "billableMiles": 0,
+                     *       "serviceFee": 95,
+                     *       "mileageFee": 5.85,
+                     *       "partsFee": 0,
+                     *       "totalCost": 100.85,
+                     *       "coveredAmount": 100.85,
+                     *       "customerPays": 0,
+                     *       "covered": true,
+                     *       "currency": "USD",
+                     *       "payPerUse": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["RescueCost"];
                 };
             };
@@ -12468,15 +15234,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getTowLocations: {
@@ -12528,6 +15285,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "locations": [
+                     *         {
+                     *           "locationId": "TL-CHI-03",
+                     *           "name": "West Loop Honda",
+                     *           "type": "DEALER",
+                     *           "brands": [
+                     *             "Honda",
+                     *             "Acura"
+                     *           ],
+                     *           "address1": "1111 W Madison St",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60607",
+                     *           "phone": "+1-312-555-1003",
+                     *           "position": {
+                     *             "latitude": 41.8817,
+                     *             "longitude": -87.6553
+                     *           },
+                     *           "distanceMiles": 1.02
+                     *         },
+                     *         {
+                     *           "locationId": "TL-CHI-02",
+                     *           "name": "Lincoln Park Toyota",
+                     *           "type": "DEALER",
+                     *           "brands": [
+                     *             "Toyota"
+                     *           ],
+                     *           "address1": "2100 N Elston Ave",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60614",
+                     *           "phone": "+1-773-555-1002",
+                     *           "position": {
+                     *             "latitude": 41.9186,
+                     *             "longitude": -87.6686
+                     *           },
+                     *           "distanceMiles": 3.22
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         locations: {
                             locationId: string;
@@ -12567,15 +15367,6 @@ export interface operations {
             };
             /** @description Token lacks the scope */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12655,25 +15446,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getRequestStatus: {
         parameters: {
             query?: {
-                /** @description The session of the rescue (optional; must match when sent) */
+                /**
+                 * @description The session of the rescue (optional; must match when sent)
+                 * @example 00000000-0000-4000-8000-000000000002
+                 */
                 sessionId?: string;
             };
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 reqId: string;
             };
             cookie?: never;
@@ -12686,6 +15472,118 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "serviceRequest": {
+                     *         "requestId": "00000000-0000-4000-8000-000000000001",
+                     *         "sessionId": "00000000-0000-4000-8000-000000000002",
+                     *         "status": "BOOKED",
+                     *         "serviceType": "tow",
+                     *         "consumer": {
+                     *           "firstName": "Dana",
+                     *           "lastName": "Reyes",
+                     *           "phone": "+1 312 555 0199",
+                     *           "name": "Dana Reyes"
+                     *         },
+                     *         "vehicle": {
+                     *           "make": "Honda",
+                     *           "model": "Civic",
+                     *           "year": 2021,
+                     *           "color": "Blue",
+                     *           "vin": "1HGCM82633A004352"
+                     *         },
+                     *         "cost": {
+                     *           "service": "TOW",
+                     *           "towMiles": 1.3,
+                     *           "coveredMiles": 1.3,
+                     *           "billableMiles": 0,
+                     *           "serviceFee": 95,
+                     *           "mileageFee": 5.85,
+                     *           "partsFee": 0,
+                     *           "totalCost": 100.85,
+                     *           "coveredAmount": 100.85,
+                     *           "customerPays": 0,
+                     *           "covered": true,
+                     *           "currency": "USD",
+                     *           "payPerUse": false
+                     *         },
+                     *         "payPerUse": false,
+                     *         "requestCreationTime": "2026-01-15T12:00:00.000Z",
+                     *         "eta": 17,
+                     *         "etaTime": "2026-01-15T12:00:00.000Z",
+                     *         "disablementAddress": {
+                     *           "latitude": 41.8789,
+                     *           "longitude": -87.6359,
+                     *           "address1": "233 S Wacker Dr",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60606",
+                     *           "landmark": null,
+                     *           "towLocationId": null
+                     *         },
+                     *         "destinationAddress": {
+                     *           "latitude": 41.8817,
+                     *           "longitude": -87.6553,
+                     *           "address1": "1111 W Madison St",
+                     *           "city": "Chicago",
+                     *           "state": "IL",
+                     *           "zip": "60607",
+                     *           "landmark": "West Loop Honda",
+                     *           "towLocationId": "TL-CHI-03"
+                     *         },
+                     *         "details": {
+                     *           "spareAvailable": null,
+                     *           "fuelType": null,
+                     *           "keysLocation": null,
+                     *           "batteryService": null,
+                     *           "comments": null
+                     *         },
+                     *         "provider": {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago"
+                     *         },
+                     *         "driver": {
+                     *           "name": "Mike Kowalski",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           }
+                     *         },
+                     *         "cancelReason": null,
+                     *         "statusHistory": [
+                     *           {
+                     *             "status": "BOOKED",
+                     *             "at": "2026-01-15T12:00:00.000Z",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "etaMinutes": 17,
+                     *             "note": "dispatched CHI-01"
+                     *           }
+                     *         ],
+                     *         "updatedTime": "2026-01-15T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         serviceRequest: components["schemas"]["RescueServiceRequest"];
                     };
@@ -12763,25 +15661,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getProviders: {
         parameters: {
             query?: {
-                /** @description The session of the rescue (optional; must match when sent) */
+                /**
+                 * @description The session of the rescue (optional; must match when sent)
+                 * @example 00000000-0000-4000-8000-000000000002
+                 */
                 sessionId?: string;
             };
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 reqId: string;
             };
             cookie?: never;
@@ -12794,6 +15687,92 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "providers": [
+                     *         {
+                     *           "providerId": "CHI-01",
+                     *           "name": "Loop Roadside Service",
+                     *           "phone": "+1-312-555-0501",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.885,
+                     *             "longitude": -87.64
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago",
+                     *           "distanceMiles": 0.47,
+                     *           "etaMinutes": 17,
+                     *           "openNow": true,
+                     *           "assigned": true,
+                     *           "driver": "Mike Kowalski"
+                     *         },
+                     *         {
+                     *           "providerId": "CHI-02",
+                     *           "name": "South Side Towing",
+                     *           "phone": "+1-773-555-0502",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.79,
+                     *             "longitude": -87.6
+                     *           },
+                     *           "coverageMiles": 25,
+                     *           "services": [
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago",
+                     *           "distanceMiles": 6.41,
+                     *           "etaMinutes": 36,
+                     *           "openNow": true,
+                     *           "assigned": false,
+                     *           "driver": null
+                     *         },
+                     *         {
+                     *           "providerId": "CHI-04",
+                     *           "name": "O'Hare Area Recovery",
+                     *           "phone": "+1-847-555-0504",
+                     *           "metro": "Chicago",
+                     *           "state": "IL",
+                     *           "position": {
+                     *             "latitude": 41.9786,
+                     *             "longitude": -87.9048
+                     *           },
+                     *           "coverageMiles": 30,
+                     *           "services": [
+                     *             "TIRE",
+                     *             "LOCKOUT",
+                     *             "GAS",
+                     *             "TOW",
+                     *             "BATTERY"
+                     *           ],
+                     *           "opensAt": null,
+                     *           "closesAt": null,
+                     *           "timeZone": "America/Chicago",
+                     *           "distanceMiles": 15.44,
+                     *           "etaMinutes": 53,
+                     *           "openNow": true,
+                     *           "assigned": false,
+                     *           "driver": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -12900,15 +15879,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     cancelRequest: {
@@ -12919,6 +15889,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 reqId: string;
             };
             cookie?: never;
@@ -13067,23 +16038,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getEta: {
         parameters: {
             query: {
-                /** @description Alias: requestId */
+                /**
+                 * @description Alias: requestId
+                 * @example 00000000-0000-4000-8000-000000000001
+                 */
                 reqId: string;
-                /** @description The session of the rescue (optional; must match when sent) */
+                /**
+                 * @description The session of the rescue (optional; must match when sent)
+                 * @example 00000000-0000-4000-8000-000000000002
+                 */
                 sessionId?: string;
             };
             header?: never;
@@ -13098,6 +16066,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "BOOKED",
+                     *       "eta": 17,
+                     *       "etaTime": "2026-01-15T12:00:00.000Z",
+                     *       "providerPosition": {
+                     *         "latitude": 41.885,
+                     *         "longitude": -87.64
+                     *       },
+                     *       "distanceMiles": 0.47
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         requestId: string;
@@ -13185,15 +16166,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     statusUpdate: {
@@ -13247,6 +16219,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "OK",
+                     *       "message": "Rescue is COMPLETED",
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "requestStatus": "COMPLETED",
+                     *       "eta": null
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: "OK";
@@ -13368,15 +16349,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     feedback: {
@@ -13417,6 +16389,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "OK",
+                     *       "message": "Feedback recorded",
+                     *       "requestId": "00000000-0000-4000-8000-000000000001",
+                     *       "rating": 5,
+                     *       "comment": "Quick and friendly",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: "OK";
@@ -13538,15 +16520,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     uploadFile: {
@@ -13586,7 +16559,7 @@ export interface operations {
                      * @enum {string}
                      */
                     contentType?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/heic" | "application/pdf" | "text/plain";
-                    /** @description The file, base64 (aliases: contentBase64, data); in multipart, a file part instead */
+                    /** @description The file, base64, at most 512 KiB decoded (aliases: contentBase64, data); in multipart, a file part instead */
                     content?: string;
                 };
                 /**
@@ -13614,7 +16587,7 @@ export interface operations {
                      * @enum {string}
                      */
                     contentType?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/heic" | "application/pdf" | "text/plain";
-                    /** @description The file, base64 (aliases: contentBase64, data); in multipart, a file part instead */
+                    /** @description The file, base64, at most 512 KiB decoded (aliases: contentBase64, data); in multipart, a file part instead */
                     content?: string;
                 };
             };
@@ -13628,6 +16601,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "contentId": "00000000-0000-4000-8000-000000000001",
+                     *       "reqId": "00000000-0000-4000-8000-000000000002",
+                     *       "memberId": "M-1001",
+                     *       "fileType": "RECEIPT",
+                     *       "fileName": "receipt.txt",
+                     *       "contentType": "text/plain",
+                     *       "size": 8,
+                     *       "sha256": "523503604e7b056e83b047ccb26fec0372dd03ea990a9c904357a3bd600ebdb9",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RescueProviderFile"];
                 };
             };
@@ -13739,15 +16725,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     searchFiles: {
@@ -13799,6 +16776,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "files": [
+                     *         {
+                     *           "contentId": "00000000-0000-4000-8000-000000000001",
+                     *           "reqId": "00000000-0000-4000-8000-000000000002",
+                     *           "memberId": "M-1001",
+                     *           "fileType": "RECEIPT",
+                     *           "fileName": "receipt.txt",
+                     *           "contentType": "text/plain",
+                     *           "size": 8,
+                     *           "sha256": "523503604e7b056e83b047ccb26fec0372dd03ea990a9c904357a3bd600ebdb9",
+                     *           "createdAt": "2026-01-15T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         files: components["schemas"]["RescueProviderFile"][];
                     };
@@ -13912,15 +16906,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     retrieveFile: {
@@ -13928,6 +16913,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 contentid: string;
             };
             cookie?: never;
@@ -13937,6 +16923,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description inline, with the stored file name (RFC 8187 filename*) */
+                    "Content-Disposition"?: string;
+                    /** @description SHA-256 of the bytes, hex */
+                    "X-Content-SHA256"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13946,6 +16936,7 @@ export interface operations {
                     "image/webp": string;
                     "image/heic": string;
                     "application/pdf": string;
+                    /** @example Paid $95 */
                     "text/plain": string;
                 };
             };
@@ -14021,15 +17012,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     listWebhookSubscriptions: {
@@ -14051,14 +17033,13 @@ export interface operations {
                      * @example {
                      *       "subscriptions": [
                      *         {
-                     *           "id": "0b8f8a53-5a3c-4a57-9a57-4a3f1f0f7c11",
-                     *           "url": "https://partner.example.com/hooks/fleet",
+                     *           "id": "00000000-0000-4000-8000-000000000001",
+                     *           "url": "https://receiver.example.com/hooks/fleet",
                      *           "eventTypes": [
-                     *             "rescue.status_changed",
-                     *             "rescue.cancelled"
+                     *             "rescue.status_changed"
                      *           ],
                      *           "description": "Dispatch board",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
                      *           "pausedUntil": null
                      *         }
                      *       ]
@@ -14083,26 +17064,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Missing, invalid or expired token */
             401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14139,15 +17102,6 @@ export interface operations {
             };
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Any other error */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14198,16 +17152,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "0b8f8a53-5a3c-4a57-9a57-4a3f1f0f7c11",
-                     *       "url": "https://partner.example.com/hooks/fleet",
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "url": "https://receiver.example.com/hooks/fleet",
                      *       "eventTypes": [
-                     *         "rescue.status_changed",
-                     *         "rescue.cancelled"
+                     *         "rescue.status_changed"
                      *       ],
                      *       "description": "Dispatch board",
-                     *       "createdAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
                      *       "pausedUntil": null,
-                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       "secret": "whsec_ZXhhbXBsZS1zZWNyZXQ="
                      *     }
                      */
                     "application/json": {
@@ -14240,15 +17193,6 @@ export interface operations {
             };
             /** @description Missing, invalid or expired token */
             401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unknown id */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14328,15 +17272,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getWebhookSubscription: {
@@ -14344,6 +17279,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -14358,14 +17294,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "0b8f8a53-5a3c-4a57-9a57-4a3f1f0f7c11",
-                     *       "url": "https://partner.example.com/hooks/fleet",
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "url": "https://receiver.example.com/hooks/fleet",
                      *       "eventTypes": [
-                     *         "rescue.status_changed",
-                     *         "rescue.cancelled"
+                     *         "rescue.status_changed"
                      *       ],
                      *       "description": "Dispatch board",
-                     *       "createdAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
                      *       "pausedUntil": null
                      *     }
                      */
@@ -14449,15 +17384,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     deleteWebhookSubscription: {
@@ -14465,6 +17391,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -14550,27 +17477,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description Any case */
+                /**
+                 * @description Any case
+                 * @example succeeded
+                 */
                 status?: "pending" | "succeeded" | "failed";
-                /** @description How many (default 50) */
+                /**
+                 * @description How many (default 50)
+                 * @example 1
+                 */
                 first?: number;
             };
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -14583,6 +17508,151 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "00000000-0000-4000-8000-000000000002",
+                     *           "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *           "eventId": "00000000-0000-4000-8000-000000000003",
+                     *           "eventType": "rescue.status_changed",
+                     *           "status": "SUCCEEDED",
+                     *           "attempts": 1,
+                     *           "nextAttemptAt": null,
+                     *           "lastResponseStatus": 200,
+                     *           "lastError": null,
+                     *           "deliveredAt": "2026-01-15T12:00:00.000Z",
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
+                     *           "payload": {
+                     *             "id": "00000000-0000-4000-8000-000000000003",
+                     *             "type": "rescue.status_changed",
+                     *             "timestamp": "2026-01-15T12:00:00.000Z",
+                     *             "data": {
+                     *               "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000004",
+                     *               "resource": {
+                     *                 "eta": null,
+                     *                 "cost": {
+                     *                   "covered": true,
+                     *                   "service": "BATTERY",
+                     *                   "currency": "USD",
+                     *                   "partsFee": 0,
+                     *                   "towMiles": 0,
+                     *                   "payPerUse": false,
+                     *                   "totalCost": 70,
+                     *                   "mileageFee": 0,
+                     *                   "serviceFee": 70,
+                     *                   "coveredMiles": 0,
+                     *                   "customerPays": 0,
+                     *                   "billableMiles": 0,
+                     *                   "coveredAmount": 70
+                     *                 },
+                     *                 "driver": {
+                     *                   "name": "Mike Kowalski",
+                     *                   "position": {
+                     *                     "latitude": 41.885,
+                     *                     "longitude": -87.64
+                     *                   }
+                     *                 },
+                     *                 "status": "CANCELLED",
+                     *                 "details": {
+                     *                   "comments": null,
+                     *                   "fuelType": null,
+                     *                   "keysLocation": null,
+                     *                   "batteryService": "JUMP",
+                     *                   "spareAvailable": null
+                     *                 },
+                     *                 "etaTime": null,
+                     *                 "vehicle": {
+                     *                   "vin": "1HGCM82633A004352",
+                     *                   "make": "Honda",
+                     *                   "year": 2021,
+                     *                   "color": "Blue",
+                     *                   "model": "Civic"
+                     *                 },
+                     *                 "consumer": {
+                     *                   "name": "Dana Reyes",
+                     *                   "phone": "+1 312 555 0199",
+                     *                   "lastName": "Reyes",
+                     *                   "firstName": "Dana"
+                     *                 },
+                     *                 "provider": {
+                     *                   "name": "Loop Roadside Service",
+                     *                   "metro": "Chicago",
+                     *                   "phone": "+1-312-555-0501",
+                     *                   "state": "IL",
+                     *                   "opensAt": null,
+                     *                   "closesAt": null,
+                     *                   "position": {
+                     *                     "latitude": 41.885,
+                     *                     "longitude": -87.64
+                     *                   },
+                     *                   "services": [
+                     *                     "TIRE",
+                     *                     "LOCKOUT",
+                     *                     "GAS",
+                     *                     "TOW",
+                     *                     "BATTERY"
+                     *                   ],
+                     *                   "timeZone": "America/Chicago",
+                     *                   "providerId": "CHI-01",
+                     *                   "coverageMiles": 30
+                     *                 },
+                     *                 "payPerUse": false,
+                     *                 "requestId": "00000000-0000-4000-8000-000000000004",
+                     *                 "sessionId": "00000000-0000-4000-8000-000000000005",
+                     *                 "serviceType": "battery",
+                     *                 "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *                 "cancelReason": "Got the car started",
+                     *                 "statusHistory": [
+                     *                   {
+                     *                     "at": "2026-01-15T12:00:00.000Z",
+                     *                     "note": "dispatched CHI-01",
+                     *                     "status": "BOOKED",
+                     *                     "position": {
+                     *                       "latitude": 41.885,
+                     *                       "longitude": -87.64
+                     *                     },
+                     *                     "etaMinutes": 17
+                     *                   },
+                     *                   {
+                     *                     "at": "2026-01-15T12:00:00.000Z",
+                     *                     "note": "Got the car started",
+                     *                     "status": "CANCELLED",
+                     *                     "position": {
+                     *                       "latitude": 41.885,
+                     *                       "longitude": -87.64
+                     *                     },
+                     *                     "etaMinutes": null
+                     *                   }
+                     *                 ],
+                     *                 "previousStatus": "BOOKED",
+                     *                 "destinationAddress": null,
+                     *                 "disablementAddress": {
+                     *                   "zip": "60606",
+                     *                   "city": "Chicago",
+                     *                   "state": "IL",
+                     *                   "address1": "233 S Wacker Dr",
+                     *                   "landmark": null,
+                     *                   "latitude": 41.8789,
+                     *                   "longitude": -87.6359,
+                     *                   "towLocationId": null
+                     *                 },
+                     *                 "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *               }
+                     *             }
+                     *           },
+                     *           "attemptLog": [
+                     *             {
+                     *               "at": "2026-01-15T12:00:00.000Z",
+                     *               "responseStatus": 200,
+                     *               "error": null,
+                     *               "durationMs": 120
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         deliveries: {
                             /**
@@ -14701,15 +17771,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     getWebhookDelivery: {
@@ -14717,7 +17778,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
+                /** @example 00000000-0000-4000-8000-000000000002 */
                 deliveryId: string;
             };
             cookie?: never;
@@ -14730,6 +17793,147 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000002",
+                     *       "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *       "eventId": "00000000-0000-4000-8000-000000000003",
+                     *       "eventType": "rescue.status_changed",
+                     *       "status": "SUCCEEDED",
+                     *       "attempts": 1,
+                     *       "nextAttemptAt": null,
+                     *       "lastResponseStatus": 200,
+                     *       "lastError": null,
+                     *       "deliveredAt": "2026-01-15T12:00:00.000Z",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "payload": {
+                     *         "id": "00000000-0000-4000-8000-000000000003",
+                     *         "type": "rescue.status_changed",
+                     *         "timestamp": "2026-01-15T12:00:00.000Z",
+                     *         "data": {
+                     *           "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000004",
+                     *           "resource": {
+                     *             "eta": null,
+                     *             "cost": {
+                     *               "covered": true,
+                     *               "service": "BATTERY",
+                     *               "currency": "USD",
+                     *               "partsFee": 0,
+                     *               "towMiles": 0,
+                     *               "payPerUse": false,
+                     *               "totalCost": 70,
+                     *               "mileageFee": 0,
+                     *               "serviceFee": 70,
+                     *               "coveredMiles": 0,
+                     *               "customerPays": 0,
+                     *               "billableMiles": 0,
+                     *               "coveredAmount": 70
+                     *             },
+                     *             "driver": {
+                     *               "name": "Mike Kowalski",
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               }
+                     *             },
+                     *             "status": "CANCELLED",
+                     *             "details": {
+                     *               "comments": null,
+                     *               "fuelType": null,
+                     *               "keysLocation": null,
+                     *               "batteryService": "JUMP",
+                     *               "spareAvailable": null
+                     *             },
+                     *             "etaTime": null,
+                     *             "vehicle": {
+                     *               "vin": "1HGCM82633A004352",
+                     *               "make": "Honda",
+                     *               "year": 2021,
+                     *               "color": "Blue",
+                     *               "model": "Civic"
+                     *             },
+                     *             "consumer": {
+                     *               "name": "Dana Reyes",
+                     *               "phone": "+1 312 555 0199",
+                     *               "lastName": "Reyes",
+                     *               "firstName": "Dana"
+                     *             },
+                     *             "provider": {
+                     *               "name": "Loop Roadside Service",
+                     *               "metro": "Chicago",
+                     *               "phone": "+1-312-555-0501",
+                     *               "state": "IL",
+                     *               "opensAt": null,
+                     *               "closesAt": null,
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               },
+                     *               "services": [
+                     *                 "TIRE",
+                     *                 "LOCKOUT",
+                     *                 "GAS",
+                     *                 "TOW",
+                     *                 "BATTERY"
+                     *               ],
+                     *               "timeZone": "America/Chicago",
+                     *               "providerId": "CHI-01",
+                     *               "coverageMiles": 30
+                     *             },
+                     *             "payPerUse": false,
+                     *             "requestId": "00000000-0000-4000-8000-000000000004",
+                     *             "sessionId": "00000000-0000-4000-8000-000000000005",
+                     *             "serviceType": "battery",
+                     *             "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *             "cancelReason": "Got the car started",
+                     *             "statusHistory": [
+                     *               {
+                     *                 "at": "2026-01-15T12:00:00.000Z",
+                     *                 "note": "dispatched CHI-01",
+                     *                 "status": "BOOKED",
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 },
+                     *                 "etaMinutes": 17
+                     *               },
+                     *               {
+                     *                 "at": "2026-01-15T12:00:00.000Z",
+                     *                 "note": "Got the car started",
+                     *                 "status": "CANCELLED",
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 },
+                     *                 "etaMinutes": null
+                     *               }
+                     *             ],
+                     *             "previousStatus": "BOOKED",
+                     *             "destinationAddress": null,
+                     *             "disablementAddress": {
+                     *               "zip": "60606",
+                     *               "city": "Chicago",
+                     *               "state": "IL",
+                     *               "address1": "233 S Wacker Dr",
+                     *               "landmark": null,
+                     *               "latitude": 41.8789,
+                     *               "longitude": -87.6359,
+                     *               "towLocationId": null
+                     *             },
+                     *             "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *           }
+                     *         }
+                     *       },
+                     *       "attemptLog": [
+                     *         {
+                     *           "at": "2026-01-15T12:00:00.000Z",
+                     *           "responseStatus": 200,
+                     *           "error": null,
+                     *           "durationMs": 120
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: uuid
@@ -14846,15 +18050,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     retryWebhookDelivery: {
@@ -14865,7 +18060,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
+                /** @example 00000000-0000-4000-8000-000000000002 */
                 deliveryId: string;
             };
             cookie?: never;
@@ -14880,6 +18077,147 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000002",
+                     *       "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *       "eventId": "00000000-0000-4000-8000-000000000003",
+                     *       "eventType": "rescue.status_changed",
+                     *       "status": "PENDING",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-01-15T12:00:00.000Z",
+                     *       "lastResponseStatus": 200,
+                     *       "lastError": null,
+                     *       "deliveredAt": "2026-01-15T12:00:00.000Z",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "payload": {
+                     *         "id": "00000000-0000-4000-8000-000000000003",
+                     *         "type": "rescue.status_changed",
+                     *         "timestamp": "2026-01-15T12:00:00.000Z",
+                     *         "data": {
+                     *           "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000004",
+                     *           "resource": {
+                     *             "eta": null,
+                     *             "cost": {
+                     *               "covered": true,
+                     *               "service": "BATTERY",
+                     *               "currency": "USD",
+                     *               "partsFee": 0,
+                     *               "towMiles": 0,
+                     *               "payPerUse": false,
+                     *               "totalCost": 70,
+                     *               "mileageFee": 0,
+                     *               "serviceFee": 70,
+                     *               "coveredMiles": 0,
+                     *               "customerPays": 0,
+                     *               "billableMiles": 0,
+                     *               "coveredAmount": 70
+                     *             },
+                     *             "driver": {
+                     *               "name": "Mike Kowalski",
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               }
+                     *             },
+                     *             "status": "CANCELLED",
+                     *             "details": {
+                     *               "comments": null,
+                     *               "fuelType": null,
+                     *               "keysLocation": null,
+                     *               "batteryService": "JUMP",
+                     *               "spareAvailable": null
+                     *             },
+                     *             "etaTime": null,
+                     *             "vehicle": {
+                     *               "vin": "1HGCM82633A004352",
+                     *               "make": "Honda",
+                     *               "year": 2021,
+                     *               "color": "Blue",
+                     *               "model": "Civic"
+                     *             },
+                     *             "consumer": {
+                     *               "name": "Dana Reyes",
+                     *               "phone": "+1 312 555 0199",
+                     *               "lastName": "Reyes",
+                     *               "firstName": "Dana"
+                     *             },
+                     *             "provider": {
+                     *               "name": "Loop Roadside Service",
+                     *               "metro": "Chicago",
+                     *               "phone": "+1-312-555-0501",
+                     *               "state": "IL",
+                     *               "opensAt": null,
+                     *               "closesAt": null,
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               },
+                     *               "services": [
+                     *                 "TIRE",
+                     *                 "LOCKOUT",
+                     *                 "GAS",
+                     *                 "TOW",
+                     *                 "BATTERY"
+                     *               ],
+                     *               "timeZone": "America/Chicago",
+                     *               "providerId": "CHI-01",
+                     *               "coverageMiles": 30
+                     *             },
+                     *             "payPerUse": false,
+                     *             "requestId": "00000000-0000-4000-8000-000000000004",
+                     *             "sessionId": "00000000-0000-4000-8000-000000000005",
+                     *             "serviceType": "battery",
+                     *             "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *             "cancelReason": "Got the car started",
+                     *             "statusHistory": [
+                     *               {
+                     *                 "at": "2026-01-15T12:00:00.000Z",
+                     *                 "note": "dispatched CHI-01",
+                     *                 "status": "BOOKED",
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 },
+                     *                 "etaMinutes": 17
+                     *               },
+                     *               {
+                     *                 "at": "2026-01-15T12:00:00.000Z",
+                     *                 "note": "Got the car started",
+                     *                 "status": "CANCELLED",
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 },
+                     *                 "etaMinutes": null
+                     *               }
+                     *             ],
+                     *             "previousStatus": "BOOKED",
+                     *             "destinationAddress": null,
+                     *             "disablementAddress": {
+                     *               "zip": "60606",
+                     *               "city": "Chicago",
+                     *               "state": "IL",
+                     *               "address1": "233 S Wacker Dr",
+                     *               "landmark": null,
+                     *               "latitude": 41.8789,
+                     *               "longitude": -87.6359,
+                     *               "towLocationId": null
+                     *             },
+                     *             "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *           }
+                     *         }
+                     *       },
+                     *       "attemptLog": [
+                     *         {
+                     *           "at": "2026-01-15T12:00:00.000Z",
+                     *           "responseStatus": 200,
+                     *           "error": null,
+                     *           "durationMs": 120
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: uuid
@@ -15014,15 +18352,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     generateToken: {
@@ -15059,6 +18388,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "access_token": "example-access-token",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "scope": "b2b roadside"
+                     *     }
+                     */
                     "application/json": {
                         access_token: string;
                         /** @enum {string} */
@@ -15069,19 +18406,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2) */
+            /** @description invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2); a body that cannot be parsed is a problem */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "too_many_requests";
+                        error_description?: string;
+                    };
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description invalid_client */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "too_many_requests";
+                        error_description?: string;
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description A URL over 16 KiB */
             414: {
@@ -15092,12 +18451,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description too_many_requests: too many attempts for this client id or address (see Retry-After) */
-            429: {
+            /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too_many_requests: too many attempts for this client id or address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "too_many_requests";
+                        error_description?: string;
+                    };
+                };
             };
             /** @description Request line and headers over 16 KiB */
             431: {
@@ -15122,7 +18498,10 @@ export interface operations {
     roadsideAccessToken: {
         parameters: {
             query?: {
-                /** @description May be sent here instead of in the body */
+                /**
+                 * @description May be sent here instead of in the body
+                 * @example client_credentials
+                 */
                 grant_type?: "client_credentials";
             };
             header?: never;
@@ -15156,6 +18535,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "access_token": "example-access-token",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": "3600",
+                     *       "issued_at": "1768478400000",
+                     *       "scope": "roadside",
+                     *       "client_id": "test-client",
+                     *       "status": "approved"
+                     *     }
+                     */
                     "application/json": {
                         access_token: string;
                         /** @enum {string} */
@@ -15206,8 +18596,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A URL over 16 KiB */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15248,15 +18656,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error (e.g. 413 body too large, 415 unsupported content type) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     listClients: {
@@ -15274,6 +18673,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "clients": [
+                     *         {
+                     *           "clientId": "test-client",
+                     *           "organisation": "org-a",
+                     *           "scopes": [
+                     *             "b2b",
+                     *             "roadside",
+                     *             "admin"
+                     *           ],
+                     *           "disabled": false,
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
+                     *           "secretRotatedAt": "2026-01-15T12:00:00.000Z",
+                     *           "secretGeneration": 0
+                     *         },
+                     *         {
+                     *           "clientId": "client_00000000000000000000000000000001",
+                     *           "organisation": "org-partner",
+                     *           "scopes": [
+                     *             "b2b"
+                     *           ],
+                     *           "disabled": false,
+                     *           "createdAt": "2026-01-15T12:00:00.000Z",
+                     *           "secretRotatedAt": "2026-01-15T12:00:00.000Z",
+                     *           "secretGeneration": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         clients: {
                             clientId: string;
@@ -15287,15 +18716,6 @@ export interface operations {
                             secretGeneration?: number;
                         }[];
                     };
-                };
-            };
-            /** @description Invalid input */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing, invalid or expired token */
@@ -15316,6 +18736,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
@@ -15325,8 +18754,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15369,6 +18807,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "clientId": "client_00000000000000000000000000000001",
+                     *       "clientSecret": "example-client-secret",
+                     *       "organisation": "org-partner",
+                     *       "scopes": [
+                     *         "b2b"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         clientId: string;
                         /** @description Shown only in this response */
@@ -15414,6 +18862,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
@@ -15432,8 +18907,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15451,6 +18935,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example client_00000000000000000000000000000001 */
                 clientId: string;
             };
             cookie?: never;
@@ -15465,6 +18950,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "clientId": "client_00000000000000000000000000000001",
+                     *       "clientSecret": "example-client-secret",
+                     *       "organisation": "org-partner",
+                     *       "scopes": [
+                     *         "b2b"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         clientId: string;
                         /** @description Shown only in this response */
@@ -15474,7 +18969,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15519,6 +19014,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
@@ -15537,8 +19041,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15556,6 +19069,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example client_00000000000000000000000000000001 */
                 clientId: string;
             };
             cookie?: never;
@@ -15570,13 +19084,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "clientId": "client_00000000000000000000000000000001",
+                     *       "disabled": true
+                     *     }
+                     */
                     "application/json": {
                         clientId: string;
                         disabled: boolean;
                     };
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15621,6 +19141,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
@@ -15639,8 +19168,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15658,6 +19196,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example client_00000000000000000000000000000001 */
                 clientId: string;
             };
             cookie?: never;
@@ -15672,13 +19211,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "clientId": "client_00000000000000000000000000000001",
+                     *       "disabled": false
+                     *     }
+                     */
                     "application/json": {
                         clientId: string;
                         disabled: boolean;
                     };
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15723,6 +19268,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
@@ -15741,8 +19295,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Any other error */
-            default: {
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
