@@ -44,14 +44,14 @@ beforeAll(async () => {
   restoreUuids = countedUuids();
   receiver = await startReceiver();
   t = await startTestStack({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });
-  // The Risk Index examples are answers over the loaded crash data, not over a load still under way.
+  // The Risk Index answers from its full data set (it loads in the background on a first start).
   await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
   const doc = (await t.request('GET', '/openapi.json')).body as Json;
   contract = await OpenApiContract.of(doc, { strict: true });
   // The bootstrap client may ask for the admin scope (it does not get it unasked).
   const admin = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } });
   Object.assign(ids, { adminToken: admin.body.access_token, receiverUrl: receiver.url });
-}, 240_000);
+}, 600_000);
 afterAll(async () => {
   await receiver?.close();
   await t?.close();
