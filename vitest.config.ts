@@ -8,5 +8,7 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    // Through Vite like the project's files, so that it meets the same copy of graphql (index.mjs) as they do.
+    server: { deps: { inline: ['@graphql-inspector/core'] } },
   },
 });

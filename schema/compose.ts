@@ -1,7 +1,9 @@
 /**
  * Composes schema/supergraph.graphql from the subgraph SDL files, and writes the possible types of
  * every union and interface of the API schema (schema/possible-types.json, for a client cache such
- * as Apollo Client's InMemoryCache); `--check` fails if either committed file is stale.
+ * as Apollo Client's InMemoryCache); `--check` fails if either committed file is stale. The committed
+ * supergraph is the baseline: a breaking change from it (contract/graph-diff.ts) is written only
+ * when CHANGELOG.md acknowledges it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -9,6 +11,8 @@ import { composeServices } from '@apollo/composition';
 import { possibleRuntimeTypes, Supergraph } from '@apollo/federation-internals';
 import { parse } from 'graphql';
 import { possibleTypesPath, subgraphList, supergraphPath } from './subgraphs.ts';
+import { acknowledged } from './contract/gate.ts';
+import { graphBreakingChanges } from './contract/graph-diff.ts';
 
 const services = subgraphList().map((s) => ({ name: s.name, url: s.url, typeDefs: parse(readFileSync(s.schemaPath, 'utf8')) }));
 const result = composeServices(services);
@@ -21,15 +25,22 @@ const abstractTypes = Supergraph.build(sdl).apiSchema().types().filter((t) => t.
 const possibleTypes = Object.fromEntries(abstractTypes.map((t) => [t.name, possibleRuntimeTypes(t).map((o) => o.name).sort()]).sort(([a], [b]) => String(a).localeCompare(String(b))));
 const outputs: [path: string, text: string][] = [[supergraphPath, sdl], [possibleTypesPath, `${JSON.stringify(possibleTypes, null, 2)}\n`]];
 const name = (path: string) => relative(process.cwd(), path);
+const read = (path: string) => {
+  try { return readFileSync(path, 'utf8'); } catch { return undefined; }
+};
+const baseline = read(supergraphPath);
+const changes = baseline === undefined || baseline === sdl ? [] : await graphBreakingChanges(baseline, sdl);
 
 if (process.argv.includes('--check')) {
-  const stale = outputs.filter(([path, text]) => {
-    try { return readFileSync(path, 'utf8') !== text; } catch { return true; }
-  });
+  const stale = outputs.filter(([path, text]) => read(path) !== text);
   for (const [path] of stale) console.error(`${name(path)} is stale: run \`npm run compose\` and commit the result.`);
-  if (stale.length) process.exit(1);
+  if (stale.length) {
+    acknowledged('the graph', changes);
+    process.exit(1);
+  }
   console.log(`${outputs.map(([path]) => name(path)).join(' and ')} are up to date.`);
 } else {
+  if (!acknowledged('the graph', changes)) process.exit(1);
   for (const [path, text] of outputs) writeFileSync(path, text);
   for (const hint of result.hints ?? []) console.log(`hint: ${hint.toString()}`);
   console.log(`Composed ${services.length} subgraphs into ${name(supergraphPath)}; possible types in ${name(possibleTypesPath)}.`);

@@ -13,8 +13,9 @@ export function component(name: string, schema: JsonSchema): JsonSchema {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-/** Every registered component, by name. */
-export const componentSchemas = (): Readonly<Record<string, JsonSchema>> => registered;
+/** Every registered component, by name in alphabetical order (not the order the tables happened to load in, so that the document is the same whoever builds it). */
+export const componentSchemas = (): Readonly<Record<string, JsonSchema>> =>
+  Object.fromEntries(Object.entries(registered).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 /** `schema` or null (a `type` list gains 'null'; an enum gains null). */
 export function nullable(schema: JsonSchema): JsonSchema {

@@ -15,6 +15,14 @@ export const operationExamples: ReadonlyMap<string, OperationExample> = new Map(
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A parameter's example as its schema types it (the request carried it as text: `?radius=0.002` is the number 0.002). */
+function typedExample(schema: unknown, text: string): unknown {
+  const types = isObject(schema) ? [schema.type].flat() : [];
+  if ((types.includes('integer') || types.includes('number')) && text.trim() !== '' && Number.isFinite(Number(text))) return Number(text);
+  if (types.includes('boolean') && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
+}
+
 /** Sets each operation's parameter examples and its success response's example from its example file. */
 export function withExamples(paths: Record<string, Record<string, unknown>>) {
   for (const item of Object.values(paths)) {
@@ -24,7 +32,7 @@ export function withExamples(paths: Record<string, Record<string, unknown>>) {
       if (!example) continue;
       for (const parameter of Array.isArray(operation.parameters) ? operation.parameters as Json[] : []) {
         const value = example.parameters[String(parameter.name)];
-        if (value !== undefined) Object.assign(parameter, { example: value });
+        if (value !== undefined) Object.assign(parameter, { example: typedExample(parameter.schema, value) });
       }
       const [success] = Object.entries(isObject(operation.responses) ? operation.responses : {}).filter(([status]) => status.startsWith('2'));
       const content = success && isObject(success[1]) && isObject(success[1].content) ? success[1].content : {};

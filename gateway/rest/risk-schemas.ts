@@ -81,3 +81,39 @@ export const historicalTraffic = component('RiskHistoricalTraffic', answer({
 
 /** Each data set's shape, by its name in the answer. */
 export const DATA_SET_SCHEMAS: Record<string, JsonSchema> = { riskInfo, accidentSummary, farsInfo, realtimeTraffic, historicalTraffic };
+
+const geometry = component('GeoJsonGeometry', {
+  type: 'object', description: 'An RFC 7946 geometry: longitude first, polygons closed and counter-clockwise',
+  properties: { type: { type: 'string', enum: ['Point', 'LineString', 'Polygon', 'MultiPoint', 'MultiLineString', 'MultiPolygon'] }, coordinates: { type: 'array' } },
+  required: ['type', 'coordinates'],
+});
+
+/** The interactive map's layers (GET /riskIndex/v1/map/layers): one feature per area, county, place and cell. */
+export const mapLayers = component('RiskMapLayers', {
+  type: 'object', description: 'An RFC 7946 FeatureCollection of the map\'s layers, with the legend as a foreign member',
+  properties: {
+    type: { type: 'string', enum: ['FeatureCollection'] },
+    features: arrayOf({
+      type: 'object', required: ['type', 'properties', 'geometry'],
+      properties: {
+        type: { type: 'string', enum: ['Feature'] }, geometry,
+        properties: {
+          type: 'object', required: ['layer'], description: 'The fields of the feature\'s layer',
+          properties: {
+            layer: { type: 'string', enum: ['area', 'county', 'place', 'cell'] },
+            name: { ...str, description: 'county, place' }, state: { ...str, description: 'county, place: CA or IL' },
+            fips: { ...str, description: 'county: its FIPS code' }, population: { ...int, description: 'place' },
+            h3: { ...str, description: 'cell: its H3 index' }, resolution: int, color: { ...str, description: 'cell: its fill' },
+            index: { ...num, description: 'cell: its 0-100 index' }, fatalCrashes: int, fatalities: int,
+            fatalCrashesPerKm2Year: num, fatalitiesPerKm2Year: num,
+          },
+        },
+      },
+    }),
+    legend: answer({
+      title: str, noCrash: { ...str, description: 'Fill of a cell without a fatal crash' },
+      bands: arrayOf(answer({ from: int, to: int, color: str })),
+    }),
+  },
+  required: ['type', 'features', 'legend'],
+});

@@ -6,7 +6,7 @@ import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 import { answer } from './components.ts';
-import { area as areaSchema, DATA_SET_SCHEMAS } from './risk-schemas.ts';
+import { area as areaSchema, DATA_SET_SCHEMAS, mapLayers as mapLayersSchema } from './risk-schemas.ts';
 
 export const RISK_PREFIX = RISK_REST_PREFIX;
 
@@ -217,7 +217,7 @@ const mapLayersRoute: RestRoute = {
       + '`cell` (H3 cells: `h3`, `resolution`, `index`, `fatalCrashes`, `fatalities`, `fatalCrashesPerKm2Year`, `fatalitiesPerKm2Year`). '
       + `The page that draws them: [${RISK_PREFIX}/map/view](${RISK_MAP_VIEW_EXAMPLE}). GraphQL: the \`mapLayers\` field of \`riskIndex\`.`,
     query: queryDocs(false),
-    response: { type: 'object', description: 'GeoJSON FeatureCollection', properties: { type: { type: 'string', enum: ['FeatureCollection'] }, features: { type: 'array', items: { type: 'object' } } }, required: ['type', 'features'] },
+    response: mapLayersSchema,
     responseContentType: 'application/geo+json',
     problems: { 422: TOO_COMPLEX, 503: BUSY },
   },

@@ -98,12 +98,19 @@ const SOURCE_B_EXAMPLE = {
 };
 
 /**
- * A provider's report JSON Schema (schema/mvr/<file>) as an OpenAPI component: open, as reports are stored as sent, with its
- * `$defs` references pointing inside the component (an OpenAPI document has no base URI per schema).
+ * A provider's report JSON Schema (schema/mvr/<file>) as an OpenAPI component: open, as reports are stored as sent. Its
+ * `$defs` that the schema uses become components of their own (`<name><Def>`): an OpenAPI document has no base URI per
+ * schema, generated clients (openapi-typescript) would read a nested `$defs` as a required property, and a definition
+ * nothing uses would be an unused component.
  */
 function mvrReportComponent(name: string, schemaFile: string): JsonSchema {
   const text = readFileSync(new URL(`../../schema/mvr/${schemaFile}`, import.meta.url), 'utf8');
-  const { $schema: _dialect, $id: _id, ...schema } = JSON.parse(text.replaceAll('"#/$defs/', `"#/components/schemas/${name}/$defs/`)) as JsonSchema;
+  const defName = (def: string) => `${name}${def[0].toUpperCase()}${def.slice(1)}`;
+  const { $schema: _dialect, $id: _id, $defs, ...schema } = JSON.parse(text.replace(/"#\/\$defs\/([A-Za-z0-9_]+)"/g, (_, def: string) => `"#/components/schemas/${defName(def)}"`)) as JsonSchema;
+  const used = JSON.stringify(schema);
+  for (const [def, definition] of Object.entries($defs ?? {})) {
+    if (used.includes(`"#/components/schemas/${defName(def)}"`)) component(defName(def), definition as JsonSchema);
+  }
   return component(name, schema);
 }
 
