@@ -58,7 +58,8 @@ export async function riskInfo(q: AreaQuery) {
   const score = scoreArea(model, weightOf(inside.crashes, inside.fatalities), km2);
   const years = model.years;
   const sources = await q.sources();
-  const riskiest = [...cells].sort((a, b) => b.riskIndex - a.riskIndex || b.fatalities - a.fatalities).slice(0, RISKIEST_CELLS);
+  // Ties by cell id, so that equal cells come in one order on every database.
+  const riskiest = [...cells].sort((a, b) => b.riskIndex - a.riskIndex || b.fatalities - a.fatalities || (a.cell < b.cell ? -1 : 1)).slice(0, RISKIEST_CELLS);
   return {
     ...common,
     index: score.index,
