@@ -16,13 +16,19 @@ const MEASURED_KEYS: Record<string, number> = { durationMs: 120 };
 /** Values that are credentials, whatever they hold. */
 const SECRET_KEYS: Record<string, string> = { access_token: 'example-access-token', clientSecret: 'example-client-secret', secret: 'whsec_ZXhhbXBsZS1zZWNyZXQ=' };
 
+/** realtimeTraffic's `hourOfWeek` is the clock's hour of the week in the area's time zone: fixed like the clock (Thursday 06:00, Monday 0). */
+const EXAMPLE_HOUR_OF_WEEK = 3 * 24 + 6;
+
 const isNow = (ms: number) => Math.abs(ms - Date.now()) < NOW_WINDOW_MS;
 
 function fixValue(value: unknown, key: string | undefined): unknown {
   if (key !== undefined && key in SECRET_KEYS && typeof value === 'string') return SECRET_KEYS[key];
   if (key !== undefined && key in MEASURED_KEYS && typeof value === 'number') return MEASURED_KEYS[key];
   if (Array.isArray(value)) return value.map((v) => fixValue(v, undefined));
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fixValue(v, k)]));
+  if (typeof value === 'object' && value !== null) {
+    const fixed = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fixValue(v, k)]));
+    return key === 'realtimeTraffic' && typeof fixed.hourOfWeek === 'number' ? { ...fixed, hourOfWeek: EXAMPLE_HOUR_OF_WEEK } : fixed;
+  }
   if (typeof value === 'string' && ISO_INSTANT.test(value) && isNow(Date.parse(value))) {
     const iso = new Date(EXAMPLE_NOW).toISOString();
     return value.includes('.') ? iso : iso.replace('.000Z', 'Z');
