@@ -28,7 +28,7 @@ async function browserAccess(app: FastifyInstance, { config }: { config: Config 
     origin: config.CORS_ORIGINS,
     // X-GraphQL-Event-Stream-Token: graphql-sse's single-connection mode names its stream with it.
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-GraphQL-Event-Stream-Token'],
-    exposedHeaders: ['Retry-After', 'x-request-id', 'Idempotent-Replayed', 'Location'],
+    exposedHeaders: ['Retry-After', 'x-request-id', 'Idempotent-Replayed', 'Location', 'ETag'],
     // A browser may reuse a preflight for 10 minutes (Chromium's cap is 2 hours).
     maxAge: 600,
   });

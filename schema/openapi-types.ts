@@ -5043,6 +5043,8 @@ export interface operations {
                 headers: {
                     /** @description RFC 8288 link to the next page (`rel="next"`), present while more rows follow */
                     Link?: string;
+                    /** @description `no-store`: the answer includes real-time traffic */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6566,7 +6568,13 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6575,6 +6583,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6679,6 +6691,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid input */
             400: {
                 headers: {
@@ -6759,7 +6778,13 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6768,6 +6793,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7910,6 +7939,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid input */
             400: {
                 headers: {
@@ -8010,7 +8046,13 @@ export interface operations {
                  */
                 after?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8021,6 +8063,10 @@ export interface operations {
                 headers: {
                     /** @description RFC 8288 link to the next page (`rel="next"`), present while more rows follow */
                     Link?: string;
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8120,6 +8166,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid input */
             400: {
                 headers: {
@@ -8209,6 +8262,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer includes real-time traffic */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8331,7 +8386,13 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8340,6 +8401,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8374,6 +8439,13 @@ export interface operations {
                         historicalTraffic: components["schemas"]["RiskHistoricalTraffic"];
                     };
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input */
             400: {
@@ -8455,7 +8527,13 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8464,6 +8542,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8511,6 +8593,13 @@ export interface operations {
                      */
                     "image/svg+xml": string;
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input */
             400: {
@@ -8583,7 +8672,13 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8592,6 +8687,10 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9119,6 +9218,13 @@ export interface operations {
                     "application/geo+json": components["schemas"]["RiskMapLayers"];
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid input */
             400: {
                 headers: {
@@ -9219,7 +9325,13 @@ export interface operations {
                  */
                 after?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9232,6 +9344,10 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-cells.geojson" (or .csv) */
                     "Content-Disposition"?: string;
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9314,6 +9430,13 @@ export interface operations {
                     };
                     "text/csv": string;
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input */
             400: {
@@ -9415,7 +9538,13 @@ export interface operations {
                  */
                 after?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body
+                 * @example "Jv2yYQ0n3Xk8pD1cR7tWm5sLhA4"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9428,6 +9557,10 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-crashes.geojson" (or .csv) */
                     "Content-Disposition"?: string;
+                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    ETag?: string;
+                    /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9535,6 +9668,13 @@ export interface operations {
                     };
                     "text/csv": string;
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input */
             400: {

@@ -5,6 +5,7 @@ import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdem
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from './risk.ts';
 import { withExamples } from './examples.ts';
+import { cacheDocs, noStoreDocs } from './http-cache.ts';
 import { componentSchemas } from './components.ts';
 
 const problemSchema = {
@@ -47,6 +48,7 @@ function operation(route: RestRoute) {
   const status = String(route.status ?? 200);
   const contentTypes = route.docs?.contentTypes ?? ['application/json'];
   const idempotent = takesIdempotencyKey(route);
+  const cache = route.cache && route.cache !== 'no-store' ? cacheDocs(route.cache.maxAge) : undefined;
   const problems = idempotent ? { ...route.docs?.problems, ...idempotencyProblems({ 409: 'State conflict', ...route.docs?.problems }) } : route.docs?.problems ?? {};
   return {
     operationId: route.operationId,
@@ -54,7 +56,7 @@ function operation(route: RestRoute) {
     description: route.docs?.description,
     tags: [route.tag],
     security: route.scope ? [{ bearer: route.scope === 'any' ? [] : [route.scope] }] : [],
-    parameters: [...params, ...query, ...(idempotent ? [idempotencyKeyParameter] : [])],
+    parameters: [...params, ...query, ...(idempotent ? [idempotencyKeyParameter] : []), ...(cache ? [cache.parameter] : [])],
     ...(route.docs?.requestBody ? {
       requestBody: {
         required: true,
@@ -64,13 +66,16 @@ function operation(route: RestRoute) {
     responses: {
       [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
-        ...(idempotent || route.docs?.responseHeaders ? { headers: { ...(idempotent ? replayedHeader : {}), ...route.docs?.responseHeaders } } : {}),
+        ...(idempotent || route.docs?.responseHeaders || route.cache ? {
+          headers: { ...(idempotent ? replayedHeader : {}), ...route.docs?.responseHeaders, ...(cache ? cache.headers : route.cache ? noStoreDocs : {}) },
+        } : {}),
         content: route.docs?.responseContentTypes
           ? Object.fromEntries(route.docs.responseContentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
           : route.docs?.responseContent
             ? Object.fromEntries(Object.entries(route.docs.responseContent).map(([t, schema]) => [t, { schema }]))
             : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
       },
+      ...(cache ? { 304: cache.notModified } : {}),
       ...(params.length || query.length || route.docs?.requestBody || idempotent ? { 400: problemResponse('Invalid input') } : {}),
       ...(route.scope ? { 401: problemResponse('Missing, invalid or expired token') } : {}),
       ...(route.scope && route.scope !== 'any' ? { 403: problemResponse('Token lacks the scope') } : {}),

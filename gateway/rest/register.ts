@@ -6,6 +6,7 @@ import { badInput, forbidden, unauthenticated } from '../../subgraphs/platform/e
 import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 import { unknownField } from './body.ts';
+import { cacheControl, etagOf, matchesIfNoneMatch } from './http-cache.ts';
 
 export interface OperationResult {
   data?: Record<string, unknown> | null;
@@ -80,6 +81,17 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           throw error;
         }
         if (route.headers) reply.headers(route.headers(result.data ?? {}, req));
+        if (route.cache === 'no-store' || (route.cache && !route.cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
+        else if (route.cache) {
+          // Serialised here, once, so that the tag is of the bytes sent.
+          if (typeof body !== 'string' && !Buffer.isBuffer(body)) {
+            body = JSON.stringify(body);
+            reply.type('application/json; charset=utf-8');
+          }
+          const etag = etagOf(body as string | Buffer);
+          reply.header('etag', etag).header('cache-control', cacheControl(route.cache.maxAge));
+          if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+        }
         reply.code(route.status ?? 200);
         return route.status === 204 ? reply.send() : reply.send(body);
       },

@@ -25,6 +25,17 @@ const DATA_SETS = {
 } as const;
 type DataSet = keyof typeof DATA_SETS;
 
+/**
+ * How long a cache may reuse an answer without asking again: the crash data change only on an ingest,
+ * after which a revalidation (If-None-Match) gets the new answer.
+ */
+export const RISK_MAX_AGE = 300;
+/** Cacheable once the crash data are loaded (an answer while they load is incomplete); `area { dataStatus }` must be selected. */
+const CACHE: RestRoute['cache'] = {
+  maxAge: RISK_MAX_AGE,
+  when: (d) => (d.riskIndex as { area: { dataStatus: string } }).area.dataStatus === 'READY',
+};
+
 /** The in-flight bound (gateway/in-flight.ts), on every Risk Index path. */
 const BUSY = 'SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After';
 
@@ -116,10 +127,11 @@ export const RISK_MAP_VIEW_EXAMPLE = `${RISK_MAP_VIEW_PATH}?geometry=${encodeURI
 const mapRoute: RestRoute = {
   method: 'GET', path: `${RISK_PREFIX}/map`, operationId: 'map', summary: 'SVG map of the area: H3 cells coloured by the index, crash points, legend, scale and source',
   tag: 'Risk Index', scope: null,
-  operation: 'query RiskIndexMap($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { map } }',
+  operation: 'query RiskIndexMap($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { area { dataStatus } map } }',
   variables: (req) => variables(req, false),
   result: (d) => (d.riskIndex as { map: string }).map,
-  headers: () => ({ 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'public, max-age=300' }),
+  headers: () => ({ 'content-type': 'image/svg+xml; charset=utf-8' }),
+  cache: CACHE,
   securityHeaders: embeddableHeaders,
   docs: {
     description: `No authentication; the same validation and limits as the other Risk Index paths (invalid input is 400 problem+json). `
@@ -164,12 +176,13 @@ function exportRoutes(): RestRoute[] {
     method: 'GET', path: `${RISK_PREFIX}/export/${data}`, operationId: `export${data[0].toUpperCase()}${data.slice(1)}`, summary: EXPORTS[data].summary,
     tag: 'Risk Index', scope: null,
     operation: `query RiskIndexExport${data[0].toUpperCase()}${data.slice(1)}($wkt: WKT!, $radius: Float, $queryMethod: String, $format: RiskExportFormat!, $first: Int, $after: String) { `
-      + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { exportPage(data: ${data.toUpperCase()}, format: $format, first: $first, after: $after) { mediaType filename content nextUrl } } }`,
+      + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { area { dataStatus } exportPage(data: ${data.toUpperCase()}, format: $format, first: $first, after: $after) { mediaType filename content nextUrl } } }`,
     variables: (req) => ({
       ...variables(req, false, true), format: exportFormat(req).toUpperCase(), first: number(req, 'limit', true) ?? null, after: queryString(req, 'after') ?? null,
     }),
     // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
     result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),
+    cache: CACHE,
     headers: (d) => {
       const page = (d.riskIndex as { exportPage: { mediaType: string; filename: string; nextUrl: string | null } }).exportPage;
       return {
@@ -207,10 +220,11 @@ function exportRoutes(): RestRoute[] {
 const mapLayersRoute: RestRoute = {
   method: 'GET', path: RISK_MAP_LAYERS_PATH, operationId: 'mapLayers', summary: 'GeoJSON layers of the interactive map: search area, counties, major places, H3 cells with their figures',
   tag: 'Risk Index', scope: null,
-  operation: 'query RiskIndexMapLayers($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { mapLayers } }',
+  operation: 'query RiskIndexMapLayers($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { area { dataStatus } mapLayers } }',
   variables: (req) => variables(req, false),
   result: (d) => (d.riskIndex as { mapLayers: string }).mapLayers,
-  headers: () => ({ 'content-type': 'application/geo+json; charset=utf-8', 'cache-control': 'public, max-age=300' }),
+  headers: () => ({ 'content-type': 'application/geo+json; charset=utf-8' }),
+  cache: CACHE,
   docs: {
     description: 'No authentication; the same validation and limits as the other Risk Index paths. One RFC 7946 FeatureCollection whose features carry a `layer` property: '
       + '`area` (the search area), `county` (Census county boundaries clipped to a box around the area), `place` (places of 100,000 people or more, GeoNames) and '
@@ -231,6 +245,8 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
     operation: document(name, sets),
     variables: (req) => variables(req, withLimit),
     result: (d) => d.riskIndex,
+    // Real-time traffic is live: never cached.
+    cache: sets.includes('realtimeTraffic') ? 'no-store' : CACHE,
     ...(withLimit ? {
       headers: (d: Record<string, unknown>, req: RestRequest): Record<string, string> => {
         const { pageInfo } = (d.riskIndex as { farsInfo: { pageInfo: { hasNextPage: boolean; endCursor: string | null } } }).farsInfo;

@@ -44,6 +44,11 @@ export interface RestRoute {
   status?: number;
   /** Extra headers on success (e.g. content type of a file, the next page's link). */
   headers?: (data: Record<string, unknown>, req: RestRequest) => Record<string, string>;
+  /**
+   * HTTP caching of the success answer (gateway/rest/http-cache.ts): ETag, `public, max-age` and 304 on
+   * If-None-Match when `when(data)` holds, else `no-store`; `no-store` always for live answers.
+   */
+  cache?: { maxAge: number; when: (data: Record<string, unknown>) => boolean } | 'no-store';
   /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
   securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */

@@ -42,6 +42,12 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
       expect(waiting.body).toMatchObject({ checks: { risk: false }, pending: { risk: expect.stringMatching(/Risk Index data .* loading/) } });
       const loading = await stack.request('GET', `/riskIndex/v1/riskInfo?${new URLSearchParams({ geometry: GOLDEN_GATE })}`);
       expect(loading.body.area.dataStatus).toBe('LOADING');
+      // An incomplete answer is never cached (test/risk/http-cache.test.ts: once READY, it is).
+      expect(loading.headers.get('cache-control')).toBe('no-store');
+      expect(loading.headers.get('etag')).toBeNull();
+      const map = await stack.request('GET', `/riskIndex/v1/map?${new URLSearchParams({ geometry: GOLDEN_GATE })}`, { headers: { 'if-none-match': '*' } });
+      expect(map.status).toBe(200);
+      expect(map.headers.get('cache-control')).toBe('no-store');
 
       await holder.query('select pg_advisory_unlock($1)', [LOAD_LOCK]);
       await riskDataLoaded(stack.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
