@@ -38,6 +38,9 @@ const env = {
   RATE_LIMIT_PER_MINUTE: '1000000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000',
   // Throughput is measured at saturation, which load shedding would refuse (bench:exposure measures shedding).
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+  // Every connection may be in a Risk Index evaluation at once (scenarios risk and mixed): the bound
+  // would answer the surplus with a cheap 503, which the stock gateway (no such bound) does not.
+  RISK_MAX_IN_FLIGHT: '64',
   SUBGRAPH_TRANSPORT: 'http',
   // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
   INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
