@@ -8,7 +8,12 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+    /** Called before each request: the request to send (here: path, method, body and headers drawn per request). */
+    setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
   }
+
+  /** One connection (setupClient is called once for each). */
+  export interface Client { setRequests(requests: AutocannonRequest[]): void }
 
   export interface AutocannonOptions {
     url: string;
@@ -21,6 +26,7 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     requests?: AutocannonRequest[];
+    setupClient?: (client: Client) => void;
   }
 
   export interface Histogram { average: number; mean: number; stddev: number; min: number; max: number; total: number; p50: number; p90: number; p99: number }

@@ -26,10 +26,19 @@ export interface Targets {
   bare: string;
 }
 
-/** `label` (on reset): names the CPU profile of the measurement that starts. */
-export type ServerMessage = { type: 'reset' | 'read' | 'close'; id: number; label?: string };
+/**
+ * `label` (on reset): names the CPU profile of the measurement that starts. `seed-mixed`: seeds the
+ * `mixed` scenario's users, vehicles and bookings and registers `clients` API clients (one per connection).
+ */
+export type ServerMessage =
+  | { type: 'reset' | 'read' | 'close'; id: number; label?: string }
+  | { type: 'seed-mixed'; id: number; clients: number };
+
+export interface MixedSeed { users: number; bookings: number; clients: Omit<BenchClient, 'org'>[] }
 
 export type ServerReply =
   | { type: 'ready'; targets: Targets; subgraphs: string[]; broken: Record<string, string>; client: BenchClient; database: string }
   | { type: 'stats'; id: number; stats: ServerStats }
+  | { type: 'seeded'; id: number; seed: MixedSeed }
+  | { type: 'failed'; id: number; problem: string }
   | { type: 'closed'; id: number };

@@ -16,8 +16,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
-import type { ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
+import autocannon, { type Client } from 'autocannon';
+import type { MixedSeed, ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
 import { scenarios, seed, skipReason, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
@@ -84,25 +84,47 @@ class Servers {
     });
   }
 
-  private ask(type: ServerMessage['type'], label?: string): Promise<ServerReply> {
+  private ask(message: DistributiveOmit<ServerMessage, 'id'>): Promise<ServerReply> {
     const id = this.nextId++;
-    return new Promise((resolve) => { this.waiting.set(id, resolve); this.child.send({ type, id, label } satisfies ServerMessage); });
+    return new Promise((resolve) => { this.waiting.set(id, resolve); this.child.send({ ...message, id } as ServerMessage); });
   }
 
   async stats(type: 'reset' | 'read', label?: string): Promise<ServerStats> {
-    const reply = await this.ask(type, label);
+    const reply = await this.ask({ type, label });
     if (reply.type !== 'stats') throw new Error('unexpected reply');
     return reply.stats;
+  }
+
+  async seedMixed(clients: number): Promise<MixedSeed> {
+    const reply = await this.ask({ type: 'seed-mixed', clients });
+    if (reply.type === 'failed') throw new Error(reply.problem);
+    if (reply.type !== 'seeded') throw new Error('unexpected reply');
+    return reply.seed;
   }
 
   async close() {
     if (this.child.exitCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    await Promise.race([this.ask('close'), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    await Promise.race([this.ask({ type: 'close' }), new Promise((resolve) => setTimeout(resolve, 15_000))]);
     this.child.disconnect();
     const timer = setTimeout(() => this.child.kill(), 5_000);
     await exited;
     clearTimeout(timer);
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The `mixed` scenario's data and one token per connection, each of its own API client. */
+async function seedMixed(servers: Servers, ctx: ScenarioContext, gateway: string, connections: number) {
+  try {
+    const started = performance.now();
+    const { users, bookings, clients } = await servers.seedMixed(connections);
+    ctx.tokens = await Promise.all(clients.map((client) => token(gateway, client)));
+    ctx.seed.mixed = { users, bookings };
+    console.log(`  mixed: ${users} users, ${bookings} bookings and ${clients.length} API clients seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } catch (error) {
+    ctx.seed.problems.mixed = (error as Error).message;
   }
 }
 
@@ -121,15 +143,29 @@ async function token(gateway: string, client: { id: string; secret: string }) {
 const percentile = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0);
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-function load(m: Measurement, headers: Record<string, string>, duration: number, connections: number, record?: (ms: number) => void) {
+function load(m: Measurement, headers: Record<string, string>, duration: number, connections: number, record?: (ms: number) => void, tokens: string[] = []) {
   let graphqlErrors = 0;
+  // A 200 can still carry GraphQL errors: count them as errors.
+  const onResponse = (status: number, body: string) => { if (status < 300 && body.includes('"errors"')) graphqlErrors += 1; };
+  let connection = 0;
   const instance = autocannon({
     url: m.url, connections, duration, timeout: 10,
-    requests: [{
-      method: m.method, headers, body: m.body,
-      // A 200 can still carry GraphQL errors: count them as errors.
-      onResponse: (status, body) => { if (status < 300 && body.includes('"errors"')) graphqlErrors += 1; },
-    }],
+    requests: [{ method: m.method, headers, body: m.body, onResponse }],
+    // A workload (scenario `mixed`): each connection its own token and its own sequence of requests.
+    ...(m.mix ? {
+      setupClient: (client: Client) => {
+        const n = connection++;
+        const next = m.mix!.connection(n);
+        const auth = { ...headers, authorization: `Bearer ${tokens[n % tokens.length]}` };
+        client.setRequests([{
+          onResponse,
+          setupRequest: (request) => {
+            const { method, path, body } = next();
+            return { ...request, method, path, body, headers: body ? { ...auth, 'content-type': 'application/json' } : auth };
+          },
+        }]);
+      },
+    } : {}),
   });
   if (record) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => record(ms));
   return Promise.resolve(instance).then((result) => ({ result, graphqlErrors }));
@@ -142,6 +178,13 @@ const headersFor = (m: Measurement, token: string): Record<string, string> => ({
 
 /** One request first: a wrong answer is reported, not measured. */
 async function verify(m: Measurement, token: string): Promise<{ problem: string | null; note?: string }> {
+  if (m.mix) {
+    for (const request of m.mix.each()) {
+      const { problem } = await verify({ ...m, mix: undefined, url: `${m.url}${request.path}`, method: request.method, body: request.body }, token);
+      if (problem) return { problem: `${request.kind}: ${problem}` };
+    }
+    return { problem: null };
+  }
   try {
     const response = await fetch(m.url, { method: m.method, headers: headersFor(m, token), body: m.body });
     const text = await response.text();
@@ -159,12 +202,12 @@ interface Sample { seconds: number; requests: number; errors: number; times: num
 /** BENCH_PROFILE: which profile holds which measurement, and its request count (read by layers.ts). */
 const profileIndex: ProfileEntry[] = [];
 
-async function sample(servers: Servers, scenario: Scenario, m: Measurement, token: string, options: Options, round: number): Promise<Sample> {
-  const headers = headersFor(m, token);
-  if (round === 0) await load(m, headers, options.warmup, options.connections);
+async function sample(servers: Servers, scenario: Scenario, m: Measurement, ctx: ScenarioContext, options: Options, round: number): Promise<Sample> {
+  const headers = m.mix ? {} : headersFor(m, ctx.token);
+  if (round === 0) await load(m, headers, options.warmup, options.connections, undefined, ctx.tokens);
   const times: number[] = [];
   await servers.stats('reset', `${scenario.name}-${m.variant}-${round + 1}`);
-  const { result, graphqlErrors } = await load(m, headers, options.duration, options.connections, (ms) => times.push(ms));
+  const { result, graphqlErrors } = await load(m, headers, options.duration, options.connections, (ms) => times.push(ms), ctx.tokens);
   const stats = await servers.stats('read');
   if (stats.profile && process.env.BENCH_PROFILE) {
     profileIndex.push({ file: stats.profile, scenario: scenario.name, variant: m.variant, requests: result.requests.total, cpuMicros: stats.cpuMicros });
@@ -207,7 +250,7 @@ async function measureScenario(servers: Servers, scenario: Scenario, ctx: Scenar
   const samples: Sample[][] = measurements.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, m] of measurements.entries()) {
-      if (!checks[i].problem) samples[i].push(await sample(servers, scenario, m, ctx.token, options, round));
+      if (!checks[i].problem) samples[i].push(await sample(servers, scenario, m, ctx, options, round));
     }
   }
   return measurements.map((m, i) => {
@@ -284,6 +327,7 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
     console.log(`servers up (${info.database}); subgraphs: ${info.subgraphs.join(', ')}; seeding through the gateway...`);
     for (const [name, problem] of Object.entries(info.broken)) console.log(`  subgraph ${name} left out, its schema does not build: ${problem}`);
     const ctx: ScenarioContext = { ...base, seed: await seed(base) };
+    if (selected.some((s) => s.name === 'mixed')) await seedMixed(servers, ctx, info.targets.gateway, options.connections);
     for (const [area, problem] of Object.entries(ctx.seed.problems)) console.log(`  seeding ${area} failed: ${problem}`);
     console.log(`measuring ${options.rounds} x ${options.duration} s per variant, variants in turn (after ${options.warmup} s warm-up), ${options.connections} connections`);
     for (const scenario of selected) {

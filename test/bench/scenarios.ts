@@ -1,6 +1,7 @@
 import { userRoutes } from '../../gateway/rest/users.ts';
 import type { Targets } from './protocol.ts';
 import { SupergraphInfo } from './schema.ts';
+import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mixed.ts';
 
 /**
  * Who answers a measurement: (a) `direct` the subgraph itself, (b) our gateway with subgraphs over
@@ -21,6 +22,11 @@ export interface Measurement {
   check(status: number, body: unknown): string | null;
   /** What the answer was, for the report (e.g. which member of a union). */
   describe?(body: unknown): string;
+  /**
+   * A workload of many requests (scenario `mixed`): `url` is the base, each connection draws its
+   * requests from `connection(n)` with its own token; `check` applies to every request of `each()`.
+   */
+  mix?: { each(): MixedRequest[]; connection(n: number): () => MixedRequest };
 }
 
 export interface Ratio {
@@ -38,6 +44,8 @@ export interface Seed {
   bookings: number;
   /** What went wrong while seeding, by area. */
   problems: Record<string, string>;
+  /** The `mixed` scenario's data (seeded only when it runs). */
+  mixed?: { users: number; bookings: number };
 }
 
 export interface ScenarioContext {
@@ -47,6 +55,8 @@ export interface ScenarioContext {
   schema: SupergraphInfo;
   seed: Seed;
   token: string;
+  /** One token per connection, each of its own API client (scenario `mixed`). */
+  tokens?: string[];
 }
 
 export interface Scenario {
@@ -199,6 +209,26 @@ export const scenarios: Scenario[] = [
     ],
   },
   {
+    name: 'mixed',
+    title: 'mixed workload: 10,000 users drawn by Zipf (s = 1.1); 40% user, 30% cross-subgraph, 20% REST, 10% Risk Index (300 areas); a client and token per connection',
+    needs: ['scoring', 'booking', 'risk'], fields: ['Query.user', 'User.bookings', 'Booking.vehicle', 'Query.riskIndex'],
+    blocked: (ctx) => (ctx.seed.mixed && ctx.tokens?.length ? null : `not seeded (${ctx.seed.problems.mixed ?? 'no tokens'})`),
+    measurements: (ctx) => {
+      const mixed = (variant: Variant, base: string, path: string, restAsGraphql: boolean): Measurement => ({
+        variant, url: base, method: 'GET', auth: true, mix: mixedRequests(ctx.schema, getUserRoute!.operation, path, restAsGraphql),
+        check: (status, body) => (status === 200 ? mixedProblem(body) : `HTTP ${status}: ${JSON.stringify(body).slice(0, 200)}`),
+      });
+      const stock = new URL(ctx.targets.stock);
+      return [
+        mixed('gateway-inprocess', ctx.targets.gatewayInprocess, '/graphql', false),
+        mixed('gateway', ctx.targets.gateway, '/graphql', false),
+        // Stock Apollo Gateway has no REST paths: its 20% are the REST operation's GraphQL twin.
+        mixed('stock', stock.origin, stock.pathname, true),
+      ];
+    },
+    ratios: GATEWAY_VS_STOCK,
+  },
+  {
     name: 'coverage',
     title: 'coverage score: prequalCoverageScore(userId)',
     needs: ['scoring'], fields: ['Query.prequalCoverageScore'],
@@ -225,6 +255,17 @@ export const scenarios: Scenario[] = [
     ratios: [...GATEWAY_VS_DIRECT, ...GATEWAY_VS_STOCK],
   },
 ];
+
+/** What is wrong with one answer of the mixed workload (GraphQL or the REST user), or null. */
+function mixedProblem(body: unknown): string | null {
+  const b = body as { data?: { user?: { bookings?: { nodes?: { vehicle?: unknown }[] } }; riskIndex?: unknown }; errors?: { message: string }[]; userId?: string };
+  if (b.errors?.length) return `GraphQL error: ${b.errors.map((e) => e.message).join('; ').slice(0, 200)}`;
+  if (b.userId) return null;
+  if (b.data?.riskIndex) return null;
+  const nodes = b.data?.user?.bookings?.nodes;
+  if (nodes && (nodes.length !== MIXED_BOOKINGS_PER_USER || !nodes.every((n) => n.vehicle))) return `expected ${MIXED_BOOKINGS_PER_USER} bookings with vehicles, got ${nodes.length}`;
+  return b.data?.user ? null : `no answer: ${JSON.stringify(body).slice(0, 200)}`;
+}
 
 /* ------------------------------------------------------------------------------------------- */
 

@@ -3,7 +3,8 @@
  * their event loop: the embedded stack (subgraphs on loopback + our gateway over HTTP), a second
  * gateway on the same subgraphs executing them in-process, a stock Apollo Gateway, and the bare
  * Fastify + driver server of the REST user lookup (bare.ts). Talks to
- * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters.
+ * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters, and
+ * `seed-mixed` (the `mixed` scenario's data and API clients, by batched SQL).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,10 @@ import { buildGateway } from '../../gateway/app.ts';
 import { testDatabase } from '../support/database.ts';
 import { startStockGateway } from './stock.ts';
 import { startBareServer } from './bare.ts';
+import { seedMixed } from './mixed.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { parseScopes } from '../../gateway/auth/clients.ts';
+import { SCOPES } from '../../subgraphs/platform/auth/tokens.ts';
 import type { BenchClient, ServerMessage, ServerReply, ServerStats } from './protocol.ts';
 
 export const BENCH_CLIENT: BenchClient = { id: 'bench-client', secret: 'bench-secret-0123456789abcdef', org: 'bench-org' };
@@ -33,6 +38,9 @@ const env = {
   RATE_LIMIT_PER_MINUTE: '1000000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000',
   // Throughput is measured at saturation, which load shedding would refuse (bench:exposure measures shedding).
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+  // Every connection may be in a Risk Index evaluation at once (scenarios risk and mixed): the bound
+  // would answer the surplus with a cheap 503, which the stock gateway (no such bound) does not.
+  RISK_MAX_IN_FLIGHT: '64',
   SUBGRAPH_TRANSPORT: 'http',
   // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
   INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
@@ -110,6 +118,19 @@ process.on('message', async (message: ServerMessage) => {
       await writeFile(join(profileDir!, current.profile), JSON.stringify(profile));
     }
     reply({ type: 'stats', id: message.id, stats: current });
+  } else if (message.type === 'seed-mixed') {
+    try {
+      const counts = await seedMixed(scoring!.db, stack.subgraphs.find((s) => s.name === 'booking')?.db, BENCH_CLIENT.org);
+      // One API client per connection, in the bench organisation (whose rate limit the environment above raises).
+      const clients = Array.from({ length: message.clients }, (_, i) => ({ id: `bench-mixed-${i}`, secret: `${BENCH_CLIENT.secret}-mixed-${i}` }));
+      for (const client of clients) await stack.gateway.clients.ensure(client.id, client.secret, BENCH_CLIENT.org, parseScopes([...SCOPES]));
+      // The Risk Index share is measured on loaded crash data (the first start loads it in the background).
+      const risk = stack.subgraphs.find((s) => s.name === 'risk');
+      if (risk) await riskDataLoaded(risk.db.orm.em);
+      reply({ type: 'seeded', id: message.id, seed: { ...counts, clients } });
+    } catch (error) {
+      reply({ type: 'failed', id: message.id, problem: (error as Error).message.split('\n')[0] });
+    }
   } else if (message.type === 'close') {
     void close().then(() => { reply({ type: 'closed', id: message.id }); process.disconnect?.(); });
   }
