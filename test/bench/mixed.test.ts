@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../subgraphs/platform/random.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
-import { MIXED_AREAS, MIXED_BOOKINGS_PER_USER, MIXED_SHARES, MIXED_USERS, mixedRequests, mixedUserId, random, seedMixed, zipf } from './mixed.ts';
+import { MIXED_AREAS, MIXED_BOOKINGS_PER_USER, MIXED_SHARES, MIXED_USERS, mixedRequests, mixedUserId, seedMixed, zipf } from './mixed.ts';
 import { SupergraphInfo } from './schema.ts';
 
 describe('the mixed benchmark workload', () => {
   it('draws ranks from a Zipf distribution: rank k about (k + 1)^1.1 times rarer than the first', () => {
     const draw = zipf(MIXED_USERS);
-    const next = random(7);
+    const next = seededRandom(7);
     const counts = new Map<number, number>();
     for (let i = 0; i < 200_000; i++) { const k = draw(next()); counts.set(k, (counts.get(k) ?? 0) + 1); }
     expect(Math.min(...counts.keys())).toBe(0);

@@ -5,6 +5,7 @@
  * Risk Index over a few hundred areas; each connection its own API client and token.
  */
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
+import { seededRandom } from '../../subgraphs/platform/random.ts';
 import { box } from './risk-stack.ts';
 import type { SupergraphInfo } from './schema.ts';
 
@@ -35,18 +36,6 @@ export async function seedMixed(scoring: Database, booking: Database | undefined
     from generate_series(0, ? - 1) as i, generate_series(0, ? - 1) as k, lateral (select 1767225600 + (i % 300 + k * 7) * 86400 as s) as t`,
   [org, MIXED_USERS, MIXED_USERS, MIXED_USERS, MIXED_BOOKINGS_PER_USER]);
   return { users: MIXED_USERS, bookings: MIXED_USERS * MIXED_BOOKINGS_PER_USER };
-}
-
-/** A small seeded generator (mulberry32): every variant meets the same sequence of requests. */
-export function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Ranks 0..n-1 with P(rank k) proportional to 1 / (k + 1)^exponent, from a uniform draw in [0, 1). */
@@ -108,7 +97,7 @@ export function mixedRequests(schema: SupergraphInfo, restOperation: string, gra
     each: () => MIXED_SHARES.map(([kind]) => build(kind, 0.5)),
     /** A fresh sequence for connection `n`, the same for every variant. */
     connection(n: number) {
-      const next = random(n + 1);
+      const next = seededRandom(n + 1);
       return () => {
         let pick = next() * 100;
         const [kind] = MIXED_SHARES.find(([, share]) => (pick -= share) < 0) ?? MIXED_SHARES[0];
