@@ -2,7 +2,7 @@ import { hkdfSync } from 'node:crypto';
 import type { EntityManager, QueryResult } from '@mikro-orm/core';
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import type { Config } from '../../subgraphs/platform/config.ts';
-import { loadMvrKey, ReportVault } from '../../subgraphs/scoring/mvr/crypto.ts';
+import { loadMvrKey, ReportVault } from '../../subgraphs/platform/crypto/vault.ts';
 import { IdempotencyRecord } from './entity.ts';
 
 /** How long a key's response is kept and replayed. */

@@ -13,7 +13,7 @@ import { loadConfig, type Config } from '../../subgraphs/platform/config.ts';
 import { loadSigningKeys } from '../../subgraphs/platform/auth/keys.ts';
 import { issueToken, verifyToken } from '../../subgraphs/platform/auth/tokens.ts';
 import { INTERNAL_HOP_HEADER, requireInternalHop, signHop } from '../../subgraphs/platform/internal-hop.ts';
-import { loadReportVault } from '../../subgraphs/scoring/mvr/crypto.ts';
+import { loadReportVault } from '../../subgraphs/platform/crypto/vault.ts';
 import { runNode } from '../support/child-server.ts';
 
 const KEYS = ['JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'MVR_ENCRYPTION_KEY', 'INTERNAL_HOP_KEY'];

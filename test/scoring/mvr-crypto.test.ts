@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
-import { loadReportVault, ReportVault } from '../../subgraphs/scoring/mvr/crypto.ts';
+import { loadReportVault, ReportVault } from '../../subgraphs/platform/crypto/vault.ts';
 
 let dir: string;
 beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'frg-mvr-key-')); });

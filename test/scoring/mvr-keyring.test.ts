@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MvrKeyring, registerKeyring, ReportVault, keyringFor } from '../../subgraphs/scoring/mvr/crypto.ts';
+import { MvrKeyring, registerKeyring, keyringFor } from '../../subgraphs/scoring/mvr/crypto.ts';
+import { ReportVault } from '../../subgraphs/platform/crypto/vault.ts';
 import { adoptKeyring, makeCurrent, recordsByKey, reencryptBatch } from '../../subgraphs/scoring/mvr/keyring-db.ts';
 import { StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';

@@ -2,7 +2,8 @@ import { LockMode, type EntityManager } from '@mikro-orm/core';
 import { AppError } from '../../platform/errors.ts';
 import { StartRefused } from '../../platform/start-refused.ts';
 import { MvrRecord } from '../entities.ts';
-import type { MvrKeyring, ReportVault } from './crypto.ts';
+import type { ReportVault } from '../../platform/crypto/vault.ts';
+import type { MvrKeyring } from './crypto.ts';
 
 /**
  * The database's record of its MVR key (one row): which key new records are written with, and a
