@@ -43,6 +43,8 @@ const env = {
   // Every connection may be in a Risk Index evaluation at once (scenarios risk and mixed): the bound
   // would answer the surplus with a cheap 503, which the stock gateway (no such bound) does not.
   RISK_MAX_IN_FLIGHT: '64',
+  // The mixed seed's single statements (30,000 bookings in one) outlast the default 15 s on a loaded machine.
+  DB_QUERY_TIMEOUT_MS: process.env.DB_QUERY_TIMEOUT_MS ?? '120000',
   SUBGRAPH_TRANSPORT: 'http',
   // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
   INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
