@@ -30,16 +30,20 @@ export function signHop(key: string, request: { method: string; target: string; 
   return `t=${timestamp},sig=${mac(key, timestamp, request.method, request.target, request.requestId ?? '', digest(request.body))}`;
 }
 
+/** A subgraph request's headers plus the signed hop header (the request id among them is signed too). */
+export function signedHopHeaders(key: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) {
+  const headers = { ...init.headers };
+  const target = new URL(url);
+  const requestId = Object.entries(headers).find(([name]) => name.toLowerCase() === REQUEST_ID_HEADER)?.[1];
+  const body = typeof init.body === 'string' || Buffer.isBuffer(init.body) ? init.body : undefined;
+  headers[INTERNAL_HOP_HEADER] = signHop(key, { method: init.method ?? 'GET', target: target.pathname + target.search, requestId, body });
+  return headers;
+}
+
 /** Wraps the gateway's fetcher so every subgraph request carries the signed hop header. */
 export function signingFetcher<F extends Fetcher>(fetcher: F, key: string): F {
-  const signed = (url: string, init: FetcherRequestInit = {}) => {
-    const headers = { ...(init.headers as Record<string, string> | undefined) };
-    const target = new URL(url);
-    const requestId = Object.entries(headers).find(([name]) => name.toLowerCase() === REQUEST_ID_HEADER)?.[1];
-    const body = typeof init.body === 'string' || Buffer.isBuffer(init.body) ? init.body : undefined;
-    headers[INTERNAL_HOP_HEADER] = signHop(key, { method: init.method ?? 'GET', target: target.pathname + target.search, requestId, body });
-    return fetcher(url, { ...init, headers });
-  };
+  const signed = (url: string, init: FetcherRequestInit = {}) =>
+    fetcher(url, { ...init, headers: signedHopHeaders(key, url, { ...init, headers: init.headers as Record<string, string> | undefined }) });
   return Object.assign(signed, fetcher) as F;
 }
 

@@ -22,6 +22,10 @@ export interface Targets {
   gatewayInprocess: string;
   /** Stock ApolloServer + ApolloGateway on the same supergraph and subgraphs. */
   stock: string;
+  /** Hive Gateway, Rust query planner, defaults (hive.ts): its origin, GraphQL at /graphql. */
+  hive: string;
+  /** The same with in-flight subgraph request de-duplication off. */
+  hiveNodedup: string;
   /** Minimal Fastify + driver server doing the REST user lookup: the physical limit (bare.ts). */
   bare: string;
 }

@@ -22,6 +22,7 @@ import { scenarios, seed, skipReason, type Measurement, type Scenario, type Scen
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
+import { verify } from './verify.ts';
 import { machineParallelism, measureWorkers, type WorkersResult } from './workers.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 
@@ -176,26 +177,6 @@ const headersFor = (m: Measurement, token: string): Record<string, string> => ({
   ...(m.variant === 'direct' ? { [INTERNAL_HOP_HEADER]: signHop(hopKey, { method: m.method, target: new URL(m.url).pathname, body: m.body }) } : {}),
 });
 
-/** One request first: a wrong answer is reported, not measured. */
-async function verify(m: Measurement, token: string): Promise<{ problem: string | null; note?: string }> {
-  if (m.mix) {
-    for (const request of m.mix.each()) {
-      const { problem } = await verify({ ...m, mix: undefined, url: `${m.url}${request.path}`, method: request.method, body: request.body }, token);
-      if (problem) return { problem: `${request.kind}: ${problem}` };
-    }
-    return { problem: null };
-  }
-  try {
-    const response = await fetch(m.url, { method: m.method, headers: headersFor(m, token), body: m.body });
-    const text = await response.text();
-    let body: unknown = text;
-    try { body = JSON.parse(text); } catch { /* not JSON */ }
-    return { problem: m.check(response.status, body), note: m.describe?.(body) };
-  } catch (error) {
-    return { problem: (error as Error).message };
-  }
-}
-
 /** The raw figures of one round of one measurement; rounds are pooled by `summarise`. */
 interface Sample { seconds: number; requests: number; errors: number; times: number[]; statements: Record<string, number>; cpuMicros: number; elu: number }
 
@@ -246,7 +227,7 @@ function summarise(scenario: Scenario, m: Measurement, samples: Sample[]): Measu
  */
 async function measureScenario(servers: Servers, scenario: Scenario, ctx: ScenarioContext, options: Options): Promise<MeasurementResult[]> {
   const measurements = scenario.measurements(ctx).filter((m) => !options.variants.length || options.variants.includes(m.variant));
-  const checks = await Promise.all(measurements.map((m) => verify(m, ctx.token)));
+  const checks = await Promise.all(measurements.map((m) => verify(m, (request) => headersFor(request, ctx.token))));
   const samples: Sample[][] = measurements.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, m] of measurements.entries()) {

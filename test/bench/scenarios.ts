@@ -5,11 +5,12 @@ import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mix
 
 /**
  * Who answers a measurement: (a) `direct` the subgraph itself, (b) our gateway with subgraphs over
- * loopback HTTP, (b') our gateway executing them in-process, (c) a stock Apollo Gateway. REST rows
- * are measured against their GraphQL twin through the same gateway. `bare` is the physical limit: a
- * minimal Fastify + driver server doing the REST user lookup (bare.ts).
+ * loopback HTTP, (b') our gateway executing them in-process, (c) a stock Apollo Gateway, (d) Hive
+ * Gateway with its Rust query planner (hive.ts), with its defaults and with in-flight de-duplication
+ * off. REST rows are measured against their GraphQL twin through the same gateway. `bare` is the
+ * physical limit: a minimal Fastify + driver server doing the REST user lookup (bare.ts).
  */
-export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'rest' | 'rest-inprocess' | 'bare';
+export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare';
 
 export interface Measurement {
   variant: Variant;
@@ -27,6 +28,11 @@ export interface Measurement {
    * requests from `connection(n)` with its own token; `check` applies to every request of `each()`.
    */
   mix?: { each(): MixedRequest[]; connection(n: number): () => MixedRequest };
+  /**
+   * Another gateway than ours: where our gateway answers the same request (for a workload, its base
+   * URL); the answers must be equal before this one is measured.
+   */
+  compareWith?: string;
 }
 
 export interface Ratio {
@@ -98,14 +104,26 @@ const post = (variant: Variant, url: string, query: string, variables: Record<st
   },
 });
 
-/** The same GraphQL operation through (a) the owning subgraph, (b) both transports of our gateway, (c) stock. */
+/** Hive Gateway (`variant`: with its defaults, or de-duplication off) on a GraphQL operation, its answer compared with our default gateway's. */
+const hive = (ctx: ScenarioContext, variant: 'hive' | 'hive-nodedup', query: string, variables: Record<string, unknown>, auth: boolean,
+  check: (data: Record<string, unknown>) => string | null): Measurement => ({
+  ...post(variant, `${variant === 'hive' ? ctx.targets.hive : ctx.targets.hiveNodedup}/graphql`, query, variables, auth, check),
+  compareWith: `${ctx.targets.gatewayInprocess}/graphql`,
+});
+
+/**
+ * The same GraphQL operation through (a) the owning subgraph, (b) both transports of our gateway, (c)
+ * stock, (d) Hive Gateway (`nodedup`: also with its de-duplication off).
+ */
 function fourWays(ctx: ScenarioContext, owner: string | null, query: string, variables: Record<string, unknown>, auth: boolean,
-  check: (data: Record<string, unknown>) => string | null): Measurement[] {
+  check: (data: Record<string, unknown>) => string | null, nodedup = false): Measurement[] {
   return [
     ...(owner ? [post('direct', ctx.targets.direct[owner], query, variables, auth, check)] : []),
     post('gateway', `${ctx.targets.gateway}/graphql`, query, variables, auth, check),
     post('gateway-inprocess', `${ctx.targets.gatewayInprocess}/graphql`, query, variables, auth, check),
     post('stock', ctx.targets.stock, query, variables, auth, check),
+    hive(ctx, 'hive', query, variables, auth, check),
+    ...(nodedup ? [hive(ctx, 'hive-nodedup', query, variables, auth, check)] : []),
   ];
 }
 
@@ -134,6 +152,16 @@ const bareUser = (ctx: ScenarioContext): Measurement => ({
   },
 });
 
+/**
+ * Against Hive Gateway with its defaults: our default (in-process) at `target` or more, over HTTP
+ * at `httpTarget` (issue 26); with `nodedup`, Hive without de-duplication against its defaults too.
+ */
+const VERSUS_HIVE = (target: number, httpTarget?: number, nodedup = false): Ratio[] => [
+  { label: 'gateway (in-process, default) / hive', numerator: 'gateway-inprocess', denominator: 'hive', target },
+  { label: 'gateway (http) / hive', numerator: 'gateway', denominator: 'hive', ...(httpTarget ? { target: httpTarget } : {}) },
+  ...(nodedup ? [{ label: 'hive (de-duplication off) / hive', numerator: 'hive-nodedup', denominator: 'hive' } as Ratio] : []),
+];
+
 const VERSUS_BARE = (numerators: [Variant, string][], target?: number): Ratio[] =>
   numerators.map(([numerator, label]) => ({ label: `${label} / bare`, numerator, denominator: 'bare', ...(target ? { target } : {}) }));
 
@@ -151,11 +179,12 @@ const crossScenario = (name: string, ids: string): Scenario => ({
     { id: ctx.seed.userId }, true, (d) => {
       const nodes = (d.user as { bookings?: { nodes?: { vehicle?: unknown }[] } } | null)?.bookings?.nodes ?? [];
       return nodes.length === ctx.seed.bookings && nodes.every((n) => n.vehicle) ? null : `expected ${ctx.seed.bookings} bookings with vehicles, got ${nodes.length}`;
-    }).concat(bareUser(ctx)),
+    }, !ids).concat(bareUser(ctx)),
   ratios: [
     { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock' },
     { label: 'gateway (in-process, default) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
     ...VERSUS_BARE([['gateway', 'gateway (http)'], ['gateway-inprocess', 'gateway (in-process, default)']]),
+    ...(ids ? [] : VERSUS_HIVE(1, undefined, true)),
   ],
   cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
 });
@@ -167,13 +196,14 @@ export const scenarios: Scenario[] = [
     needs: ['scoring'], fields: ['Query.user'],
     blocked: needUser,
     measurements: (ctx) => fourWays(ctx, 'scoring', 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }',
-      { id: ctx.seed.userId }, true, (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found')).concat(bareUser(ctx)),
+      { id: ctx.seed.userId }, true, (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found'), true).concat(bareUser(ctx)),
     ratios: [
       { label: 'gateway (http) / direct', numerator: 'gateway', denominator: 'direct', target: 0.6 },
       { label: 'gateway (in-process) / direct', numerator: 'gateway-inprocess', denominator: 'direct', target: 0.6 },
       ...GATEWAY_VS_STOCK,
       ...VERSUS_BARE([['gateway', 'gateway (http)']]),
       ...VERSUS_BARE([['gateway-inprocess', 'gateway (in-process, default)']], 0.33),
+      ...VERSUS_HIVE(1, undefined, true),
     ],
   },
   crossScenario('cross', ''),
@@ -193,11 +223,13 @@ export const scenarios: Scenario[] = [
           return Object.keys(body as object).join(',') === REST_USER_KEYS ? null : `fields ${Object.keys(body as object).join(',')}, expected ${REST_USER_KEYS}`;
         },
       });
-      const twin = (variant: Variant, base: string) => post(variant, `${base}/graphql`, getUserRoute!.operation, { userId: ctx.seed.userId }, true,
-        (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found'));
+      const twinCheck = (d: Record<string, unknown>) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found');
+      const twin = (variant: Variant, base: string) => post(variant, `${base}/graphql`, getUserRoute!.operation, { userId: ctx.seed.userId }, true, twinCheck);
       return [
         rest('rest', ctx.targets.gateway), twin('gateway', ctx.targets.gateway),
         rest('rest-inprocess', ctx.targets.gatewayInprocess), twin('gateway-inprocess', ctx.targets.gatewayInprocess),
+        // Hive Gateway has no REST paths: the twin, as for stock in the mixed workload.
+        hive(ctx, 'hive', getUserRoute!.operation, { userId: ctx.seed.userId }, true, twinCheck),
         bareUser(ctx),
       ];
     },
@@ -206,6 +238,7 @@ export const scenarios: Scenario[] = [
       { label: 'REST / GraphQL twin (in-process)', numerator: 'rest-inprocess', denominator: 'gateway-inprocess', target: 0.9 },
       ...VERSUS_BARE([['rest', 'REST (http)'], ['gateway', 'GraphQL twin (http)']]),
       ...VERSUS_BARE([['rest-inprocess', 'REST (in-process, default)'], ['gateway-inprocess', 'GraphQL twin (in-process, default)']], 0.33),
+      ...VERSUS_HIVE(1),
     ],
   },
   {
@@ -222,11 +255,12 @@ export const scenarios: Scenario[] = [
       return [
         mixed('gateway-inprocess', ctx.targets.gatewayInprocess, '/graphql', false),
         mixed('gateway', ctx.targets.gateway, '/graphql', false),
-        // Stock Apollo Gateway has no REST paths: its 20% are the REST operation's GraphQL twin.
+        // Stock Apollo Gateway and Hive Gateway have no REST paths: their 20% are the REST operation's GraphQL twin.
         mixed('stock', stock.origin, stock.pathname, true),
+        { ...mixed('hive', ctx.targets.hive, '/graphql', true), compareWith: ctx.targets.gatewayInprocess },
       ];
     },
-    ratios: GATEWAY_VS_STOCK,
+    ratios: [...GATEWAY_VS_STOCK, ...VERSUS_HIVE(2.5, 1.2)],
   },
   {
     name: 'coverage',

@@ -1,7 +1,8 @@
 /**
  * The benchmark's servers, in a process of their own so the load generator (run.ts) does not share
  * their event loop: the embedded stack (subgraphs on loopback + our gateway over HTTP), a second
- * gateway on the same subgraphs executing them in-process, a stock Apollo Gateway, and the bare
+ * gateway on the same subgraphs executing them in-process, a stock Apollo Gateway, Hive Gateway
+ * (with its defaults and with its in-flight de-duplication off, hive.ts), and the bare
  * Fastify + driver server of the REST user lookup (bare.ts). Talks to
  * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters, and
  * `seed-mixed` (the `mixed` scenario's data and API clients, by batched SQL).
@@ -19,6 +20,7 @@ import { buildStack } from '../../gateway/stack.ts';
 import { buildGateway } from '../../gateway/app.ts';
 import { testDatabase } from '../support/database.ts';
 import { startStockGateway } from './stock.ts';
+import { startHiveGateway } from './hive.ts';
 import { startBareServer } from './bare.ts';
 import { seedMixed } from './mixed.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
@@ -41,6 +43,8 @@ const env = {
   // Every connection may be in a Risk Index evaluation at once (scenarios risk and mixed): the bound
   // would answer the surplus with a cheap 503, which the stock gateway (no such bound) does not.
   RISK_MAX_IN_FLIGHT: '64',
+  // The mixed seed's single statements (30,000 bookings in one) outlast the default 15 s on a loaded machine.
+  DB_QUERY_TIMEOUT_MS: process.env.DB_QUERY_TIMEOUT_MS ?? '120000',
   SUBGRAPH_TRANSPORT: 'http',
   // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
   INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
@@ -65,6 +69,8 @@ const inprocess = await buildGateway({
 });
 const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
 const stock = await startStockGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY);
+const hive = await startHiveGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY!);
+const hiveNodedup = await startHiveGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY!, { deduplicate: false });
 const scoring = stack.subgraphs.find((s) => s.name === 'scoring');
 const bare = scoring ? await startBareServer(scoring.db, BENCH_CLIENT.org, config.DATABASE_URL) : undefined;
 
@@ -90,6 +96,8 @@ let closing: Promise<void> | undefined;
 function close() {
   closing ??= (async () => {
     await stock.stop().catch(() => undefined);
+    await hive.stop().catch(() => undefined);
+    await hiveNodedup.stop().catch(() => undefined);
     await bare?.stop().catch(() => undefined);
     await inprocess.close().catch(() => undefined);
     await stack.close().catch(() => undefined);
@@ -145,6 +153,8 @@ reply({
     gateway: gatewayHttp,
     gatewayInprocess,
     stock: stock.url,
+    hive: hive.url,
+    hiveNodedup: hiveNodedup.url,
     bare: bare?.url ?? '',
   },
   subgraphs: stack.subgraphs.map((s) => s.name),
