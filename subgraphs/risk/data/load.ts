@@ -10,6 +10,7 @@ import { forgetDataSources } from './sources.ts';
 import { ingestFars } from './fars.ts';
 import { restorePreparedRiskData } from './prepared.ts';
 import { sampleSensors } from './samples.ts';
+import { ensureDataVersion } from './version.ts';
 
 /** Sensors per insert: each carries two 168-value profiles, and PGlite holds the event loop for the whole statement. */
 const BATCH = 50;
@@ -74,6 +75,12 @@ export async function ensureRiskData(em: EntityManager, log?: Log, options: Ensu
 }
 
 async function bringIn(em: EntityManager, log: Log | undefined, options: EnsureOptions) {
+  await bringInData(em, log, options);
+  // Data loaded before versions were recorded get one (a rebuild records a new one).
+  await ensureDataVersion(em);
+}
+
+async function bringInData(em: EntityManager, log: Log | undefined, options: EnsureOptions) {
   const started = Date.now();
   if (options.prepared && (await em.count(Crash, {})) === 0 && (await em.count(TrafficSensor, {})) === 0 && await restorePreparedRiskData(em)) {
     forgetDataSources(em);
