@@ -55,7 +55,7 @@ interface EnsureOptions {
  * Brings the Risk Index data to the default: the prepared data into an empty database (`prepared`),
  * else the shipped real crashes when no FARS crash is stored
  * or no aggregate was ever built (a first load cut short), the generated (sample) counting stations
- * when no station is, and the aggregates when anything changed or none are stored. A start with everything in place costs three counts. With `lock`
+ * when no station is, and the aggregates when anything changed or none are stored. A start with everything in place costs three counts and a version check. With `lock`
  * (PostgreSQL) it runs in one transaction holding an advisory lock, so a second process starting at
  * the same time waits and then finds the data in place.
  */
