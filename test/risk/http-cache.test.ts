@@ -145,6 +145,16 @@ describe('the answer cache (GraphQL and REST)', () => {
     expect(await riskInfoQuery('POINT(-87.6298 41.8781)', 0.01)).toEqual(base);
   });
 
+  it('counts its lookups and bytes on /metrics', async () => {
+    await riskInfoQuery('POINT(-87.6298 41.8781)', 0.004);
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    const stats = answerCacheFor(riskDb().orm.em)!.stats();
+    expect(stats.hits).toBeGreaterThan(0);
+    expect(text).toContain(`gateway_risk_answer_cache_lookups{outcome="hit"} ${stats.hits}`);
+    expect(text).toContain(`gateway_risk_answer_cache_lookups{outcome="miss"} ${stats.misses}`);
+    expect(text).toContain(`gateway_risk_answer_cache_bytes ${stats.bytes}`);
+  });
+
   it('never keeps real-time traffic', async () => {
     const query = '{ riskIndex(wkt: "POINT(-87.6298 41.8781)", radius: 0.01) { realtimeTraffic { source sensors } } }';
     await t.graphql(query);
