@@ -46,6 +46,7 @@ import { subscriptionsElsewherePlugin } from '../subgraphs/platform/subscription
 import { startSubscriptions } from './subscriptions/index.ts';
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
+import type { RiskAnswersView } from '../subgraphs/risk/services/answer-cache.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -57,6 +58,8 @@ export interface GatewayOptions {
   subgraphUrls: Record<string, string>;
   /** Subgraphs built in this process that the gateway executes without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
   localSubgraphs?: readonly Subgraph[];
+  /** The risk subgraph's answers when it runs in this process (any transport): their version (REST ETags before evaluation) and cache use (metrics). */
+  riskAnswers?: RiskAnswersView;
 }
 
 export interface Gateway {
@@ -77,7 +80,7 @@ const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id });
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
@@ -118,7 +121,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   });
 
   const probes = subgraphProbes(subgraphUrls, localSubgraphs);
-  const metrics = new GatewayMetrics({ probes, db });
+  const metrics = new GatewayMetrics({ probes, db, riskAnswers: riskAnswers?.stats });
   // A worker's own numbers are a part that changes with each scrape: with WORKERS>1 only METRICS_PORT serves them, added up.
   await app.register(metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 });
   await app.register(idePlugin);
@@ -129,9 +132,12 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const limits = graphqlLimits(config, parse(supergraphSdl));
   const riskBound = inFlightBound({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS });
   // A REST Risk Index path asks for one evaluation: with none free it is refused before the token
-  // gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get.
+  // gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get. A
+  // revalidation (If-None-Match) may be a 304 that needs none: the bound's plugin refuses it otherwise.
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url?.startsWith(`${RISK_PREFIX}/`) && riskBound.full()) throw new ServiceUnavailable(riskBound.busy, RISK_RETRY_AFTER_SECONDS);
+    if (request.routeOptions.url?.startsWith(`${RISK_PREFIX}/`) && riskBound.full() && request.headers['if-none-match'] === undefined) {
+      throw new ServiceUnavailable(riskBound.busy, RISK_RETRY_AFTER_SECONDS);
+    }
   });
   const apollo = new ApolloServer<GatewayContext>({
     gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }, supergraphSdl),
@@ -186,7 +192,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       },
     });
     api.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: SSE_PATH, handler: subscriptions.sseHandler });
-    registerRestRoutes(api, restRoutes, execute, config.JSON_MAX_DEPTH);
+    registerRestRoutes(api, restRoutes, execute, { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: riskAnswers?.version });
     registerAdminClientRoutes(api, clients, revocation);
   });
 

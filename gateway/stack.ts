@@ -4,6 +4,7 @@ import { buildSubgraph, type Subgraph } from '../subgraphs/platform/subgraph.ts'
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
 import { buildGateway, type Gateway } from './app.ts';
+import { riskAnswersView } from '../subgraphs/risk/services/answer-cache.ts';
 import { Client, parseScopes } from './auth/clients.ts';
 import { IdempotencyRecord } from './idempotency/entity.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
@@ -58,7 +59,8 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     const databases = Object.fromEntries(subgraphs.map((s) => [s.name, s.db]));
     for (const subgraph of subgraphs) subgraph.startWorker(databases);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
-    const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs });
+    const risk = subgraphs.find((s) => s.name === 'risk');
+    const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs, riskAnswers: risk && riskAnswersView(risk.db.orm.em) });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }

@@ -6583,7 +6583,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -6793,7 +6793,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -8063,7 +8063,7 @@ export interface operations {
                 headers: {
                     /** @description RFC 8288 link to the next page (`rel="next"`), present while more rows follow */
                     Link?: string;
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -8401,7 +8401,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -8542,7 +8542,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -8687,7 +8687,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -9344,7 +9344,7 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-cells.geojson" (or .csv) */
                     "Content-Disposition"?: string;
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
@@ -9557,7 +9557,7 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-crashes.geojson" (or .csv) */
                     "Content-Disposition"?: string;
-                    /** @description Strong tag of the answer's bytes; absent (and Cache-Control no-store) while the crash data are loading */
+                    /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;

@@ -6,7 +6,8 @@
  *   subscription runs per event): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
  * - subscriptions held (by transport), the results pushed to them, and the connections closed by the server (by reason);
- * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults.
+ * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults;
+ * - the Risk Index answer cache of a risk subgraph in this process: lookups by outcome, bytes held.
  * Each metric's `aggregator` says how node:cluster workers' values add up (see metrics-server.ts).
  * Served at `GET /metrics` on the public port, unless `route` is false (METRICS_PORT, or WORKERS>1).
  */
@@ -15,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
+import type { AnswerCacheStats } from '../../subgraphs/risk/services/answer-cache.ts';
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -28,6 +30,8 @@ export interface MetricsSources {
   probes?: Record<string, () => Promise<boolean>>;
   /** The gateway's own database (its pool for `gateway_db_pool_connections`). */
   db?: Database;
+  /** The use of the risk subgraph's answer cache, when it runs in this process. */
+  riskAnswers?: () => AnswerCacheStats | null;
 }
 
 interface PoolLike { totalCount: number; idleCount: number; waitingCount: number }
@@ -48,7 +52,7 @@ export class GatewayMetrics {
   readonly subscriptionsClosed: Counter<'reason'>;
   private readonly operationNames = new Set<string>();
 
-  constructor({ probes = {}, db }: MetricsSources = {}) {
+  constructor({ probes = {}, db, riskAnswers }: MetricsSources = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     // prom-client omits the start time from a cluster's sum; the latest start among the workers is
@@ -68,6 +72,15 @@ export class GatewayMetrics {
         await Promise.all(Object.entries(probes).map(async ([name, probe]) => { this.set({ subgraph: name }, (await probe()) ? 1 : 0); }));
       },
     });
+    new Gauge({
+      name: 'gateway_risk_answer_cache_lookups', help: 'Risk Index answer parts looked up in the answer cache since the start, by outcome: hit, shared (an identical evaluation in flight), miss (evaluated)',
+      labelNames: ['outcome'], registers,
+      collect() {
+        const stats = riskAnswers?.();
+        if (stats) for (const [outcome, count] of [['hit', stats.hits], ['shared', stats.shared], ['miss', stats.misses]] as const) this.set({ outcome }, count);
+      },
+    });
+    new Gauge({ name: 'gateway_risk_answer_cache_bytes', help: 'Estimated bytes of the Risk Index answers held (RISK_ANSWER_CACHE_MB bounds it)', registers, collect() { const stats = riskAnswers?.(); if (stats) this.set(stats.bytes); } });
     this.idempotency = new Counter({ name: 'gateway_idempotency_requests_total', help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replayed, in_progress (409), mismatch (422), invalid (400), released (not kept)', labelNames: ['outcome'], registers });
     this.subscriptionsActive = new Gauge({ name: 'gateway_subscriptions_active', help: 'Subscriptions held now by transport (ws: graphql-ws on /graphql, sse: graphql-sse at /graphql/stream)', labelNames: ['transport'], registers });
     this.subscriptionEvents = new Counter({ name: 'gateway_subscription_events_pushed_total', help: 'Results pushed to subscribers (one per event and subscription) by transport', labelNames: ['transport'], registers });

@@ -1,19 +1,26 @@
 /**
- * HTTP caching of public reads (RFC 9111, conditional requests per RFC 9110 13.1.2): a strong ETag
- * from the answer's bytes, `Cache-Control: public, max-age`, and 304 without a body when the
- * caller's `If-None-Match` names it. The bytes, not a data version: whatever changes an answer
- * (an ingest, a model or code change) changes its tag, and nothing else does.
+ * HTTP caching of public reads (RFC 9111, conditional requests per RFC 9110 13.1.2): a strong ETag,
+ * `Cache-Control: public, max-age`, and 304 without a body when the caller's `If-None-Match` names it.
+ * With the version of the data behind the answer known (the Risk Index: data, model and code,
+ * subgraphs/risk/data/version.ts), the tag is of that version and of the canonical request, so a
+ * revalidation is answered before any evaluation; else (a remote risk subgraph) of the answer's bytes.
  */
 import { createHash } from 'node:crypto';
 import type { JsonSchema } from './types.ts';
 
 export const etagOf = (bytes: string | Buffer) => `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
 
-/** RFC 9110 13.1.2: `*`, or any listed tag equal to ours under weak comparison (a `W/` prefix ignored). */
-export function matchesIfNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+/** The tag of an answer known before it is evaluated: of the data's version, the path and what the answer depends on in the request. */
+export const versionTagOf = (version: string, path: string, request: unknown) => etagOf(`${version}\n${path}\n${JSON.stringify(request)}`);
+
+/**
+ * RFC 9110 13.1.2: `*` (unless `star` is false: before evaluation, `*` would answer 304 to a request
+ * that fails), or any listed tag equal to ours under weak comparison (a `W/` prefix ignored).
+ */
+export function matchesIfNoneMatch(header: string | string[] | undefined, etag: string, star = true): boolean {
   if (header === undefined) return false;
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (value.trim() === '*') return true;
+  if (value.trim() === '*') return star;
   const opaque = etag.replace(/^W\//, '');
   return (value.match(/(?:W\/)?"[^"]*"/g) ?? []).some((tag) => tag.replace(/^W\//, '') === opaque);
 }
@@ -27,7 +34,7 @@ export const cacheDocs = (maxAge: number) => ({
     description: 'ETag(s) of an answer held (or `*`): an unchanged answer is 304 without a body',
   },
   headers: {
-    ETag: { description: 'Strong tag of the answer\'s bytes; absent (and Cache-Control no-store) while the crash data are loading', schema: { type: 'string' } },
+    ETag: { description: 'Strong tag of the answer: of the loaded data\'s version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading', schema: { type: 'string' } },
     'Cache-Control': { description: `\`${cacheControl(maxAge)}\` once the data are loaded; \`no-store\` while they are loading`, schema: { type: 'string' } },
   } satisfies Record<string, { description: string; schema: JsonSchema }>,
   notModified: { description: 'Not modified: the If-None-Match tag is the current answer\'s (ETag and Cache-Control repeated, no body)' },

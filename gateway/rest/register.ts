@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { problemFromErrors, sendProblem } from './problem.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
@@ -6,7 +6,7 @@ import { badInput, forbidden, unauthenticated } from '../../subgraphs/platform/e
 import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 import { unknownField } from './body.ts';
-import { cacheControl, etagOf, matchesIfNoneMatch } from './http-cache.ts';
+import { cacheControl, etagOf, matchesIfNoneMatch, versionTagOf } from './http-cache.ts';
 
 export interface OperationResult {
   data?: Record<string, unknown> | null;
@@ -17,6 +17,9 @@ export interface OperationResult {
 export type Execute = (query: string, variables: Record<string, unknown>, request: FastifyRequest) => Promise<OperationResult>;
 
 const toFormatted = (error: GraphQLError): GraphQLFormattedError => error.toJSON();
+
+const notModified = (reply: FastifyReply, etag: string, maxAge: number) =>
+  reply.code(304).header('etag', etag).header('cache-control', cacheControl(maxAge)).send();
 
 /**
  * A string parser for every content type, so a `rawBody` route sees the body text exactly as sent;
@@ -31,14 +34,26 @@ function rawBodyScope(scope: FastifyInstance, jsonMaxDepth: number) {
   });
 }
 
-/** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope); JSON bodies nest at most `jsonMaxDepth`. */
-export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, jsonMaxDepth: number, raw = false) {
+export interface RestOptions {
+  /** JSON bodies nest at most this deep. */
+  jsonMaxDepth: number;
+  /**
+   * The version of the data behind the cacheable answers (the local risk subgraph's), null while
+   * unknown (loading, or the subgraph is remote): with it, routes with a cache `key` are tagged
+   * before evaluation and a matching If-None-Match is answered 304 without one.
+   */
+  cacheVersion?: () => Promise<string | null>;
+}
+
+/** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope). */
+export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, options: RestOptions, raw = false) {
+  const { jsonMaxDepth, cacheVersion } = options;
   for (const route of routes) {
     if (route.rawBody && !raw) {
       // An encapsulated scope: its content-type parsers apply to this route only.
       app.register(async (scope) => {
         rawBodyScope(scope, jsonMaxDepth);
-        registerRestRoutes(scope, [route], execute, jsonMaxDepth, true);
+        registerRestRoutes(scope, [route], execute, options, true);
       });
       continue;
     }
@@ -65,9 +80,18 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           headers: request.headers,
           ...(raw ? { rawBody: typeof request.body === 'string' ? request.body : '' } : {}),
         };
+        const cache = route.cache === 'no-store' ? undefined : route.cache;
         let result: OperationResult;
+        let versionTag: string | undefined;
         try {
-          result = await execute(route.operation, route.variables(req), request);
+          const variables = route.variables(req);
+          // Read before the evaluation: an ingest meanwhile gives a tag older than the answer (revalidated in full later), never the reverse.
+          const version = cache?.key && cacheVersion ? await cacheVersion() : null;
+          if (version) {
+            versionTag = versionTagOf(version, route.path, cache!.key!(variables));
+            if (matchesIfNoneMatch(request.headers['if-none-match'], versionTag, false)) return notModified(reply, versionTag, cache!.maxAge);
+          }
+          result = await execute(route.operation, variables, request);
         } catch (error) {
           if (error instanceof GraphQLError) return sendProblem(reply, problemFromErrors([toFormatted(error)]));
           throw error;
@@ -81,16 +105,16 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           throw error;
         }
         if (route.headers) reply.headers(route.headers(result.data ?? {}, req));
-        if (route.cache === 'no-store' || (route.cache && !route.cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
-        else if (route.cache) {
-          // Serialised here, once, so that the tag is of the bytes sent.
-          if (typeof body !== 'string' && !Buffer.isBuffer(body)) {
+        if (route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
+        else if (cache) {
+          // Without a version, serialised here, once, so that the tag is of the bytes sent.
+          if (!versionTag && typeof body !== 'string' && !Buffer.isBuffer(body)) {
             body = JSON.stringify(body);
             reply.type('application/json; charset=utf-8');
           }
-          const etag = etagOf(body as string | Buffer);
-          reply.header('etag', etag).header('cache-control', cacheControl(route.cache.maxAge));
-          if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+          const etag = versionTag ?? etagOf(body as string | Buffer);
+          if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return notModified(reply, etag, cache.maxAge);
+          reply.header('etag', etag).header('cache-control', cacheControl(cache.maxAge));
         }
         reply.code(route.status ?? 200);
         return route.status === 204 ? reply.send() : reply.send(body);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../../subgraphs/platform/contract-rules.ts';
 import { badInput } from '../../subgraphs/platform/errors.ts';
+import { riskAreaKey } from '../../subgraphs/platform/risk-area-key.ts';
 import { decodeRiskArea, encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
 import { embeddableHeaders } from '../security-headers.ts';
 import { queryString } from './body.ts';
@@ -34,6 +35,10 @@ export const RISK_MAX_AGE = 300;
 const CACHE: RestRoute['cache'] = {
   maxAge: RISK_MAX_AGE,
   when: (d) => (d.riskIndex as { area: { dataStatus: string } }).area.dataStatus === 'READY',
+  // The area as the geometry workers' cache keys it (every spelling of one area), the method as resolveArea reads it, the rest (paging, format) as given.
+  key: ({ wkt, radius, queryMethod, ...rest }) => ({
+    area: riskAreaKey(wkt as string, radius as number | null), queryMethod: String(queryMethod ?? '').trim().toLowerCase() || 'containsbuffer', ...rest,
+  }),
 };
 
 /** The in-flight bound (gateway/in-flight.ts), on every Risk Index path. */

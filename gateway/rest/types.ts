@@ -46,9 +46,11 @@ export interface RestRoute {
   headers?: (data: Record<string, unknown>, req: RestRequest) => Record<string, string>;
   /**
    * HTTP caching of the success answer (gateway/rest/http-cache.ts): ETag, `public, max-age` and 304 on
-   * If-None-Match when `when(data)` holds, else `no-store`; `no-store` always for live answers.
+   * If-None-Match when `when(data)` holds, else `no-store`; `no-store` always for live answers. `key`:
+   * what the answer depends on in the request's variables, spelled canonically, so that with the data's
+   * version known the tag is known before evaluation.
    */
-  cache?: { maxAge: number; when: (data: Record<string, unknown>) => boolean } | 'no-store';
+  cache?: { maxAge: number; when: (data: Record<string, unknown>) => boolean; key?: (variables: Record<string, unknown>) => unknown } | 'no-store';
   /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
   securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */

@@ -87,6 +87,8 @@ const schema = z.object({
     .refine((url) => ['{z}', '{x}', '{y}'].every((p) => url.includes(p)), 'the tile URL template must hold {z}, {x} and {y}').optional(),
   /** Risk Index evaluations (each riskIndex of an operation, REST /riskIndex/v1/* and the map) running at once per gateway process; more answer 503 at once. */
   RISK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
+  /** Evaluated public Risk Index answers kept in memory by the risk subgraph, MB (0: none); see subgraphs/risk/services/answer-cache.ts. */
+  RISK_ANSWER_CACHE_MB: z.coerce.number().min(0).max(4096).default(32),
   /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
   WEBHOOK_WORKER: z.stringbool().default(true),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),

@@ -5,6 +5,7 @@ import { preparedRiskDataReady } from './data/prepared.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
+import { createAnswerCache, registerAnswerCache } from './services/answer-cache.ts';
 
 /** Risk Index (area E): public (no token), reference data only (no orgId). */
 export const risk: SubgraphDefinition<Record<string, never>> = {
@@ -21,6 +22,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   // 503). Later starts find them stored.
   onStart: async (db, config, log) => {
     registerAreaPool(db.orm.em, createAreaPool(config, log));
+    registerAnswerCache(db.orm.em, createAnswerCache(config.RISK_ANSWER_CACHE_MB * 1024 * 1024));
     const embedded = !config.DATABASE_URL;
     const load = startRiskDataLoad(db.orm.em.fork(), log, embedded ? { prepared: true } : { lock: true });
     if (embedded && await preparedRiskDataReady()) await load;

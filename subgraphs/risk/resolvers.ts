@@ -1,4 +1,5 @@
 import type { SubgraphContext } from '../platform/context.ts';
+import { cachedAnswer } from './services/answer-cache.ts';
 import { accidentSummary } from './services/accident-summary.ts';
 import { describeArea, resolveArea, type AreaQuery } from './services/area.ts';
 import { exportLinks, exportPage } from './services/exports.ts';
@@ -18,15 +19,17 @@ export const resolvers = {
   },
   RiskReport: {
     area: (q: AreaQuery) => describeArea(q),
-    riskInfo: (q: AreaQuery) => riskInfo(q),
-    accidentSummary: (q: AreaQuery) => accidentSummary(q),
-    farsInfo: (q: AreaQuery, a: FarsInfoArgs) => farsInfo(q, a),
+    riskInfo: (q: AreaQuery) => cachedAnswer(q, 'riskInfo', null, () => riskInfo(q)),
+    accidentSummary: (q: AreaQuery) => cachedAnswer(q, 'accidentSummary', null, () => accidentSummary(q)),
+    farsInfo: (q: AreaQuery, a: FarsInfoArgs) => cachedAnswer(q, 'farsInfo', a, () => farsInfo(q, a)),
     exports: (q: AreaQuery) => exportLinks(q),
+    // Its next-page URL repeats the area as requested: the spelling is part of the key.
     exportPage: (q: AreaQuery, a: { data: 'CELLS' | 'CRASHES'; format: 'GEOJSON' | 'CSV'; first?: number | null; after?: string | null }) =>
-      exportPage(q, { data: lower(a.data), format: lower(a.format), first: a.first, after: a.after }),
+      cachedAnswer(q, 'exportPage', { ...a, request: q.request }, () => exportPage(q, { data: lower(a.data), format: lower(a.format), first: a.first, after: a.after })),
+    // Live: never cached.
     realtimeTraffic: (q: AreaQuery) => realtimeTraffic(q),
-    historicalTraffic: (q: AreaQuery) => historicalTraffic(q),
-    map: (q: AreaQuery) => renderMap(q),
-    mapLayers: (q: AreaQuery) => renderMap(q, 'geojson'),
+    historicalTraffic: (q: AreaQuery) => cachedAnswer(q, 'historicalTraffic', null, () => historicalTraffic(q)),
+    map: (q: AreaQuery) => cachedAnswer(q, 'map', null, () => renderMap(q)),
+    mapLayers: (q: AreaQuery) => cachedAnswer(q, 'mapLayers', null, () => renderMap(q, 'geojson')),
   },
 };

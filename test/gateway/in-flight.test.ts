@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { zigzag } from '../support/zigzag.ts';
 
@@ -15,10 +16,12 @@ describe('Risk Index: in-flight bound (RISK_MAX_IN_FLIGHT)', () => {
   let t: TestStack;
   beforeAll(async () => {
     t = await startTestStack({ subgraphs: ['risk'], env: { RISK_MAX_IN_FLIGHT: '2', RISK_WORKERS: '2', RISK_TASK_TIMEOUT_MS: '4000' } });
+    await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
   });
   afterAll(async () => { await t?.close(); });
 
   it('refuses REST and GraphQL Risk Index requests over the bound with 503 and Retry-After, answers /healthz meanwhile, and frees the bound after', async () => {
+    const etag = (await t.request('GET', riskInfo(CORRIDOR, 0.002))).headers.get('etag')!;
     // Distinct areas (resolved areas are cached): each holds a slot until its geometry task ends.
     let settled = 0;
     const holders = [zigzag(80), zigzag(81)].map((wkt) => t.request('GET', riskInfo(wkt, 5)).finally(() => { settled += 1; }));
@@ -46,6 +49,9 @@ describe('Risk Index: in-flight bound (RISK_MAX_IN_FLIGHT)', () => {
 
     const health = await t.request('GET', '/healthz');
     expect(health.status).toBe(200);
+    // A revalidation of a current tag needs no evaluation: 304 meanwhile; any other tag is refused as before.
+    expect((await t.request('GET', riskInfo(CORRIDOR, 0.002), { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await t.request('GET', riskInfo(CORRIDOR, 0.002), { headers: { 'if-none-match': '"stale"' } })).status).toBe(503);
     // Every refusal came while the holders still ran: refused before the work, not after waiting.
     expect(settled).toBe(0);
 

@@ -6,6 +6,7 @@ import { CrashCell, RESOLUTIONS, TrafficCell, TrafficSensor, type Crash, type Re
 import { cellColumn } from '../geometry/cells.ts';
 import { coveredStatesKm2, fitModel, forgetRiskModel, REFERENCE_RESOLUTION, scoreArea, weightOf } from './model.ts';
 import { forgetDataSources } from './sources.ts';
+import { recordDataVersion } from './version.ts';
 
 /** A cell's rate: its weight (see weightOf) per km² per year. */
 const cellRate = (fatal: number, fatalities: number, km2: number, years: number) => weightOf(fatal, fatalities) / km2 / years;
@@ -143,6 +144,7 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
     // Rows with JSON breakdowns cost the database more: smaller statements keep each hold of the loop short.
     await bulkInsert(tx, { schema: 'risk', name: 'risk_crash_cells' }, CRASH_CELL_COLUMNS, crashRows, { rowsPerStatement: 150 });
     await bulkInsert(tx, { schema: 'risk', name: 'risk_traffic_cells' }, TRAFFIC_CELL_COLUMNS, trafficRows, { rowsPerStatement: 50 });
+    await recordDataVersion(tx);
   });
   // Fresh statistics after a bulk load (PGlite runs no autovacuum), so the planner uses the indexes.
   for (const [table, columns] of Object.entries(ANALYZED)) {

@@ -10,6 +10,7 @@ import { forgetDataSources } from './sources.ts';
 import { ingestFars } from './fars.ts';
 import { restorePreparedRiskData } from './prepared.ts';
 import { sampleSensors } from './samples.ts';
+import { ensureDataVersion } from './version.ts';
 
 /** Sensors per insert: each carries two 168-value profiles, and PGlite holds the event loop for the whole statement. */
 const BATCH = 50;
@@ -54,7 +55,7 @@ interface EnsureOptions {
  * Brings the Risk Index data to the default: the prepared data into an empty database (`prepared`),
  * else the shipped real crashes when no FARS crash is stored
  * or no aggregate was ever built (a first load cut short), the generated (sample) counting stations
- * when no station is, and the aggregates when anything changed or none are stored. A start with everything in place costs three counts. With `lock`
+ * when no station is, and the aggregates when anything changed or none are stored. A start with everything in place costs three counts and a version check. With `lock`
  * (PostgreSQL) it runs in one transaction holding an advisory lock, so a second process starting at
  * the same time waits and then finds the data in place.
  */
@@ -74,6 +75,12 @@ export async function ensureRiskData(em: EntityManager, log?: Log, options: Ensu
 }
 
 async function bringIn(em: EntityManager, log: Log | undefined, options: EnsureOptions) {
+  await bringInData(em, log, options);
+  // Data loaded before versions were recorded get one (a rebuild records a new one).
+  await ensureDataVersion(em);
+}
+
+async function bringInData(em: EntityManager, log: Log | undefined, options: EnsureOptions) {
   const started = Date.now();
   if (options.prepared && (await em.count(Crash, {})) === 0 && (await em.count(TrafficSensor, {})) === 0 && await restorePreparedRiskData(em)) {
     forgetDataSources(em);

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
+import { riskAreaKey as outlineKey } from '../../platform/risk-area-key.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
 import type { ExportInput } from '../export/render.ts';
 import type { MapFormat, MapInput } from '../map/render.ts';
@@ -39,9 +39,6 @@ export const AREA_CACHE_ENTRIES = 256;
 export const AREA_CACHE_BYTES = 16 * 1024 * 1024;
 const areaBytes = (area: ResolvedArea) => 1024 + area.cells.length * 64;
 
-/** WKT keywords are case-insensitive and spacing is free: such spellings of one area share an entry. */
-const outlineKey = (wkt: string, radius: number | null | undefined) =>
-  createHash('sha256').update(`${radius ?? ''}|${wkt.trim().replace(/\s+/g, ' ').toUpperCase()}`).digest('base64');
 const areaKey = (outline: string, maxCells: number) => `${maxCells}|${outline}`;
 
 /** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing; export pages), bounded by RISK_*. */

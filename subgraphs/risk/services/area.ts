@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
+import { riskAreaKey } from '../../platform/risk-area-key.ts';
 import { riskDataStatus } from '../data/load.ts';
 import { dataSources, type DataSources } from '../data/sources.ts';
 import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
@@ -16,6 +17,8 @@ export interface AreaQuery {
   em: EntityManager;
   /** The area as requested (the map's worker derives its outline from it again). */
   request: { wkt: string; radius: number | null | undefined };
+  /** The same for every spelling of this area with this cell bound and method: the answer cache's key. */
+  key: string;
   search: ResolvedArea['search'];
   coverage: ResolvedArea['coverage'];
   queryMethod: string;
@@ -84,7 +87,7 @@ export async function resolveArea(em: EntityManager, wkt: string, radius?: numbe
     return cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_SELECT, resolution!, cells) : [];
   });
   return {
-    em, request: { wkt, radius }, search, coverage, queryMethod: method, resolution, cells,
+    em, request: { wkt, radius }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${resolution}|${method}`, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells,
     figureCells: memo(async () => (loaded ? crashCells() : cells.length ? cellRows<CellFigureRow>(em, 'risk_crash_cells', FIGURE_CELL_SELECT, resolution!, cells) : [])),

@@ -1,0 +1,81 @@
+import { LRUCache } from 'lru-cache';
+import { riskAnswersVersion } from '../data/version.ts';
+import type { EntityManager } from '@mikro-orm/core';
+import type { AreaQuery } from './area.ts';
+
+/**
+ * Evaluated parts of public Risk Index reports (riskInfo, accidentSummary, a farsInfo page, the map,
+ * ...), kept for every caller: they depend only on the area, the part's arguments and the answers'
+ * version (data, model, code: data/version.ts), which is in the key, so an ingest invalidates them.
+ * Bounded by bytes (RISK_ANSWER_CACHE_MB; 0 keeps none); identical evaluations in flight run once.
+ * Never real-time traffic, never while the data load (no version then).
+ */
+export interface AnswerCache {
+  answer<T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T>;
+  /** Lookups answered from the cache, from an identical evaluation in flight, or evaluated. */
+  stats(): { hits: number; shared: number; misses: number; entries: number; bytes: number };
+  clear(): void;
+}
+
+/** Estimated bytes of an answer: its JSON (a map is a string). */
+const sizeOf = (value: unknown) => 256 + (typeof value === 'string' ? value.length : JSON.stringify(value)?.length ?? 0);
+
+export function createAnswerCache(maxBytes: number): AnswerCache {
+  const stats = { hits: 0, shared: 0, misses: 0 };
+  const cache = maxBytes > 0 ? new LRUCache<string, { value: unknown }>({ maxSize: maxBytes, sizeCalculation: (e) => sizeOf(e.value) }) : null;
+  const inFlight = new Map<string, Promise<unknown>>();
+  return {
+    async answer<T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T> {
+      const version = cache && await riskAnswersVersion(q.em);
+      if (!cache || !version) return evaluate();
+      const key = `${version}|${q.key}|${part}|${JSON.stringify(args ?? null)}`;
+      const hit = cache.get(key);
+      if (hit) {
+        stats.hits += 1;
+        return hit.value as T;
+      }
+      const running = inFlight.get(key);
+      if (running) {
+        stats.shared += 1;
+        return running as Promise<T>;
+      }
+      stats.misses += 1;
+      const evaluation = evaluate();
+      inFlight.set(key, evaluation);
+      try {
+        const value = await evaluation;
+        cache.set(key, { value });
+        return value;
+      } finally {
+        inFlight.delete(key);
+      }
+    },
+    stats: () => ({ ...stats, entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0 }),
+    clear: () => cache?.clear(),
+  };
+}
+
+/** The cache of each database's risk subgraph (keyed by the ORM's configuration, shared by its forks). */
+const caches = new WeakMap<object, AnswerCache>();
+
+export const registerAnswerCache = (em: { config: object }, cache: AnswerCache) => { caches.set(em.config, cache); };
+
+/** The database's answer cache; none registered (a CLI, a unit test) evaluates every time. */
+export const answerCacheFor = (em: { config: object }): AnswerCache | undefined => caches.get(em.config);
+
+/** A part of the report, from the cache when it holds it. */
+export const cachedAnswer = <T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T> =>
+  answerCacheFor(q.em)?.answer(q, part, args, evaluate) ?? evaluate();
+
+export type AnswerCacheStats = ReturnType<AnswerCache['stats']>;
+
+/** What the gateway sees of a risk subgraph in its process: the answers' version and the cache's use. */
+export interface RiskAnswersView {
+  version(): Promise<string | null>;
+  stats(): AnswerCacheStats | null;
+}
+
+export const riskAnswersView = (em: EntityManager): RiskAnswersView => ({
+  version: () => riskAnswersVersion(em),
+  stats: () => answerCacheFor(em)?.stats() ?? null,
+});
