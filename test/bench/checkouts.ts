@@ -9,13 +9,17 @@
  * with `git archive <commit> | tar -x -C <dir>` needs `node_modules` linked to this one's.
  * Prints the median CPU µs per request of each and the median of the paired round ratios B/A.
  */
+import type { TestStack } from '../support/stack.ts';
+
+interface Checkout { root: string; t: TestStack; app: TestStack['stack']['gateway']['app'] }
+
 const roots = process.argv.slice(2);
-const ROUNDS = Number(process.env.AB_ROUNDS ?? 6), N = Number(process.env.AB_N ?? 400);
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 30), N = Number(process.env.AB_N ?? 64);
 const env = { NODE_ENV: 'production', LOG_LEVEL: process.env.AB_LOG_LEVEL ?? 'warn' };
-const stacks = [];
+const stacks: Checkout[] = [];
 for (const root of roots) {
   const { startTestStack } = await import(`${root}/test/support/stack.ts`);
-  const t = await startTestStack({ env });
+  const t = await (startTestStack as (options: { env: Record<string, string> }) => Promise<TestStack>)({ env });
   const userId = 'ab-user';
   const must = (r: { errors?: unknown }) => { if (r.errors) throw new Error(JSON.stringify(r.errors)); };
   must(await t.graphql('mutation($input: CreateUserInput) { createUser(input: $input) { userId } }', { input: { userId, dateOfBirth: '1985-04-12', homeZip: '60601' } }));
@@ -30,15 +34,15 @@ for (const root of roots) {
   stacks.push({ root, t, app: t.stack.gateway.app });
 }
 // Background loads (the Risk Index data) would be measured with whichever stack runs meanwhile.
-for (let i = 0; i < 600 && stacks.some((s) => s.t.stack.subgraphs.some((g: { pending(): string | null }) => g.pending())); i++) await new Promise((r) => setTimeout(r, 500));
-console.log('ready', stacks.map((s) => s.t.stack.subgraphs.map((g: { name: string; pending(): string | null }) => g.pending()).filter(Boolean)));
+for (let i = 0; i < 600 && stacks.some((s) => s.t.stack.subgraphs.some((g) => g.pending())); i++) await new Promise((r) => setTimeout(r, 500));
+console.log('ready', stacks.map((s) => s.t.stack.subgraphs.map((g) => g.pending()).filter(Boolean)));
 const headers = (t: { token: string }) => ({ authorization: `Bearer ${t.token}`, 'content-type': 'application/json' });
-const scenarios: Record<string, (s: typeof stacks[0]) => Promise<{ statusCode: number; body: string }>> = {
+const scenarios: Record<string, (s: Checkout) => Promise<{ statusCode: number; body: string }>> = {
   rest: (s) => s.app.inject({ method: 'GET', url: '/shared-mobility-insights/v2/users/ab-user', headers: headers(s.t) }),
   user: (s) => s.app.inject({ method: 'POST', url: '/graphql', headers: headers(s.t), payload: { query: 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }', variables: { id: 'ab-user' } } }),
   cross: (s) => s.app.inject({ method: 'POST', url: '/graphql', headers: headers(s.t), payload: { query: 'query BenchUserBookings($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus bookings(first: 20) { nodes { bookingId startTimestamp status vehicle { vin deviceId } } } } }', variables: { id: 'ab-user' } } }),
 };
-async function round(s: typeof stacks[0], run: (s: typeof stacks[0]) => Promise<{ statusCode: number; body: string }>) {
+async function round(s: Checkout, run: (s: Checkout) => Promise<{ statusCode: number; body: string }>) {
   const start = process.cpuUsage();
   for (let i = 0; i < N; i += 8) {
     const rs = await Promise.all(Array.from({ length: 8 }, () => run(s)));
