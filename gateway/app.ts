@@ -12,7 +12,7 @@ import { AppError, statusForCode } from '../subgraphs/platform/errors.ts';
 import { boundedJsonParser, boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
 import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
-import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
+import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { endJsonWithNewline } from './json-newline.ts';
 import { ClientStore } from './auth/clients.ts';
 import { registerTokenRoute } from './auth/token-route.ts';
@@ -83,6 +83,7 @@ const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorizatio
 export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
+    logController: new RequestLogController(),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },

@@ -188,7 +188,8 @@ export class InProcessDataSource<TContext extends ForwardedContext = ForwardedCo
     const { request } = options;
     const forwarded = options.context as Partial<ForwardedContext> | undefined;
     const requestId = forwarded?.requestId ?? crypto.randomUUID();
-    const log = this.subgraph.app.log.child({ reqId: requestId });
+    let child: Subgraph['app']['log'] | undefined;
+    const log = () => child ??= this.subgraph.app.log.child({ reqId: requestId });
     if (!request.query) throw new Error('Missing query');
     const document = this.document(request.query, 'document' in options ? options.document : undefined);
     if (!('kind' in document)) {
@@ -205,7 +206,7 @@ export class InProcessDataSource<TContext extends ForwardedContext = ForwardedCo
     });
     const response: GatewayGraphQLResponse = {};
     if ('data' in result) response.data = result.data as GatewayGraphQLResponse['data'];
-    if (result.errors?.length) response.errors = this.format(result.errors, !('data' in result), log);
+    if (result.errors?.length) response.errors = this.format(result.errors, !('data' in result), log());
     if (result.extensions) response.extensions = result.extensions;
     return response;
   }

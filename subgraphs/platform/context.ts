@@ -22,9 +22,16 @@ export interface ContextDeps<Loaders> {
   createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
 }
 
-/** Builds one request's context: verifies the token and forks the EntityManager into the caller's organisation. */
+/** A request's logger, or how to make it: a child logger costs its bindings' serialisation, often for nothing. */
+export type LoggerSource = Logger | (() => Logger);
+
+/**
+ * Builds one request's context: verifies the token and forks the EntityManager into the caller's
+ * organisation. The DataLoaders and the logger are made on first use: most requests log nothing,
+ * and an entity fetch or a field that reads no row uses no loader.
+ */
 export async function createContext<Loaders>(
-  deps: ContextDeps<Loaders>, authorization: string | undefined, requestId: string, log: Logger,
+  deps: ContextDeps<Loaders>, authorization: string | undefined, requestId: string, logger: LoggerSource,
 ): Promise<SubgraphContext<Loaders>> {
   let caller: Caller | null = null;
   let authError: AppError | null = null;
@@ -36,5 +43,11 @@ export async function createContext<Loaders>(
   }
   const em = deps.em.fork({ clear: true, useContext: false });
   if (caller) em.setFilterParams(TENANT_FILTER, { orgId: caller.orgId });
-  return { requestId, caller, authError, em, loaders: deps.createLoaders(em, caller), log };
+  let loaders: Loaders | undefined;
+  let log = typeof logger === 'function' ? undefined : logger;
+  return {
+    requestId, caller, authError, em,
+    get loaders() { return loaders ??= deps.createLoaders(em, caller); },
+    get log() { return log ??= (logger as () => Logger)(); },
+  };
 }

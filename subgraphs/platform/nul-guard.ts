@@ -9,9 +9,16 @@ function containsNul(value: unknown): boolean {
   return false;
 }
 
+/** Parsed documents are cached (Apollo's document store, the query plan's fetch nodes): each is visited once. */
+const literalsWithNul = new WeakMap<DocumentNode, boolean>();
+
 function documentContainsNul(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, { [Kind.STRING]: (node) => { if (node.value.includes('\u0000')) found = true; } });
+  let found = literalsWithNul.get(document);
+  if (found === undefined) {
+    found = false;
+    visit(document, { [Kind.STRING]: (node) => { if (node.value.includes('\u0000')) found = true; } });
+    literalsWithNul.set(document, found);
+  }
   return found;
 }
 

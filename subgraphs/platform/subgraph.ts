@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Config } from './config.ts';
-import { createContext, type SubgraphContext } from './context.ts';
+import { createContext, type LoggerSource, type SubgraphContext } from './context.ts';
 import { openDatabase, type Database, type Entity } from './db/orm.ts';
 import { formatError } from './format-error.ts';
 import { AppError, statusForCode } from './errors.ts';
@@ -18,7 +18,7 @@ import { guardResolvers, type ResolverMap } from './guard.ts';
 import { loadSigningKeys } from './auth/keys.ts';
 import { cachedTokenVerifier, type Caller, type Scope } from './auth/tokens.ts';
 import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from './auth/revocation.ts';
-import { loggerOptions, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
+import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
 import { requireInternalHop } from './internal-hop.ts';
@@ -67,7 +67,7 @@ export interface Subgraph {
   app: FastifyInstance;
   db: Database;
   /** Builds a request context as the HTTP handler does; used for in-process execution. */
-  context: (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) => Promise<SubgraphContext>;
+  context: (authorization: string | undefined, requestId: string, log: LoggerSource) => Promise<SubgraphContext>;
   /** Why it is not ready yet although its database is, or null (SubgraphDefinition.pending). */
   pending(): string | null;
   /** Starts the definition's background worker, if it has one; close() stops it. */
@@ -101,6 +101,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
   if (!config.INTERNAL_HOP_KEY) throw new Error(`INTERNAL_HOP_KEY is required: subgraph ${definition.name} accepts requests from the gateway only, signed with that shared key`);
   const app = Fastify({
     logger: loggerOptions(config, `subgraph-${definition.name}`),
+    logController: new RequestLogController(),
     genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
     bodyLimit: 2 * 1024 * 1024,
   });
@@ -121,7 +122,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     const limits = graphqlLimits(config, typeDefs);
     const revocation = options.revocation ?? revocationCheck(clientStatusFromDatabase(db.orm.em));
     const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER, revocation), createLoaders: definition.createLoaders };
-    const context = (authorization: string | undefined, requestId: string, log: FastifyBaseLogger) =>
+    const context = (authorization: string | undefined, requestId: string, log: LoggerSource) =>
       createContext(deps, authorization, requestId, log) as Promise<SubgraphContext>;
 
     const apollo = new ApolloServer<SubgraphContext>({

@@ -42,6 +42,21 @@ describe('GraphQL cost counts what will be returned', () => {
     expect(large.errors?.[0].extensions?.cost).toBe(1 + 150 * (3 + 150));
   });
 
+  it('estimates again a repeated document whose @skip reads a variable; one whose cost reads none still has its variables checked', async () => {
+    const skipped = `query S($skip: Boolean!) { ${nestedBookings(30).slice(2, -2).replaceAll(/(a\d+): bookings/g, '$1: bookings @skip(if: $skip)')} }`;
+    expect((await t.graphql(skipped, { skip: true })).errors).toBeUndefined();
+    const large = await t.graphql(skipped, { skip: false });
+    expect(large.status).toBe(400);
+    expect(large.errors?.[0].extensions?.code).toBe('COST_LIMIT_EXCEEDED');
+    const fixed = 'query F($vin: VIN!) { vehicle(vin: $vin) { vin bookings(first: 5) { nodes { bookingId } } } }';
+    const first = await t.graphql(fixed, { vin: '1HGCM82633A00C099' });
+    expect(first.errors).toBeUndefined();
+    expect(first.data.vehicle).toBeNull();
+    const invalid = await t.graphql(fixed, { vin: 5 });
+    expect(invalid.status).toBe(400);
+    expect(invalid.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
   it('refuses a mutation over the limit before it runs: nothing is committed', async () => {
     const vin = '1HGCM82633A00C057';
     const res = await t.graphql(`mutation M($n: Int) { createVehicle(vin: "${vin}", deviceId: "356938035643809") { vin ${PAGED} } }`, { n: 150 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
 import { MUTATION_COST, operationCost } from '../../subgraphs/platform/cost/estimate.ts';
 import { holdsMoreObjectsThan } from '../../subgraphs/platform/cost/response-size.ts';
+import { demandControlPlugin } from '../../subgraphs/platform/cost/plugin.ts';
 
 // Apollo Server builds schemas with graphql's CommonJS build; the estimate works on those.
 const { buildSchema, getVariableValues, parse, Kind } = createRequire(import.meta.url)('graphql') as typeof GraphQL;
@@ -87,5 +88,34 @@ describe('answer size', () => {
     expect(holdsMoreObjectsThan(answer, 22)).toBe(false);
     expect(holdsMoreObjectsThan(answer, 21)).toBe(true);
     expect(holdsMoreObjectsThan(null, 0)).toBe(false);
+  });
+});
+
+describe('demand control plugin', () => {
+  /** Runs the plugin's check on `query` once per variables object; returns how many field lookups the estimates made, and the refusals. */
+  async function check(query: string, ...requests: Record<string, unknown>[]) {
+    let lookups = 0;
+    const counted = { ...directives, fieldWeights: { get: (key: string) => { lookups += 1; return directives.fieldWeights.get(key); } } as ReadonlyMap<string, number> };
+    const plugin = demandControlPlugin(counted, { maxCost: 1000, maxResponseObjects: 1000 });
+    const document = parse(query);
+    const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION)!;
+    const refused: string[] = [];
+    for (const variables of requests) {
+      const listener = await plugin.requestDidStart!({} as never);
+      await (listener as { didResolveOperation(c: unknown): Promise<void> }).didResolveOperation({ schema, document, operation, request: { variables } })
+        .catch((error: GraphQL.GraphQLError) => { refused.push(String(error.extensions.code)); });
+    }
+    return { lookups, refused };
+  }
+
+  it('estimates a repeated document whose cost reads no variable once, and one whose cost reads a variable every time', async () => {
+    const once = await check('query Q($id: String!) { bookings(first: 5) { nodes { id vehicle { vin } } } tags @skip(if: false) }', { id: 'a' }, { id: 'b' }, { id: 'c' });
+    expect(once.refused).toEqual([]);
+    const single = await check('query Q($id: String!) { bookings(first: 5) { nodes { id vehicle { vin } } } tags @skip(if: false) }', { id: 'a' });
+    expect(once.lookups).toBe(single.lookups);
+    const paged = await check('query Q($n: Int) { bookings(first: $n) { nodes { id } } }', { n: 5 }, { n: 5000 }, { n: 5 });
+    expect(paged.refused).toEqual(['COST_LIMIT_EXCEEDED']);
+    const skipped = await check('query Q($s: Boolean!) { report(limit: 5000) @skip(if: $s) { records { id } } }', { s: true }, { s: false });
+    expect(skipped.refused).toEqual(['COST_LIMIT_EXCEEDED']);
   });
 });

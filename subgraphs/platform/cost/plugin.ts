@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type * as GraphQL from 'graphql';
-import { GraphQLError, Kind, type FragmentDefinitionNode } from 'graphql';
+import { GraphQLError, Kind, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import type { CostDirectives } from './directives.ts';
 import { operationCost } from './estimate.ts';
 import { holdsMoreObjectsThan } from './response-size.ts';
@@ -16,6 +16,19 @@ export interface DemandControlLimits {
 }
 
 export const RESPONSE_TOO_LARGE = 'RESPONSE_TOO_LARGE';
+
+/** The values, and whether anything read them (a property, a key, its presence). */
+function watched(values: Record<string, unknown>) {
+  const seen = { read: false };
+  const touch = <R>(result: R) => { seen.read = true; return result; };
+  const proxy = new Proxy(values, {
+    get: (target, key) => touch(Reflect.get(target, key)),
+    has: (target, key) => touch(Reflect.has(target, key)),
+    getOwnPropertyDescriptor: (target, key) => touch(Reflect.getOwnPropertyDescriptor(target, key)),
+    ownKeys: (target) => touch(Reflect.ownKeys(target)),
+  });
+  return { proxy, seen };
+}
 
 const tooLarge = (maxObjects: number) => ({
   message: `The answer would hold more than ${maxObjects} objects; ask for less (smaller pages, fewer fields or aliases)`,
@@ -32,19 +45,26 @@ const tooLarge = (maxObjects: number) => ({
  *   such, becomes one RESPONSE_TOO_LARGE error (HTTP 400).
  */
 export function demandControlPlugin(directives: CostDirectives, limits: DemandControlLimits): ApolloServerPlugin {
+  // An operation whose cost reads no variable (none in a slicing argument or in @skip/@include)
+  // costs the same on every request of its cached document: one within budget is estimated once.
+  const withinBudget = new WeakSet<OperationDefinitionNode>();
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ schema, document, operation, request }) {
-          if (!operation) return;
+          if (!operation || withinBudget.has(operation)) return;
           const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
           // Invalid variables are refused by execution before any resolver runs.
           if (coerced.errors) return;
           const fragments = Object.fromEntries(document.definitions
             .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
             .map((d) => [d.name.value, d]));
-          const cost = operationCost({ schema, operation, fragments, variables: coerced.coerced, directives });
-          if (cost <= limits.maxCost) return;
+          const variables = watched(coerced.coerced);
+          const cost = operationCost({ schema, operation, fragments, variables: variables.proxy, directives });
+          if (cost <= limits.maxCost) {
+            if (!variables.seen.read) withinBudget.add(operation);
+            return;
+          }
           throw new GraphQLError(`Estimated cost ${cost} is over the limit of ${limits.maxCost}: ask for smaller pages (first), fewer nested lists or fewer aliases`, {
             extensions: { code: 'COST_LIMIT_EXCEEDED', cost, maxCost: limits.maxCost, http: { status: 400 } },
           });
