@@ -169,12 +169,6 @@ const endInputSchema: JsonSchema = closedBody({
   required: ['actualEndTimestamp'],
 });
 
-const exampleVehicle = { VIN: '1HGCM82633A004352', vin: '1HGCM82633A004352', deviceID: '356938035643809', deviceId: '356938035643809', createdAt: '2026-11-22T10:00:00.000Z' };
-const exampleBooking = {
-  bookingID: 'bk-1001', bookingId: 'bk-1001', VIN: '1HGCM82633A004352', vin: '1HGCM82633A004352', userID: 'driver-001', userId: 'driver-001',
-  deviceID: '356938035643809', deviceId: '356938035643809', startTimestamp: 1795000000, estimatedEndTimestamp: 1795086400, actualEndTimestamp: null,
-  status: 'active', createdAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z',
-};
 
 const listSchema: JsonSchema = {
   type: 'object',
@@ -189,7 +183,7 @@ const listSchema: JsonSchema = {
 // ---- the table ---------------------------------------------------------------------------------
 
 const createVehicle = `mutation CreateVehicle($vin: VIN!, $deviceId: ID) { createVehicle(vin: $vin, deviceId: $deviceId) { ${VEHICLE_FIELDS} } }`;
-const vehicleDocs = { requestBody: vehicleInputSchema, requestExample: { VIN: '1HGCM82633A004352', deviceID: '356938035643809' }, response: vehicleSchema, responseExample: exampleVehicle };
+const vehicleDocs = { requestBody: vehicleInputSchema, requestExample: { VIN: '1HGCM82633A004352', deviceID: '356938035643809' }, response: vehicleSchema };
 
 export const bookingRoutes: RestRoute[] = [
   {
@@ -207,7 +201,7 @@ export const bookingRoutes: RestRoute[] = [
     method: 'GET', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'getVehicle', summary: 'Retrieve a vehicle and its paired device',
     tag: 'Vehicles', scope: 'b2b', operation: `query GetVehicle($vin: VIN!) { vehicle(vin: $vin) { ${VEHICLE_FIELDS} } }`,
     variables: (req) => ({ vin: req.params.vin }), result: (d, req) => restVehicle(d.vehicle, req.params.vin),
-    docs: { ...vinParam, response: vehicleSchema, responseExample: exampleVehicle },
+    docs: { ...vinParam, response: vehicleSchema },
   },
   {
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin/devices/:imei`, operationId: 'pairDevice',
@@ -216,7 +210,7 @@ export const bookingRoutes: RestRoute[] = [
     operation: `mutation PairDevice($vin: VIN!, $deviceId: ID!) { pairDevice(vin: $vin, deviceId: $deviceId) { ${VEHICLE_FIELDS} } }`,
     variables: (req) => ({ vin: req.params.vin, deviceId: req.params.imei }), result: (d) => restVehicle(d.pairDevice),
     docs: {
-      response: vehicleSchema, responseExample: exampleVehicle, description: 'No body. 404 when the vehicle was never created.',
+      response: vehicleSchema, description: 'No body. 404 when the vehicle was never created.',
       params: { ...vinParam.params, imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
     },
   },
@@ -231,7 +225,7 @@ export const bookingRoutes: RestRoute[] = [
         + '(a booking occupies [start, actualEnd ?? estimatedEnd ?? open)).',
       requestBody: startInputSchema,
       requestExample: { VIN: '1HGCM82633A004352', userID: 'driver-001', deviceID: '356938035643809', startTimestamp: 1795000000, estimatedEndTimestamp: 1795086400 },
-      response: bookingSchema, responseExample: exampleBooking,
+      response: bookingSchema,
     },
   },
   {
@@ -243,14 +237,14 @@ export const bookingRoutes: RestRoute[] = [
       description: '404 for an unknown booking, 409 when it has already ended (or the new end overlaps a later booking), '
         + '400 when actualEndTimestamp is missing or not later than startTimestamp, or the body\'s bookingID differs from the path.',
       requestBody: endInputSchema, requestExample: { actualEndTimestamp: 1795080000 },
-      response: bookingSchema, responseExample: { ...exampleBooking, actualEndTimestamp: 1795080000, status: 'ended' },
+      response: bookingSchema,
     },
   },
   {
     method: 'GET', path: `${BOOKING_PREFIX}/bookings/:bookingId`, operationId: 'getBooking', summary: 'Retrieve a booking',
     tag: 'Bookings', scope: 'b2b', operation: `query GetBooking($bookingId: ID!) { booking(bookingId: $bookingId) { ${BOOKING_FIELDS} } }`,
     variables: (req) => ({ bookingId: req.params.bookingId }), result: (d, req) => restBooking(d.booking, req.params.bookingId),
-    docs: { response: bookingSchema, responseExample: exampleBooking },
+    docs: { response: bookingSchema },
   },
   {
     method: 'GET', path: `${BOOKING_PREFIX}/bookings`, operationId: 'listBookings', summary: 'List bookings, most recent start first, with cursor paging',
@@ -272,7 +266,6 @@ export const bookingRoutes: RestRoute[] = [
         after: { type: 'string', description: 'nextCursor of the previous page' },
       },
       response: listSchema,
-      responseExample: { bookings: [exampleBooking], hasNextPage: false, nextCursor: null },
     },
   },
 ];

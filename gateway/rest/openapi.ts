@@ -73,7 +73,7 @@ function operation(route: RestRoute) {
           ? Object.fromEntries(route.docs.responseContentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
           : route.docs?.responseContent
             ? Object.fromEntries(Object.entries(route.docs.responseContent).map(([t, schema]) => [t, { schema }]))
-            : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {}, ...(route.docs?.responseExample !== undefined ? { example: route.docs.responseExample } : {}) } },
+            : { [route.docs?.responseContentType ?? 'application/json']: { schema: route.docs?.response ?? {} } },
       },
       ...(cache ? { 304: cache.notModified } : {}),
       ...(params.length || query.length || route.docs?.requestBody || idempotent ? { 400: problemResponse('Invalid input') } : {}),

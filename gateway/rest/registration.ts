@@ -200,12 +200,6 @@ const deviceSchema: JsonSchema = {
   },
   required: ['deviceId', 'type', 'status', 'history'],
 };
-const exampleDevice = {
-  deviceId: '356938035643809', type: 'mobile', status: 'Active', userId: 'driver-001', vehicleId: null, effectiveDate: '2026-11-01', effectiveEndDate: null,
-  replacedByDeviceId: null, replacesDeviceId: null,
-  history: [{ deviceId: '356938035643809', userId: 'driver-001', vehicleId: null, effectiveFrom: '2026-11-01', effectiveTo: null, endReason: null, current: true }],
-  createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-01T09:00:00.000Z',
-};
 /** Partner-defined parameters of a registration: any JSON object, stored and answered as sent. */
 const additionalParametersSchema: JsonSchema = { type: ['object', 'null'], additionalProperties: true, description: 'Partner-defined parameters, any JSON object, kept as sent' };
 /** A product name as the registration service reads it: any case, spaces, dashes or underscores anywhere ("driving-behavior" is "Driving Behavior"). */
@@ -235,11 +229,6 @@ const userSchema: JsonSchema = {
   },
   required: ['userId', 'status', 'active'],
 };
-const exampleUser = {
-  userId: 'driver-001', status: 'Active', active: true, activationReason: null, activationEffectiveDate: null, deviceIds: ['356938035643809'],
-  products: [{ productName: 'Driving Behavior', status: 'enrolled', registeredAt: '2026-11-01T09:05:00.000Z', unenrolledAt: null }],
-  createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-01T09:00:00.000Z',
-};
 const vehicleSchema: JsonSchema = {
   type: 'object',
   properties: {
@@ -259,10 +248,6 @@ const vehicleInputSchema: JsonSchema = closedBody({
     year: { type: ['integer', 'null'] }, userId: { type: ['string', 'null'], description: 'The vehicle\'s user; must exist' },
   },
 }, { VIN: 'vin' });
-const exampleVehicle = {
-  vehicleId: 'veh-42', vin: '1HGCM82633A004352', make: 'Honda', model: 'Accord', year: 2021, userId: 'driver-001',
-  devices: [{ deviceId: 'obd-7781', type: 'obd', status: 'Active' }], products: [], createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-01T09:00:00.000Z',
-};
 const consentSchema: JsonSchema = {
   type: 'object',
   properties: {
@@ -270,10 +255,6 @@ const consentSchema: JsonSchema = {
     action: { type: 'string', enum: ['granted', 'withdrawn'] }, granted: { type: 'boolean' }, timestamp: { type: 'string', format: 'date-time' },
     source: { type: 'string' }, recordedAt: { type: 'string', format: 'date-time' },
   },
-};
-const exampleConsent = {
-  consentId: '6f1c0f0e-8a53-4d5e-9a43-0d9b8f0f1a11', userId: 'driver-001', type: 'location-tracking', version: '2.1', action: 'granted', granted: true,
-  timestamp: '2026-11-01T09:01:00.000Z', source: 'mobile-app', recordedAt: '2026-11-01T09:01:02.000Z',
 };
 const replaceBody: JsonSchema = closedBody({
   type: 'object',
@@ -296,7 +277,7 @@ const activationBody: JsonSchema = closedBody({
     reason: { type: ['string', 'null'] }, effectiveDate: { ...date, description: 'Today when absent' },
   },
 });
-const deviceDocs = { response: deviceSchema, responseExample: exampleDevice };
+const deviceDocs = { response: deviceSchema };
 
 // ---- GraphQL documents ----
 
@@ -358,7 +339,7 @@ export const registrationRoutes: RestRoute[] = [
     ...b2b, method: 'PUT', path: `${P}/users/:userId/devices`, operationId: 'replaceUserDevice', tag: TAG_DEVICES,
     summary: 'Replace the user\'s only active device (400 when the user has several)', operation: Q.replaceOnly,
     variables: (req) => ({ userId: req.params.userId, input: replaceInput(req) }), result: (d) => replaced(d.replaceRegisteredUserDevice),
-    docs: { requestBody: replaceBody, requestExample: { effectiveDate: '2026-11-20', newDeviceId: '356938035643810' }, response: replaceResponse, responseExample: { deviceId: '356938035643810', type: 'mobile', replacesDeviceId: '356938035643809', effectiveDate: '2026-11-20' } },
+    docs: { requestBody: replaceBody, requestExample: { effectiveDate: '2026-11-20', newDeviceId: '356938035643810' }, response: replaceResponse },
   },
   {
     ...b2b, method: 'PUT', path: `${P}/devices/:deviceId/users/:userId`, operationId: 'assignDeviceToUser', tag: TAG_DEVICES,
@@ -381,7 +362,6 @@ export const registrationRoutes: RestRoute[] = [
     docs: {
       query: { includeHistory: { type: 'boolean', description: 'Also list devices whose association has ended' } },
       response: { type: 'object', properties: { userId: { type: 'string' }, devices: { type: 'array', items: deviceSchema } } },
-      responseExample: { userId: 'driver-001', devices: [exampleDevice] },
     },
   },
   {
@@ -396,7 +376,7 @@ export const registrationRoutes: RestRoute[] = [
     docs: {
       description: 'The old device\'s association ends on effectiveDate and it becomes Inactive; both rows stay in the history.',
       requestBody: replaceBody, requestExample: { effectiveDate: '2026-11-20', newDeviceId: '356938035643810' },
-      response: replaceResponse, responseExample: { deviceId: '356938035643810', type: 'mobile', replacesDeviceId: '356938035643809', effectiveDate: '2026-11-20' },
+      response: replaceResponse,
     },
   },
   // Vehicles
@@ -419,19 +399,19 @@ export const registrationRoutes: RestRoute[] = [
         required: ['devices'],
       }, { deviceIds: 'devices' }),
       requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', userId: 'driver-001', devices: [{ deviceId: 'obd-7781', type: 'obd' }] },
-      response: vehicleSchema, responseExample: exampleVehicle,
+      response: vehicleSchema,
     },
   },
   {
     ...b2b, method: 'GET', path: `${P}/vehicle/:vehicleId`, operationId: 'getRegisteredVehicle', tag: TAG_VEHICLES, summary: 'A vehicle with its devices and products',
     operation: Q.vehicle, variables: (req) => ({ vehicleId: req.params.vehicleId }), result: (d, req) => restVehicle(d.registeredVehicle, req.params.vehicleId),
-    docs: { response: vehicleSchema, responseExample: exampleVehicle },
+    docs: { response: vehicleSchema },
   },
   {
     ...b2b, method: 'PUT', path: `${P}/vehicle/:vehicleId`, operationId: 'updateRegisteredVehicle', tag: TAG_VEHICLES, summary: 'Change the vehicle fields sent (null clears one)',
     operation: Q.updateVehicle, variables: (req) => ({ vehicleId: req.params.vehicleId, input: vehicleInput(objectBody(req)) }),
     result: (d) => restVehicle(d.updateRegisteredVehicle),
-    docs: { requestBody: vehicleInputSchema, requestExample: { make: 'Honda', model: 'Civic' }, response: vehicleSchema, responseExample: exampleVehicle },
+    docs: { requestBody: vehicleInputSchema, requestExample: { make: 'Honda', model: 'Civic' }, response: vehicleSchema },
   },
   {
     ...b2b, method: 'PUT', path: `${P}/product/:productName/vehicle/:vehicleId/register`, operationId: 'registerVehicleProduct', tag: TAG_VEHICLES,
@@ -443,13 +423,13 @@ export const registrationRoutes: RestRoute[] = [
   {
     ...b2b, method: 'POST', path: `${P}/vehicles`, operationId: 'createRegisteredVehicle', tag: TAG_VEHICLES, status: 201, summary: 'Create a vehicle (id generated when absent)',
     operation: Q.createVehicle, variables: (req) => ({ input: vehicleInput(objectBody(req)) }), result: (d) => restVehicle(d.createRegisteredVehicle),
-    docs: { requestBody: vehicleInputSchema, requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', make: 'Honda', model: 'Accord', year: 2021 }, response: vehicleSchema, responseExample: exampleVehicle },
+    docs: { requestBody: vehicleInputSchema, requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', make: 'Honda', model: 'Accord', year: 2021 }, response: vehicleSchema },
   },
   // Users
   {
     ...b2b, method: 'GET', path: `${P}/users/:userId`, operationId: 'getRegisteredUser', tag: TAG_USERS, summary: 'A user with activation, devices and products',
     operation: Q.user, variables: (req) => ({ userId: req.params.userId }), result: (d, req) => restUser(d.registeredUser, req.params.userId),
-    docs: { response: userSchema, responseExample: exampleUser },
+    docs: { response: userSchema },
   },
   {
     ...b2b, method: 'GET', path: `${P}/users/devices/:deviceId`, operationId: 'getUserByDevice', tag: TAG_USERS, summary: 'The user a device currently belongs to',
@@ -458,7 +438,7 @@ export const registrationRoutes: RestRoute[] = [
       if (!d.registeredUserByDevice) throw notFound('RegisteredUser for device', req.params.deviceId ?? '');
       return restUser(d.registeredUserByDevice);
     },
-    docs: { response: userSchema, responseExample: exampleUser },
+    docs: { response: userSchema },
   },
   {
     ...b2b, method: 'POST', path: `${P}/users`, operationId: 'createRegisteredUser', tag: TAG_USERS, status: 201, summary: 'Create a user (id generated when absent)',
@@ -472,7 +452,7 @@ export const registrationRoutes: RestRoute[] = [
     result: (d) => ({ userId: (d.registerUser as Row).userId }),
     docs: {
       requestBody: closedBody({ type: 'object', properties: { userId: { type: ['string', 'null'], description: 'Generated when absent or null' } } }, { userID: 'userId' }),
-      requestExample: { userId: 'driver-001' }, response: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] }, responseExample: { userId: 'driver-001' },
+      requestExample: { userId: 'driver-001' }, response: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
     },
   },
   {
@@ -484,14 +464,14 @@ export const registrationRoutes: RestRoute[] = [
       return { userId: req.params.userId, input, mode: 'REPLACE' };
     },
     result: (d) => restUser(d.setRegisteredUserActivation),
-    docs: { description: 'A deactivated user cannot take new devices or products (409).', requestBody: activationBody, requestExample: { status: 'Inactive', reason: 'contract ended' }, response: userSchema, responseExample: { ...exampleUser, status: 'Inactive', active: false } },
+    docs: { description: 'A deactivated user cannot take new devices or products (409).', requestBody: activationBody, requestExample: { status: 'Inactive', reason: 'contract ended' }, response: userSchema },
   },
   {
     ...b2b, method: 'PATCH', path: `${P}/users/:userId/activation`, operationId: 'changeUserActivation', tag: TAG_USERS,
     summary: 'Change only the activation fields sent', operation: Q.activation,
     variables: (req) => ({ userId: req.params.userId, input: activationInput(req), mode: 'MERGE' }),
     result: (d) => restUser(d.setRegisteredUserActivation),
-    docs: { requestBody: activationBody, requestExample: { active: true }, response: userSchema, responseExample: exampleUser },
+    docs: { requestBody: activationBody, requestExample: { active: true }, response: userSchema },
   },
   {
     ...b2b, method: 'POST', path: `${P}/users/products`, operationId: 'registerUserProducts', tag: TAG_PRODUCTS, status: 201,
@@ -542,7 +522,7 @@ export const registrationRoutes: RestRoute[] = [
         anyOf: [{ required: ['granted'] }, { required: ['action'] }, { required: ['status'] }],
       }, { consentType: 'type', status: 'action' }),
       requestExample: { userId: 'driver-001', type: 'location-tracking', version: '2.1', granted: true, timestamp: '2026-11-01T09:01:00Z', source: 'mobile-app' },
-      response: consentSchema, responseExample: exampleConsent,
+      response: consentSchema,
     },
   },
   {
@@ -554,7 +534,6 @@ export const registrationRoutes: RestRoute[] = [
     },
     docs: {
       response: { type: 'object', properties: { userId: { type: 'string' }, consents: { type: 'array', items: consentSchema }, history: { type: 'array', items: consentSchema } } },
-      responseExample: { userId: 'driver-001', consents: [exampleConsent], history: [exampleConsent] },
     },
   },
 ];

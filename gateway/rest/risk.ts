@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../../subgraphs/platform/contract-rules.ts';
 import { badInput } from '../../subgraphs/platform/errors.ts';
 import { riskAreaKey } from '../../subgraphs/platform/risk-area-key.ts';
@@ -110,7 +109,6 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
   } : {}),
 });
 
-const outsideCoverageExample = JSON.parse(readFileSync(new URL('./examples/risk-outside-coverage.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
   { name: 'all', sets: ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'], summary: 'Every data set for a search area' },
@@ -266,7 +264,6 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
       ...(withLimit ? { responseHeaders: { Link: linkHeaderDoc } } : {}),
       response: answer({ area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
       // A real answer for an area outside coverage (lists shortened to two entries).
-      responseExample: { area: outsideCoverageExample.area, ...Object.fromEntries(sets.map((set) => [set, outsideCoverageExample[set]])) },
     },
   };
 }), mapRoute, mapLayersRoute, ...exportRoutes()];

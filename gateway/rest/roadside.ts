@@ -320,14 +320,14 @@ const routes: RestRoute[] = [
     method: 'GET', path: `${ROADSIDE_PREFIX}/vehicle/makes`, operationId: 'getMakes', summary: 'Vehicle makes', tag: TAG, scope: 'roadside',
     operation: 'query VehicleMakes { vehicleMakes }', variables: () => ({}),
     result: (d) => ({ makes: d.vehicleMakes }),
-    docs: { response: { type: 'object', properties: { makes: { type: 'array', items: { type: 'string' } } } }, responseExample: { makes: ['Acura', 'Alfa Romeo', 'Audi'] } },
+    docs: { response: { type: 'object', properties: { makes: { type: 'array', items: { type: 'string' } } } } },
   },
   {
     method: 'GET', path: `${ROADSIDE_PREFIX}/vehicle/makes/:make/models`, operationId: 'getModels', summary: 'Models of a make (any case; unknown make is 404)',
     tag: TAG, scope: 'roadside',
     operation: 'query VehicleModels($make: String!) { vehicleModels(make: $make) { make models } }',
     variables: (req) => ({ make: req.params.make }), result: (d) => d.vehicleModels,
-    docs: { response: { type: 'object', properties: { make: { type: 'string' }, models: { type: 'array', items: { type: 'string' } } } }, responseExample: { make: 'Honda', models: ['Accord', 'Civic', 'CR-V'] } },
+    docs: { response: { type: 'object', properties: { make: { type: 'string' }, models: { type: 'array', items: { type: 'string' } } } } },
   },
   {
     method: 'GET', path: `${ROADSIDE_PREFIX}/rescue/available`, operationId: 'getAvailability', summary: 'Whether rescue services are available at a location now',
@@ -448,7 +448,7 @@ const routes: RestRoute[] = [
       description: 'Refused with 409 from APPROACHING on, or while the provider is 15 minutes away or closer. The claim the rescue held is given back.',
       requestBody: closedBody({ type: 'object', properties: { sessionId: { type: 'string' }, reason: { type: 'string', maxLength: 500 } } }),
       requestExample: { sessionId: '6f1c2d4e-0000-4000-8000-000000000001', reason: 'Got the car started' },
-      response: { type: 'object', properties: { status: { type: 'string', const: 'OK' }, message: { type: 'string' } } }, responseExample: { status: 'OK', message: 'Rescue request cancelled' },
+      response: { type: 'object', properties: { status: { type: 'string', const: 'OK' }, message: { type: 'string' } } },
     },
   },
   {

@@ -157,11 +157,6 @@ export const scoringRoutes: RestRoute[] = [
         },
         required: ['userId', 'score', 'modelVersion', 'mvrId', 'reasonCodes'],
       },
-      responseExample: {
-        userId: 'driver-001', score: 612, modelVersion: 'prequal-mult-1.0.0', mvrId: '5b0c1a1e-8f6e-4a53-9d3e-2f2b8c7d9e10', mvrSource: 'sourcea',
-        asOf: '2026-11-22', reasonCodes: ['AT_FAULT_ACCIDENT', 'MINOR_VIOLATION'],
-        reasons: [{ code: 'AT_FAULT_ACCIDENT', description: 'At-fault accident' }, { code: 'MINOR_VIOLATION', description: 'Minor moving conviction' }],
-      },
     },
   },
 ];

@@ -62,7 +62,6 @@ export interface RestRoute {
     requestBody?: JsonSchema;
     requestExample?: unknown;
     response?: JsonSchema;
-    responseExample?: unknown;
     contentTypes?: string[];
     /** The success body's media type when it is not JSON (e.g. image/svg+xml); its schema is then a string. */
     responseContentType?: string;

@@ -26,10 +26,6 @@ const userInputSchema = closedBody({
   },
 }, { userID: 'userId' });
 
-const exampleUser = {
-  userId: 'driver-001', userID: 'driver-001', dateOfBirth: '1988-02-11', homeZip: '60601', enrollmentStatus: 'pending',
-  createdAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z',
-};
 
 /** The user resource as REST returns it: both id spellings, enrollment status in lower case. */
 export function restUser(user: unknown, userId?: string): Record<string, unknown> {
@@ -57,7 +53,7 @@ function updateInput(req: RestRequest) {
 const createUser = `mutation CreateUser($input: CreateUserInput) { createUser(input: $input) { ${USER_FIELDS} } }`;
 const updateUser = `mutation UpdateUser($userId: ID!, $input: UpdateUserInput!, $mode: UpdateMode) { updateUser(userId: $userId, input: $input, mode: $mode) { ${USER_FIELDS} } }`;
 
-const userDocs = { requestBody: userInputSchema, requestExample: { userID: 'driver-001', dateOfBirth: '1988-02-11', homeZip: '60601' }, response: userSchema, responseExample: exampleUser };
+const userDocs = { requestBody: userInputSchema, requestExample: { userID: 'driver-001', dateOfBirth: '1988-02-11', homeZip: '60601' }, response: userSchema };
 
 export const userRoutes: RestRoute[] = [
   {
@@ -74,7 +70,7 @@ export const userRoutes: RestRoute[] = [
     method: 'GET', path: `${SMI_PREFIX}/users/:userId`, operationId: 'getUser', summary: 'Retrieve a user',
     tag: 'Users', scope: 'b2b', operation: `query GetUser($userId: ID!) { user(userId: $userId) { ${USER_FIELDS} } }`,
     variables: (req) => ({ userId: req.params.userId }), result: (d, req) => restUser(d.user, req.params.userId),
-    docs: { response: userSchema, responseExample: exampleUser },
+    docs: { response: userSchema },
   },
   {
     method: 'PUT', path: `${SMI_PREFIX}/users/:userId`, operationId: 'updateUser', summary: 'Replace the mutable fields of a user (absent fields become null)',
@@ -98,7 +94,7 @@ export const userRoutes: RestRoute[] = [
     result: (d) => restUser(d.enrollUser),
     docs: {
       requestBody: closedBody({ type: 'object', properties: { enrollmentStatus: { type: 'string', enum: ['accepted', 'pending', 'rejected'], description: 'Any case' } }, required: ['enrollmentStatus'] }, { status: 'enrollmentStatus' }),
-      requestExample: { enrollmentStatus: 'accepted' }, response: userSchema, responseExample: { ...exampleUser, enrollmentStatus: 'accepted' },
+      requestExample: { enrollmentStatus: 'accepted' }, response: userSchema,
     },
   },
 ];

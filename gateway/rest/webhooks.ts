@@ -79,10 +79,6 @@ const deliverySchema: JsonSchema = {
     attemptLog: { type: 'array', items: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, responseStatus: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, durationMs: { type: 'integer' } } } },
   },
 };
-const exampleSubscription = {
-  id: '0b8f8a53-5a3c-4a57-9a57-4a3f1f0f7c11', url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'],
-  description: 'Dispatch board', createdAt: '2026-11-23T10:00:00.000Z', pausedUntil: null,
-};
 const idsDoc = 'Another organisation\'s id, or one that does not exist, is 404.';
 
 // ---- the table ---------------------------------------------------------------------------------
@@ -105,20 +101,19 @@ export const webhookRoutes: RestRoute[] = [
       requestBody: closedBody({ type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } }),
       requestExample: { url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'], description: 'Dispatch board' },
       response: { ...subscriptionSchema, required: [...subscriptionSchema.required as string[], 'secret'], properties: { ...subscriptionSchema.properties as Obj, secret: { type: 'string', description: 'whsec_...; shown once' } } },
-      responseExample: { ...exampleSubscription, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
     },
   },
   {
     method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions`, operationId: 'listWebhookSubscriptions', summary: 'The organisation\'s subscriptions, newest first',
     tag: TAG, scope: 'any', operation: `query WebhookSubscriptions { webhookSubscriptions { ${SUBSCRIPTION} } }`,
     variables: () => ({}), result: (d) => ({ subscriptions: (d.webhookSubscriptions as Obj[]).map(restSubscription) }),
-    docs: { response: { type: 'object', required: ['subscriptions'], properties: { subscriptions: { type: 'array', items: subscriptionSchema } } }, responseExample: { subscriptions: [exampleSubscription] } },
+    docs: { response: { type: 'object', required: ['subscriptions'], properties: { subscriptions: { type: 'array', items: subscriptionSchema } } } },
   },
   {
     method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'getWebhookSubscription', summary: 'One subscription (without its secret)',
     tag: TAG, scope: 'any', operation: `query WebhookSubscription($id: ID!) { webhookSubscription(id: $id) { ${SUBSCRIPTION} } }`,
     variables: (req) => ({ id: req.params.id }), result: (d, req) => restSubscription(found(d.webhookSubscription, 'Webhook subscription', req.params.id)),
-    docs: { description: idsDoc, response: subscriptionSchema, responseExample: exampleSubscription },
+    docs: { description: idsDoc, response: subscriptionSchema },
   },
   {
     method: 'DELETE', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'deleteWebhookSubscription', summary: 'Remove a subscription and its delivery log',
