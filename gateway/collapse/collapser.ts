@@ -15,7 +15,10 @@ export class Collapser {
   run<T>(key: string, work: () => Promise<T>): { answer: Promise<T>; shared: boolean } {
     const running = this.leaders.get(key) as Promise<T> | undefined;
     if (running) return { answer: running, shared: true };
-    const answer = work().finally(() => { this.leaders.delete(key); });
+    // The leader starts on the event loop's next turn, so the requests already read from other
+    // sockets in this turn reach the map first and join it: without any I/O to wait on (in-process
+    // subgraphs on PGlite) a request would otherwise run to its end before the next one is read.
+    const answer = new Promise<void>((resolve) => { setImmediate(resolve); }).then(work).finally(() => { this.leaders.delete(key); });
     this.leaders.set(key, answer);
     return { answer, shared: false };
   }

@@ -2,7 +2,8 @@
  * The benchmark's servers, in a process of their own so the load generator (run.ts) does not share
  * their event loop: the embedded stack (subgraphs on loopback + our gateway over HTTP), a second
  * gateway on the same subgraphs executing them in-process, a stock Apollo Gateway, and the bare
- * Fastify + driver server of the REST user lookup (bare.ts). Talks to
+ * Fastify + driver server of the REST user lookup (bare.ts); both our gateways collapse identical
+ * in-flight reads unless REQUEST_COLLAPSING=false (run.ts --collapse=off). Talks to
  * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters, and
  * `seed-mixed` (the `mixed` scenario's data and API clients, by batched SQL).
  */
@@ -42,6 +43,8 @@ const env = {
   // would answer the surplus with a cheap 503, which the stock gateway (no such bound) does not.
   RISK_MAX_IN_FLIGHT: '64',
   SUBGRAPH_TRANSPORT: 'http',
+  // Our gateways collapse identical in-flight reads unless the runner says otherwise (--collapse=off).
+  REQUEST_COLLAPSING: process.env.REQUEST_COLLAPSING ?? 'true',
   // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
   INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
   DATABASE_URL: undefined,

@@ -35,6 +35,18 @@ function holdResolver(t: TestStack, type: string, field: string) {
   };
 }
 
+type Held = ReturnType<typeof holdResolver>;
+
+/** Runs `body` with these resolvers held, and puts them back whatever happens. */
+async function holding(t: TestStack, fields: [type: string, field: string][], body: (held: Held[]) => Promise<void>) {
+  const held = fields.map(([type, field]) => holdResolver(t, type, field));
+  try {
+    await body(held);
+  } finally {
+    for (const h of held) h.restore();
+  }
+}
+
 async function collapsed(t: TestStack, kind: 'graphql' | 'rest') {
   const { values } = await t.stack.gateway.metrics.collapsed.get();
   return values.find((v) => v.labels.kind === kind)?.value ?? 0;
@@ -72,8 +84,7 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
     expect(perRequest).toBeGreaterThan(0);
 
     const since = await counters(t);
-    const held = holdResolver(t, 'Query', 'user');
-    try {
+    await holding(t, [['Query', 'user']], async ([held]) => {
       const before = statements().count;
       const pending = Array.from({ length: N }, (_, i) => gql(t, USER, { id: USER_ID }, t.token, { 'x-request-id': `collapse-${transport}-${i}` }));
       await settledIn(t, held, N, since);
@@ -89,15 +100,12 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
         expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
       }
       expect((await counters(t)).graphql - since.graphql).toBe(N - 1);
-    } finally {
-      held.restore();
-    }
+    });
   }, 60_000);
 
   it('collapses REST rows and GraphQL twins each within their own kind; a GET /graphql query too', async () => {
     const since = await counters(t);
-    const held = holdResolver(t, 'Query', 'user');
-    try {
+    await holding(t, [['Query', 'user']], async ([held]) => {
       const rest = Array.from({ length: 3 }, () => t.request('GET', userPath(USER_ID), { token: t.token }));
       const twin = Array.from({ length: 3 }, () => gql(t, USER, { id: USER_ID }, t.token));
       const get = Array.from({ length: 3 }, () => t.request('GET', `/graphql?${new URLSearchParams({ query: USER, variables: JSON.stringify({ id: USER_ID }) })}`, { token: t.token }));
@@ -109,9 +117,7 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
       expect([now.rest - since.rest, now.graphql - since.graphql]).toEqual([2, 4]);
       for (const res of restAnswers) expect(res).toMatchObject({ status: 200, body: { userId: USER_ID, userID: USER_ID } });
       for (const res of [...twinAnswers, ...getAnswers]) expect(res).toMatchObject({ status: 200, body: { data: { user: { userId: USER_ID } } } });
-    } finally {
-      held.restore();
-    }
+    });
   }, 60_000);
 
   it('shares nothing between different clients, organisations or scopes', async () => {
@@ -119,8 +125,7 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
     const fewerScopes = await t.clientFor('org-a', ['b2b']);
     const otherOrg = await t.clientFor('org-b', ['b2b', 'roadside']);
     const since = await counters(t);
-    const held = holdResolver(t, 'Query', 'user');
-    try {
+    await holding(t, [['Query', 'user']], async ([held]) => {
       const tokens = [t.token, sameOrg.token, fewerScopes.token, otherOrg.token];
       const pending = tokens.map((token) => gql(t, USER, { id: USER_ID }, token));
       await settledIn(t, held, tokens.length, since);
@@ -130,16 +135,12 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
       expect((await counters(t)).graphql).toBe(since.graphql);
       // The user is org-a's: org-b's client does not see it, the others do.
       expect(answers.map((res) => (res.body as { data?: { user: unknown } }).data?.user === null)).toEqual([false, false, false, true]);
-    } finally {
-      held.restore();
-    }
+    });
   }, 60_000);
 
   it('never shares a mutation, nor a request with an Idempotency-Key', async () => {
     const since = await counters(t);
-    const mutation = holdResolver(t, 'Mutation', 'updateUser');
-    const query = holdResolver(t, 'Query', 'user');
-    try {
+    await holding(t, [['Mutation', 'updateUser'], ['Query', 'user']], async ([mutation, query]) => {
       const mutations = Array.from({ length: 3 }, () => gql(t, UPDATE, { id: USER_ID, zip: '60602' }, t.token));
       const keyed = Array.from({ length: 3 }, (_, i) => gql(t, USER, { id: USER_ID }, t.token, { 'idempotency-key': `collapse-${i}` }));
       const keyedRest = Array.from({ length: 2 }, (_, i) => t.request('GET', userPath(USER_ID), { token: t.token, headers: { 'idempotency-key': `collapse-rest-${i}` } }));
@@ -150,16 +151,12 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
       expect([mutation.calls, query.calls]).toEqual([3, 5]);
       expect(await counters(t)).toEqual(since);
       for (const res of answers) expect(res.status).toBe(200);
-    } finally {
-      mutation.restore();
-      query.restore();
-    }
+    });
   }, 60_000);
 
   it("does not hand a caller an answer begun before its own mutation was answered", async () => {
     const since = await counters(t);
-    const held = holdResolver(t, 'Query', 'user');
-    try {
+    await holding(t, [['Query', 'user']], async ([held]) => {
       const older = gql(t, USER, { id: USER_ID }, t.token);
       await settledIn(t, held, 1, since);
       const updated = await gql(t, UPDATE, { id: USER_ID, zip: `7${transport.length}777` }, t.token);
@@ -171,16 +168,13 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
       expect((await after).body).toMatchObject({ data: { user: { homeZip: `7${transport.length}777` } } });
       expect((await older).status).toBe(200);
       expect(await counters(t)).toEqual(since);
-    } finally {
-      held.restore();
-    }
+    });
   }, 60_000);
 
   it("shares the leader's errors like its data", async () => {
     const since = await counters(t);
-    const held = holdResolver(t, 'Query', 'user');
-    held.failWith(Object.assign(new Error('the user store is down'), { extensions: { code: 'SERVICE_UNAVAILABLE' } }));
-    try {
+    await holding(t, [['Query', 'user']], async ([held]) => {
+      held.failWith(Object.assign(new Error('the user store is down'), { extensions: { code: 'SERVICE_UNAVAILABLE' } }));
       const pending = Array.from({ length: 3 }, () => t.request('GET', userPath(USER_ID), { token: t.token }));
       await settledIn(t, held, 3, since);
       held.open();
@@ -193,9 +187,7 @@ describe.each(['inprocess', 'http'])('request collapsing (SUBGRAPH_TRANSPORT=%s)
         // Each caller's problem names its own request.
         expect(res.body).toEqual({ ...shared, requestId: res.headers.get('x-request-id') });
       }
-    } finally {
-      held.restore();
-    }
+    });
   }, 60_000);
 });
 
@@ -209,15 +201,12 @@ describe('REQUEST_COLLAPSING=false', () => {
 
   it('runs every identical concurrent request', async () => {
     const since = await counters(t);
-    const held = holdResolver(t, 'Query', 'user');
-    try {
+    await holding(t, [['Query', 'user']], async ([held]) => {
       const pending = [...Array.from({ length: 3 }, () => gql(t, USER, { id: USER_ID }, t.token)), ...Array.from({ length: 3 }, () => t.request('GET', userPath(USER_ID), { token: t.token }))];
       await settledIn(t, held, 6, since);
       held.open();
       for (const res of await Promise.all(pending)) expect(res.status).toBe(200);
       expect(held.calls).toBe(6);
-    } finally {
-      held.restore();
-    }
+    });
   }, 60_000);
 });
