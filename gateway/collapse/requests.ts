@@ -68,7 +68,7 @@ export function requestCollapsing({ parseOptions, documentByHash, count }: Reque
     collapser,
     /** The key of a /graphql request that may be collapsed, or null. */
     async graphqlKey(request: CallerRequest): Promise<string | null> {
-      if (request.headers[IDEMPOTENCY_HEADER] !== undefined) return null;
+      if (request.headers[IDEMPOTENCY_HEADER] !== undefined || (request.method !== 'POST' && request.method !== 'GET')) return null;
       const params = graphqlParams(request);
       if (!params) return null;
       const { query, operationName, variables, extensions } = params;
