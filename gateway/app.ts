@@ -1,6 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import fastifyApollo, { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { parse } from 'graphql';
@@ -10,7 +10,7 @@ import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
 import { AppError, statusForCode } from '../subgraphs/platform/errors.ts';
 import { boundedJsonParser, boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
-import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
+import { cachedTokenVerifier, type Caller } from '../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
 import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { endJsonWithNewline } from './json-newline.ts';
@@ -44,6 +44,8 @@ import { ServiceUnavailable } from './unavailable.ts';
 import { GatewayMetrics, metricsPlugin } from './observability/metrics.ts';
 import { subscriptionsElsewherePlugin } from '../subgraphs/platform/subscriptions-elsewhere.ts';
 import { startSubscriptions } from './subscriptions/index.ts';
+import { graphqlHandler } from './collapse/graphql-handler.ts';
+import { requestCollapsing } from './collapse/requests.ts';
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
 import type { RiskAnswersView } from '../subgraphs/risk/services/answer-cache.ts';
@@ -77,7 +79,9 @@ const RISK_RETRY_AFTER_SECONDS = 1;
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 
-const contextFrom = (request: FastifyRequest): GatewayContext => ({ authorization: request.headers.authorization, requestId: request.id });
+const contextFrom = (request: FastifyRequest): GatewayContext => ({
+  authorization: request.headers.authorization, requestId: request.id, orgId: (request as FastifyRequest & { caller?: Caller | null }).caller?.orgId,
+});
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
 export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers }: GatewayOptions): Promise<Gateway> {
@@ -140,6 +144,11 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       throw new ServiceUnavailable(riskBound.busy, RISK_RETRY_AFTER_SECONDS);
     }
   });
+  // Apollo Server keeps the texts of automatic persisted queries in its cache under `apq:` (its APQ_CACHE_PREFIX).
+  const apqDocument = async (hash: string): Promise<string | undefined> => apollo.cache.get(`apq:${hash}`);
+  const collapsing = config.REQUEST_COLLAPSING
+    ? requestCollapsing({ parseOptions: limits.parseOptions, documentByHash: apqDocument, count: (kind) => metrics.collapsed.inc({ kind }) })
+    : undefined;
   const apollo = new ApolloServer<GatewayContext>({
     gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }, supergraphSdl),
     introspection: config.GRAPHQL_INTROSPECTION,
@@ -150,7 +159,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, subscriptionsElsewherePlugin as ApolloServerPlugin<GatewayContext>,
-      riskBound.plugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>()],
+      riskBound.plugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>(),
+      ...(collapsing ? [collapsing.plugin] : [])],
   });
   await apollo.start();
 
@@ -164,14 +174,17 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const gate = createTokenGate(verify, revocation);
   const subscriptions = await startSubscriptions(app, { config, apollo, supergraphSdl, limits, verify, redis, metrics });
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
-  // Apollo Server keeps the texts of automatic persisted queries in its cache under `apq:` (its APQ_CACHE_PREFIX).
-  const apqDocument = async (hash: string) => apollo.cache.get(`apq:${hash}`);
 
-  const execute = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
+  const executeOperation = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
     return response.body.singleResult as OperationResult;
   };
+  // A REST row's result is shared by the callers it collapsed: rows' `result` functions read it, never change it.
+  const execute = collapsing
+    ? async (query: string, variables: Record<string, unknown>, request: FastifyRequest) =>
+      (await collapsing.run('rest', collapsing.restKey(query, variables, request), () => executeOperation(query, variables, request))).answer
+    : executeOperation;
   // GraphQL and the REST paths sit behind the token gate; the token endpoints and probes do not.
   await app.register(async (api) => {
     api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
@@ -182,10 +195,11 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
     const context = async (request: FastifyRequest) => contextFrom(request);
-    await api.register(fastifyApollo(apollo), { path: '/graphql', method: ['POST', 'OPTIONS'], context });
+    const handler = graphqlHandler(apollo, context, collapsing);
+    api.route({ method: ['POST', 'OPTIONS'], url: '/graphql', handler });
     // GET /graphql: a query in the URL, or a WebSocket upgrade to graphql-ws (subscriptions).
     api.route({
-      method: 'GET', url: '/graphql', handler: fastifyApolloHandler(apollo, { context }), wsHandler: subscriptions.wsHandler,
+      method: 'GET', url: '/graphql', handler, wsHandler: subscriptions.wsHandler,
       onRequest: async (request, reply) => {
         if (request.ws && !originAllowed(request, config.CORS_ORIGINS)) {
           return sendGraphqlErrors(request, reply, 403, [{ message: `Origin ${request.headers.origin} may not open a WebSocket here (CORS_ORIGINS)`, extensions: { code: 'FORBIDDEN' } }]);

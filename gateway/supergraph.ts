@@ -12,6 +12,8 @@ import { coerceSharedScalars } from './scalars.ts';
 export interface GatewayContext {
   authorization?: string;
   requestId: string;
+  /** The caller's organisation (the token gate's), whose write epoch a mutation bumps (gateway/collapse/requests.ts). */
+  orgId?: string;
   /** How an operation run in-process came (metrics): a REST row's by default, or a subscription's event. */
   transport?: 'subscription';
 }

@@ -5,6 +5,7 @@
  *   for the REST paths, which run their operation in-process, `subscription` for the query a
  *   subscription runs per event): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
+ * - requests collapsed into an identical one in flight (graphql or rest); operations count executions, so a collapsed request counts there only once;
  * - subscriptions held (by transport), the results pushed to them, and the connections closed by the server (by reason);
  * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults;
  * - the Risk Index answer cache of a risk subgraph in this process: lookups by outcome, bytes held.
@@ -47,6 +48,7 @@ export class GatewayMetrics {
   readonly subgraphUp: Gauge<'subgraph'>;
   readonly dbPool: Gauge<'state'>;
   readonly idempotency: Counter<'outcome'>;
+  readonly collapsed: Counter<'kind'>;
   readonly subscriptionsActive: Gauge<'transport'>;
   readonly subscriptionEvents: Counter<'transport'>;
   readonly subscriptionsClosed: Counter<'reason'>;
@@ -82,6 +84,7 @@ export class GatewayMetrics {
     });
     new Gauge({ name: 'gateway_risk_answer_cache_bytes', help: 'Estimated bytes of the Risk Index answers held (RISK_ANSWER_CACHE_MB bounds it)', registers, collect() { const stats = riskAnswers?.(); if (stats) this.set(stats.bytes); } });
     this.idempotency = new Counter({ name: 'gateway_idempotency_requests_total', help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replayed, in_progress (409), mismatch (422), invalid (400), released (not kept)', labelNames: ['outcome'], registers });
+    this.collapsed = new Counter({ name: 'gateway_collapsed_requests_total', help: 'Requests answered with the answer of an identical one in flight instead of running (REQUEST_COLLAPSING), by kind: graphql (/graphql) or rest (a REST row)', labelNames: ['kind'], registers });
     this.subscriptionsActive = new Gauge({ name: 'gateway_subscriptions_active', help: 'Subscriptions held now by transport (ws: graphql-ws on /graphql, sse: graphql-sse at /graphql/stream)', labelNames: ['transport'], registers });
     this.subscriptionEvents = new Counter({ name: 'gateway_subscription_events_pushed_total', help: 'Results pushed to subscribers (one per event and subscription) by transport', labelNames: ['transport'], registers });
     this.subscriptionsClosed = new Counter({ name: 'gateway_subscriptions_closed_total', help: 'Connections (WebSocket) or streams (SSE) the server closed, by reason: unauthenticated, slow_consumer, too_many_subscriptions, shutting_down', labelNames: ['reason'], registers });

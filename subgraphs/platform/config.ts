@@ -34,6 +34,7 @@ const schema = z.object({
   GRAPHQL_MAX_RESPONSE_OBJECTS: z.coerce.number().int().min(100).default(50_000),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
+  REQUEST_COLLAPSING: z.stringbool().default(true),
   /** Nesting of objects and arrays in JSON bodies and GraphQL variables, and of brackets in GraphQL documents, checked before parsing. */
   JSON_MAX_DEPTH: z.coerce.number().int().min(16).max(1_000).default(64),
   /** Browser origins granted CORS (comma-separated, e.g. `http://localhost:3000`); empty: none. */

@@ -29,7 +29,7 @@ import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/pl
 // Shared with the server process (it inherits the environment): the `direct` variant signs its requests as the gateway does.
 const hopKey = process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 
-interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[]; variants: string[] }
+interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[]; variants: string[]; collapse: boolean }
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string, fallback: number) => {
@@ -41,10 +41,12 @@ function parseOptions(argv: string[]): Options {
   const only = argv.filter((a) => !a.startsWith('--'));
   // --variants=a,b (or BENCH_VARIANTS): only those variants of each scenario, e.g. to iterate on one.
   const variants = (argv.find((a) => a.startsWith('--variants='))?.split('=')[1] ?? process.env.BENCH_VARIANTS ?? '').split(',').filter(Boolean);
+  // --collapse=off (or BENCH_COLLAPSE=off): our gateways without request collapsing, for per-request costs on the repeated request.
+  const collapse = (argv.find((a) => a.startsWith('--collapse='))?.split('=')[1] ?? process.env.BENCH_COLLAPSE ?? 'on') !== 'off';
   const unknown = only.filter((name) => name !== 'start' && name !== 'workers' && !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   // Bounded: at most 30 s per measurement and 64 connections, whatever is asked.
-  return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only, variants };
+  return { duration: Math.min(flag('duration', 3), 30), rounds: Math.min(Math.round(flag('rounds', 2)), 10), connections: Math.min(Math.round(flag('connections', 8)), 64), warmup: Math.min(flag('warmup', 1), 10), only, variants, collapse };
 }
 
 export interface MeasurementResult {
@@ -74,8 +76,10 @@ class Servers {
   private readonly child: ChildProcess;
   readonly ready: Promise<Extract<ServerReply, { type: 'ready' }>>;
 
-  constructor() {
-    this.child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  constructor(collapse: boolean) {
+    this.child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, REQUEST_COLLAPSING: String(collapse) },
+    });
     this.ready = new Promise((resolve, reject) => {
       this.child.once('exit', (code) => reject(new Error(`benchmark server exited (code ${code}) before it was ready`)));
       this.child.on('message', (message: ServerReply) => {
@@ -295,7 +299,7 @@ function print(results: MeasurementResult[], ratioResults: RatioResult[]) {
 /* ---------------------------------------- main ---------------------------------------- */
 
 async function runScenarios(selected: Scenario[], options: Options, results: MeasurementResult[]) {
-  const servers = new Servers();
+  const servers = new Servers(options.collapse);
   const stop = () => { void servers.close().finally(() => process.exit(130)); };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -310,7 +314,7 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
     const ctx: ScenarioContext = { ...base, seed: await seed(base) };
     if (selected.some((s) => s.name === 'mixed')) await seedMixed(servers, ctx, info.targets.gateway, options.connections);
     for (const [area, problem] of Object.entries(ctx.seed.problems)) console.log(`  seeding ${area} failed: ${problem}`);
-    console.log(`measuring ${options.rounds} x ${options.duration} s per variant, variants in turn (after ${options.warmup} s warm-up), ${options.connections} connections`);
+    console.log(`measuring ${options.rounds} x ${options.duration} s per variant, variants in turn (after ${options.warmup} s warm-up), ${options.connections} connections, request collapsing ${options.collapse ? 'on' : 'off (--collapse=off)'}`);
     for (const scenario of selected) {
       const reason = skipReason(scenario, ctx);
       if (reason) { results.push({ scenario: scenario.name, variant: 'gateway', status: 'skipped', reason }); console.log(`  ${scenario.name}: skipped (${reason})`); continue; }
@@ -369,7 +373,7 @@ async function main() {
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, load: os.loadavg().map((l) => round(l)) },
     database,
-    options: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup },
+    options: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup, collapse: options.collapse },
     scenarios: selected.map((s) => ({ name: s.name, title: s.title })),
     results, ratios: ratioResults, ...(start ? { start } : {}), ...(workers ? { workers } : {}), ...(layers ? { layers } : {}),
   };

@@ -3,7 +3,8 @@
  * their event loop: the embedded stack (subgraphs on loopback + our gateway over HTTP), a second
  * gateway on the same subgraphs executing them in-process, a stock Apollo Gateway, Hive Gateway
  * (with its defaults and with its in-flight de-duplication off, hive.ts), and the bare
- * Fastify + driver server of the REST user lookup (bare.ts). Talks to
+ * Fastify + driver server of the REST user lookup (bare.ts); both our gateways collapse identical
+ * in-flight reads unless REQUEST_COLLAPSING=false (run.ts --collapse=off). Talks to
  * run.ts over IPC: `ready` with the addresses, then `reset`/`read` of SQL and CPU counters, and
  * `seed-mixed` (the `mixed` scenario's data and API clients, by batched SQL).
  */
@@ -46,6 +47,8 @@ const env = {
   // The mixed seed's single statements (30,000 bookings in one) outlast the default 15 s on a loaded machine.
   DB_QUERY_TIMEOUT_MS: process.env.DB_QUERY_TIMEOUT_MS ?? '120000',
   SUBGRAPH_TRANSPORT: 'http',
+  // Our gateways collapse identical in-flight reads unless the runner says otherwise (--collapse=off).
+  REQUEST_COLLAPSING: process.env.REQUEST_COLLAPSING ?? 'true',
   // run.ts signs the `direct` requests once per measurement (INTERNAL_HOP_KEY comes from it).
   INTERNAL_HOP_MAX_SKEW_SECONDS: '600',
   DATABASE_URL: undefined,
