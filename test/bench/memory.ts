@@ -49,7 +49,7 @@ async function load(url: string, pid: number, seconds: number) {
   const base = { targets, subgraphs: ['scoring', 'risk'], schema: new SupergraphInfo(), token: await token(url, CLIENT) };
   const ctx: ScenarioContext = { ...base, seed: await seed(base, 0) };
   const requests = ['user', 'risk'].map((name) => scenarios.find((s) => s.name === name)!.measurements(ctx).find((m) => m.variant === 'gateway')!);
-  // The first Risk Index request of the process: it meets the geometry workers' start when they are started lazily.
+  // The first Risk Index request of the process: its first evaluation (and a geometry thread's start, were they started lazily).
   const started = performance.now();
   const first = await fetch(requests[1].url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: requests[1].body });
   await first.text();
