@@ -77,14 +77,21 @@ const env = {
   // Load shedding would answer part of the load with cheap 503s on a busy machine.
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
 };
+/** Every server started, stopped at the end even when a step fails. */
+const children: ChildProcess[] = [];
+const start = async () => {
+  const started = await startOnce(dataDir, env, 1, PROBE);
+  children.push(started.child);
+  return started;
+};
 try {
-  const first = await startOnce(dataDir, env, 1, PROBE);
+  const first = await start();
   await backgroundLoadDone(first.url);
   await idle(idleSeconds);
   print(`first start on an empty DATA_DIR, its data load over, ${idleSeconds} s idle`, await probe(first.child, false));
   await stop(first.child);
 
-  const settled = await startOnce(dataDir, env, 1, PROBE);
+  const settled = await start();
   await idle(idleSeconds);
   const restarted = await probe(settled.child, false);
   print(`restart (settled DATA_DIR), ${idleSeconds} s idle`, restarted);
@@ -95,7 +102,7 @@ try {
   await idle(idleSeconds);
   print(`after ${loadSeconds} s of the user and risk requests (${served}), ${idleSeconds} s idle`, await probe(settled.child, false));
   print('the same after a full GC (main isolate)', await probe(settled.child, true));
-  await stop(settled.child);
 } finally {
+  for (const child of children) await stop(child);
   await rm(dataDir, { recursive: true, force: true });
 }

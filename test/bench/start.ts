@@ -78,7 +78,7 @@ export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listene
 const logFiles = new WeakMap<ChildProcess, string>();
 
 export async function stop(child: ChildProcess) {
-  if (child.exitCode === null) {
+  if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
