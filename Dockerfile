@@ -10,4 +10,4 @@ RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 4000
 # The tracing preload loads the OpenTelemetry SDK only when OTEL_* variables ask for traces.
-CMD ["node", "--import", "./subgraphs/platform/tracing/preload.ts", "gateway/server.ts"]
+CMD ["node", "--max-semi-space-size=16", "--import", "./subgraphs/platform/tracing/preload.ts", "gateway/server.ts"]

@@ -39,6 +39,8 @@ declare module 'autocannon' {
     timeouts: number;
     non2xx: number;
     '2xx': number;
+    /** Responses by status code. */
+    statusCodeStats: Record<string, { count: number }>;
   }
 
   export interface Instance extends EventEmitter, PromiseLike<AutocannonResult> {

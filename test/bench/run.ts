@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Client } from 'autocannon';
 import type { MixedSeed, ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
-import { scenarios, seed, skipReason, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
+import { scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
@@ -131,16 +131,6 @@ async function seedMixed(servers: Servers, ctx: ScenarioContext, gateway: string
   } catch (error) {
     ctx.seed.problems.mixed = (error as Error).message;
   }
-}
-
-async function token(gateway: string, client: { id: string; secret: string }) {
-  const response = await fetch(`${gateway}/platform/oauth/v1/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }).toString(),
-  });
-  if (!response.ok) throw new Error(`token request failed: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 /* ---------------------------------------- measuring ---------------------------------------- */

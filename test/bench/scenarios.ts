@@ -93,6 +93,17 @@ export async function graphql(url: string, query: string, variables: Record<stri
   return body.data ?? {};
 }
 
+/** A bearer token of an API client (client credentials). */
+export async function token(gateway: string, client: { id: string; secret: string }) {
+  const response = await fetch(`${gateway}/platform/oauth/v1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }).toString(),
+  });
+  if (!response.ok) throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
 const post = (variant: Variant, url: string, query: string, variables: Record<string, unknown>, auth: boolean,
   check: (data: Record<string, unknown>) => string | null): Measurement => ({
   variant, url, method: 'POST', auth, body: JSON.stringify({ query, variables }),

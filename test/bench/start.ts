@@ -40,17 +40,19 @@ const TIMEOUT_MS = 300_000;
 /**
  * Spawns `npm start`'s command, resolves with the process, its URL and the seconds until /healthz
  * answered; with `listeners` > 1 (WORKERS), once that many processes printed their "listening" line.
+ * `nodeOptions` go before npm start's arguments (e.g. memory.ts's probe), and then the process gets
+ * an IPC channel to the caller.
  */
-export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listeners = 1): Promise<{ child: ChildProcess; url: string; seconds: number; cpuSeconds: number }> {
+export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listeners = 1, nodeOptions: string[] = []): Promise<{ child: ChildProcess; url: string; seconds: number; cpuSeconds: number }> {
   const started = performance.now();
   // The server's output (a log line per request) goes to a file beside DATA_DIR, as it would in
   // production, not through a pipe this process (the load generator of workers.ts) has to read.
   const logFile = `${dataDir}.log`;
   const log = await open(logFile, 'a');
-  const child = spawn(process.execPath, await startArguments(), {
+  const child = spawn(process.execPath, [...nodeOptions, ...await startArguments()], {
     cwd: root,
     env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
-    stdio: ['ignore', log.fd, log.fd],
+    stdio: nodeOptions.length ? ['ignore', log.fd, log.fd, 'ipc'] : ['ignore', log.fd, log.fd],
   });
   await log.close();
   logFiles.set(child, logFile);
@@ -76,7 +78,7 @@ export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listene
 const logFiles = new WeakMap<ChildProcess, string>();
 
 export async function stop(child: ChildProcess) {
-  if (child.exitCode === null) {
+  if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -95,7 +97,7 @@ export async function cpuSeconds(pid: number) {
 }
 
 /** Waits until the Risk Index says its data load after `listen` is over (dataStatus no longer LOADING). */
-async function backgroundLoadDone(url: string) {
+export async function backgroundLoadDone(url: string) {
   const started = performance.now();
   const query = '{ riskIndex(wkt: "POINT (-87.6298 41.8781)") { area { dataStatus } } }';
   for (;;) {
@@ -113,15 +115,19 @@ async function rssMiB(pid: number) {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/**
+ * The embedded default: no PostgreSQL, no remote subgraphs, keys generated under DATA_DIR; and an
+ * empty compile cache, as after a fresh clone (a restart finds what the first start left).
+ */
+export const embeddedDefault = (env: NodeJS.ProcessEnv, dataDir: string): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(Object.entries(env).filter(([k]) => !/^(DATABASE_URL|PGLITE_IN_MEMORY|BOOTSTRAP_|JWT_|INTERNAL_HOP_|SUBGRAPH_TRANSPORT$|NODE_COMPILE_CACHE$|[A-Z]+_URL$)/.test(k))),
+  NODE_COMPILE_CACHE: join(dataDir, '.compile-cache'),
+});
+
 /** First start, restart and idle RSS of the embedded default (PGlite under a fresh DATA_DIR). */
 export async function measureStart(env: NodeJS.ProcessEnv = process.env, idleSeconds = 5): Promise<StartResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-start-'));
-  // The embedded default: no PostgreSQL, no remote subgraphs, keys generated under DATA_DIR; and an
-  // empty compile cache, as after a fresh clone (the restart finds what the first start left).
-  const clean = {
-    ...Object.fromEntries(Object.entries(env).filter(([k]) => !/^(DATABASE_URL|PGLITE_IN_MEMORY|BOOTSTRAP_|JWT_|INTERNAL_HOP_|SUBGRAPH_TRANSPORT$|NODE_COMPILE_CACHE$|[A-Z]+_URL$)/.test(k))),
-    NODE_COMPILE_CACHE: join(dataDir, '.compile-cache'),
-  };
+  const clean = embeddedDefault(env, dataDir);
   try {
     const first = await startOnce(dataDir, clean);
     await stop(first.child);

@@ -42,9 +42,10 @@ const TEXT_ARRAY_OID = 1009;
 const clusters = new WeakMap<Config, { pglite: Promise<PGlite>; owners: number }>();
 
 /** Opens the cluster, a new one (no PG_VERSION yet) loaded from the prepared template rather than made by initdb. */
-async function openCluster(dataDir: string, parsers: ReturnType<typeof createPostgreSqlTypeParsers>) {
+async function openCluster(dataDir: string, parsers: ReturnType<typeof createPostgreSqlTypeParsers>, sharedBuffersMb: number) {
   const fresh = dataDir === 'memory://' || !existsSync(join(dataDir, 'PG_VERSION'));
-  const pglite = await PGlite.create({ dataDir, extensions: { btree_gist }, parsers, loadDataDir: fresh ? await clusterTemplate() : undefined });
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`];
+  const pglite = await PGlite.create({ dataDir, extensions: { btree_gist }, parsers, startParams, loadDataDir: fresh ? await clusterTemplate() : undefined });
   return tracingEnabled(process.env) ? (await import('../tracing/pglite.ts')).traceQueries(pglite) : pglite;
 }
 
@@ -54,7 +55,7 @@ function sharedCluster(config: Config) {
     const dataDir = config.PGLITE_IN_MEMORY ? 'memory://' : join(config.dataDir, 'pglite', 'cluster');
     // MikroORM's own parsers for the instances it creates: dates and intervals stay text (it converts them).
     const parsers = createPostgreSqlTypeParsers(pg.types.getTypeParser(TEXT_ARRAY_OID as never, 'text') as (value: string) => string[]);
-    cluster = { pglite: openCluster(dataDir, parsers), owners: 0 };
+    cluster = { pglite: openCluster(dataDir, parsers, config.PGLITE_SHARED_BUFFERS_MB), owners: 0 };
     clusters.set(config, cluster);
   }
   cluster.owners += 1;
