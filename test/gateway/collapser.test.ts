@@ -37,6 +37,8 @@ describe('Collapser', () => {
     const gate = held<string>();
     const calls = Array.from({ length: 4 }, () => collapser.run('k', () => gate.promise));
     const failure = new Error('subgraph exploded');
+    // The leader's work starts on the next turn: reject only once it holds the promise, as a real failure would.
+    await new Promise((resolve) => { setImmediate(resolve); });
     gate.reject(failure);
     const outcomes = await Promise.allSettled(calls.map((c) => c.answer));
     expect(outcomes).toEqual(Array(4).fill({ status: 'rejected', reason: failure }));
