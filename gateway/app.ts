@@ -48,7 +48,7 @@ import { graphqlHandler } from './collapse/graphql-handler.ts';
 import { requestCollapsing } from './collapse/requests.ts';
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
-import type { RiskAnswersView } from '../subgraphs/risk/services/answer-cache.ts';
+import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -61,7 +61,7 @@ export interface GatewayOptions {
   /** Subgraphs built in this process that the gateway executes without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
   localSubgraphs?: readonly Subgraph[];
   /** The risk subgraph's answers when it runs in this process (any transport): their version (REST ETags before evaluation) and cache use (metrics). */
-  riskAnswers?: RiskAnswersView;
+  riskAnswers?: PublicAnswers;
 }
 
 export interface Gateway {

@@ -4,7 +4,6 @@ import { buildSubgraph, type Subgraph } from '../subgraphs/platform/subgraph.ts'
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
 import { buildGateway, type Gateway } from './app.ts';
-import { riskAnswersView } from '../subgraphs/risk/services/answer-cache.ts';
 import { Client, parseScopes } from './auth/clients.ts';
 import { IdempotencyRecord } from './idempotency/entity.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
@@ -59,8 +58,8 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     const databases = Object.fromEntries(subgraphs.map((s) => [s.name, s.db]));
     for (const subgraph of subgraphs) subgraph.startWorker(databases);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
-    const risk = subgraphs.find((s) => s.name === 'risk');
-    const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs, riskAnswers: risk && riskAnswersView(risk.db.orm.em) });
+    const riskAnswers = subgraphs.find((s) => s.name === 'risk')?.answers;
+    const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs, riskAnswers });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }

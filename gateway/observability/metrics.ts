@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
-import type { AnswerCacheStats } from '../../subgraphs/risk/services/answer-cache.ts';
+import type { AnswerCacheStats } from '../../subgraphs/platform/public-answers.ts';
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -109,7 +109,6 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
   } : {}),
 });
 
-
 const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
   { name: 'all', sets: ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'], summary: 'Every data set for a search area' },
   { name: 'riskInfo', sets: ['riskInfo'], summary: '0-100 road risk index of the area, its distribution and riskiest H3 cells' },
@@ -263,7 +262,6 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
       problems: { 422: TOO_COMPLEX, 503: BUSY },
       ...(withLimit ? { responseHeaders: { Link: linkHeaderDoc } } : {}),
       response: answer({ area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
-      // A real answer for an area outside coverage (lists shortened to two entries).
     },
   };
 }), mapRoute, mapLayersRoute, ...exportRoutes()];

@@ -24,6 +24,7 @@ import { nulGuard } from './nul-guard.ts';
 import { requireInternalHop } from './internal-hop.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
+import type { PublicAnswers } from './public-answers.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -43,6 +44,8 @@ export interface SubgraphDefinition<Loaders = unknown> {
   worker?: (context: WorkerContext) => Worker;
   /** Why the subgraph is not ready yet although its database is (data still loading), or null: /readyz answers 503 meanwhile. */
   pending?: (db: Database) => string | null;
+  /** Its answers' version and cache, when they are public and versioned (the gateway's ETags and metrics). */
+  answers?: (db: Database) => PublicAnswers;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
   prepare?: () => Promise<string>;
 }
@@ -70,6 +73,8 @@ export interface Subgraph {
   context: (authorization: string | undefined, requestId: string, log: LoggerSource) => Promise<SubgraphContext>;
   /** Why it is not ready yet although its database is, or null (SubgraphDefinition.pending). */
   pending(): string | null;
+  /** SubgraphDefinition.answers, when it has them. */
+  answers?: PublicAnswers;
   /** Starts the definition's background worker, if it has one; close() stops it. */
   startWorker(peers: Record<string, Database>): void;
   close(): Promise<void>;
@@ -150,7 +155,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     });
     let worker: Worker | undefined;
     return {
-      name: definition.name, schema, apollo, app, db, context, pending,
+      name: definition.name, schema, apollo, app, db, context, pending, answers: definition.answers?.(db),
       startWorker(peers) {
         worker ??= definition.worker?.({ db, config, log: app.log, peers });
       },

@@ -5,7 +5,7 @@ import { preparedRiskDataReady } from './data/prepared.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
-import { createAnswerCache, registerAnswerCache } from './services/answer-cache.ts';
+import { createAnswerCache, registerAnswerCache, riskAnswers } from './services/answer-cache.ts';
 
 /** Risk Index (area E): public (no token), reference data only (no orgId). */
 export const risk: SubgraphDefinition<Record<string, never>> = {
@@ -28,6 +28,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
     if (embedded && await preparedRiskDataReady()) await load;
   },
   pending: (db) => (riskDataStatus(db.orm.em) === 'loading' ? 'the Risk Index data (NHTSA FARS crashes and aggregates) are loading' : null),
+  answers: (db) => riskAnswers(db.orm.em),
   prepare: () => prepareRiskData(),
   onClose: async (db) => {
     await riskDataLoaded(db.orm.em);

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { riskAnswersVersion } from '../data/version.ts';
 import type { EntityManager } from '@mikro-orm/core';
+import type { AnswerCacheStats, PublicAnswers } from '../../platform/public-answers.ts';
 import type { AreaQuery } from './area.ts';
 
 /**
@@ -13,7 +14,7 @@ import type { AreaQuery } from './area.ts';
 export interface AnswerCache {
   answer<T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T>;
   /** Lookups answered from the cache, from an identical evaluation in flight, or evaluated. */
-  stats(): { hits: number; shared: number; misses: number; entries: number; bytes: number };
+  stats(): AnswerCacheStats;
   clear(): void;
 }
 
@@ -67,15 +68,8 @@ export const answerCacheFor = (em: { config: object }): AnswerCache | undefined 
 export const cachedAnswer = <T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T> =>
   answerCacheFor(q.em)?.answer(q, part, args, evaluate) ?? evaluate();
 
-export type AnswerCacheStats = ReturnType<AnswerCache['stats']>;
-
-/** What the gateway sees of a risk subgraph in its process: the answers' version and the cache's use. */
-export interface RiskAnswersView {
-  version(): Promise<string | null>;
-  stats(): AnswerCacheStats | null;
-}
-
-export const riskAnswersView = (em: EntityManager): RiskAnswersView => ({
+/** What the gateway sees of the risk subgraph in its process: the answers' version and the cache's use. */
+export const riskAnswers = (em: EntityManager): PublicAnswers => ({
   version: () => riskAnswersVersion(em),
   stats: () => answerCacheFor(em)?.stats() ?? null,
 });
