@@ -21,35 +21,26 @@ export interface AnswerCache {
 /** Estimated bytes of an answer: its JSON (a map is a string). */
 const sizeOf = (value: unknown) => 256 + (typeof value === 'string' ? value.length : JSON.stringify(value)?.length ?? 0);
 
+type Entry = { value: unknown };
+type Evaluate = () => Promise<unknown>;
+
 export function createAnswerCache(maxBytes: number): AnswerCache {
   const stats = { hits: 0, shared: 0, misses: 0 };
-  const cache = maxBytes > 0 ? new LRUCache<string, { value: unknown }>({ maxSize: maxBytes, sizeCalculation: (e) => sizeOf(e.value) }) : null;
-  const inFlight = new Map<string, Promise<unknown>>();
+  // lru-cache's fetch runs identical evaluations in flight once (status `inflight`) and keeps no failure.
+  const cache = maxBytes > 0 ? new LRUCache<string, Entry, Evaluate>({
+    maxSize: maxBytes, sizeCalculation: (e) => sizeOf(e.value),
+    fetchMethod: async (_key, _stale, { context: evaluate }) => ({ value: await evaluate() }),
+  }) : null;
+  const counted = { hit: 'hits', inflight: 'shared', miss: 'misses' } as const;
   return {
     async answer<T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T> {
       const version = cache && await riskAnswersVersion(q.em);
       if (!cache || !version) return evaluate();
-      const key = `${version}|${q.key}|${part}|${JSON.stringify(args ?? null)}`;
-      const hit = cache.get(key);
-      if (hit) {
-        stats.hits += 1;
-        return hit.value as T;
-      }
-      const running = inFlight.get(key);
-      if (running) {
-        stats.shared += 1;
-        return running as Promise<T>;
-      }
-      stats.misses += 1;
-      const evaluation = evaluate();
-      inFlight.set(key, evaluation);
-      try {
-        const value = await evaluation;
-        cache.set(key, { value });
-        return value;
-      } finally {
-        inFlight.delete(key);
-      }
+      const status: LRUCache.Status<string, Entry, Evaluate> = {};
+      const entry = await cache.fetch(`${version}|${q.key}|${part}|${JSON.stringify(args ?? null)}`, { context: evaluate, status });
+      const fetched = status.fetch;
+      if (fetched === 'hit' || fetched === 'inflight' || fetched === 'miss') stats[counted[fetched]] += 1;
+      return entry!.value as T;
     },
     stats: () => ({ ...stats, entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0 }),
     clear: () => cache?.clear(),
