@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { backgroundLoadDone, cpuSeconds, embeddedDefault, startOnce, stop } from './start.ts';
+import { backgroundLoadDone, BENCH_CLIENT, cpuSeconds, loadedDefault, startOnce, stop } from './start.ts';
 import { components, MiB, type MemoryReport, type ProbeRequest } from './memory-report.ts';
 import { scenarios, seed, token, type ScenarioContext } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
@@ -23,7 +23,6 @@ const idleSeconds = Math.min(flag('idle', 5), 60);
 const loadSeconds = Math.min(flag('load', 10), 60);
 
 const PROBE = ['--expose-gc', '--import', './test/bench/memory-probe.ts'];
-const CLIENT = { id: 'memory-bench', secret: 'memory-bench-secret-0123456789abcdef' };
 
 let nextId = 1;
 function probe(child: ChildProcess, collect: boolean): Promise<MemoryReport> {
@@ -46,7 +45,7 @@ const idle = (seconds: number) => new Promise((resolve) => setTimeout(resolve, s
 /** The `user` and `risk` requests of `npm run bench` (variant `gateway`) against one server, at once. */
 async function load(url: string, pid: number, seconds: number) {
   const targets = { gateway: url, direct: {} } as unknown as Targets;
-  const base = { targets, subgraphs: ['scoring', 'risk'], schema: new SupergraphInfo(), token: await token(url, CLIENT) };
+  const base = { targets, subgraphs: ['scoring', 'risk'], schema: new SupergraphInfo(), token: await token(url, BENCH_CLIENT) };
   const ctx: ScenarioContext = { ...base, seed: await seed(base, 0) };
   const requests = ['user', 'risk'].map((name) => scenarios.find((s) => s.name === name)!.measurements(ctx).find((m) => m.variant === 'gateway')!);
   // The first Risk Index request of the process: its first evaluation (and a geometry thread's start, were they started lazily).
@@ -70,13 +69,7 @@ function print(title: string, report: MemoryReport) {
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'frg-memory-'));
-const env = {
-  ...embeddedDefault(process.env, dataDir),
-  BOOTSTRAP_CLIENT_ID: CLIENT.id, BOOTSTRAP_CLIENT_SECRET: CLIENT.secret,
-  RATE_LIMIT_PER_MINUTE: '1000000000',
-  // Load shedding would answer part of the load with cheap 503s on a busy machine.
-  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
-};
+const env = loadedDefault(dataDir);
 /** Every server started, stopped at the end even when a step fails. */
 const children: ChildProcess[] = [];
 const start = async () => {

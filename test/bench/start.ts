@@ -28,12 +28,17 @@ export interface StartResult {
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-/** `npm start`'s node arguments, from package.json (e.g. `--import ./gateway/compile-cache.ts gateway/server.ts`). */
-async function startArguments() {
+/**
+ * `npm start`'s environment assignments and node arguments, from package.json (e.g.
+ * `MALLOC_ARENA_MAX=2 node --import ./gateway/compile-cache.ts gateway/server.ts`).
+ */
+async function startCommand() {
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const [command, ...args] = scripts.start.split(/\s+/);
-  if (command !== 'node') throw new Error(`npm start runs ${command}, not node`);
-  return args;
+  const words = scripts.start.split(/\s+/);
+  const node = words.findIndex((word) => !/^[A-Z_]+=/.test(word));
+  if (words[node] !== 'node') throw new Error(`npm start runs ${words[node]}, not node`);
+  const env = Object.fromEntries(words.slice(0, node).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  return { env, args: words.slice(node + 1) };
 }
 const TIMEOUT_MS = 300_000;
 
@@ -49,9 +54,11 @@ export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listene
   // production, not through a pipe this process (the load generator of workers.ts) has to read.
   const logFile = `${dataDir}.log`;
   const log = await open(logFile, 'a');
-  const child = spawn(process.execPath, [...nodeOptions, ...await startArguments()], {
+  const command = await startCommand();
+  const child = spawn(process.execPath, [...nodeOptions, ...command.args], {
     cwd: root,
-    env: { ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
+    // npm start's own assignments are defaults the caller's env may override (memory-speed.ts).
+    env: { ...command.env, ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
     stdio: nodeOptions.length ? ['ignore', log.fd, log.fd, 'ipc'] : ['ignore', log.fd, log.fd],
   });
   await log.close();
@@ -122,6 +129,18 @@ async function rssMiB(pid: number) {
 export const embeddedDefault = (env: NodeJS.ProcessEnv, dataDir: string): NodeJS.ProcessEnv => ({
   ...Object.fromEntries(Object.entries(env).filter(([k]) => !/^(DATABASE_URL|PGLITE_IN_MEMORY|BOOTSTRAP_|JWT_|INTERNAL_HOP_|SUBGRAPH_TRANSPORT$|NODE_COMPILE_CACHE$|[A-Z]+_URL$)/.test(k))),
   NODE_COMPILE_CACHE: join(dataDir, '.compile-cache'),
+});
+
+/** The API client the memory benches make at their first start (BOOTSTRAP_CLIENT_*), to load the server with. */
+export const BENCH_CLIENT = { id: 'memory-bench', secret: 'memory-bench-secret-0123456789abcdef' };
+
+/** The embedded default for the memory benches: their client, and no rate limit or load shedding in their load. */
+export const loadedDefault = (dataDir: string): NodeJS.ProcessEnv => ({
+  ...embeddedDefault(process.env, dataDir),
+  BOOTSTRAP_CLIENT_ID: BENCH_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: BENCH_CLIENT.secret,
+  RATE_LIMIT_PER_MINUTE: '1000000000',
+  // Load shedding would answer part of the load with cheap 503s on a busy machine.
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
 });
 
 /** First start, restart and idle RSS of the embedded default (PGlite under a fresh DATA_DIR). */
