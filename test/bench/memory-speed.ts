@@ -1,14 +1,15 @@
 /**
  * `npx node test/bench/memory-speed.ts [--rounds=4] [--duration=3] '<variant A>' '<variant B>'`: what a
  * memory setting costs in speed, both variants side by side in one run. A variant is `npm start`'s
- * command (package.json) with words added: `NAME=value` sets an environment variable (an empty value
- * leaves the setting to its default), `--flag` a node option; e.g. `'MALLOC_ARENA_MAX=' 'MALLOC_ARENA_MAX=2'`
- * or `'' '--max-semi-space-size=8'`. Each variant runs its own server on its own DATA_DIR (the
- * embedded default, a settled restart as memory.ts measures, its RSS taken after 5 s idle); the bench
- * seeds a user, then loads both in alternated rounds (ABBA) with the same mix (the `user`, `cross` and
- * REST user requests in turn on 8 connections, request collapsing off so that every request does its
- * whole work) and prints the server CPU per request (its worker threads included) of every round, the
- * medians, and the RSS after the load. The machine's load weighs on both alike: quote `uptime`.
+ * command (package.json) with words added: `NAME=value` sets an environment variable (`NAME=` unsets
+ * it, npm start's own too), `--name=value` a node option (replacing npm start's own); e.g.
+ * `'MALLOC_ARENA_MAX=' ''` (glibc's default against npm start's) or `'' '--max-semi-space-size=8'`.
+ * Each variant runs its own server on its own DATA_DIR (the embedded default, a settled restart as
+ * memory.ts measures, its RSS taken after 5 s idle); the bench seeds a user, then loads both in
+ * alternated rounds (ABBA) with the same mix (the `user`, `cross` and REST user requests in turn on 8
+ * connections, request collapsing off so that every request does its whole work) and prints the
+ * server CPU per request (its worker threads included) of every round, the medians, and the RSS after
+ * the load. The machine's load weighs on both alike: quote `uptime`.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,12 +24,13 @@ import { flag } from './args.ts';
 const rounds = Math.round(flag('rounds', 4, 20));
 const duration = flag('duration', 3, 30);
 const variants = process.argv.slice(2).filter((a) => !a.startsWith('--rounds=') && !a.startsWith('--duration='));
-if (variants.length !== 2) throw new Error("give two variants, e.g. 'MALLOC_ARENA_MAX=' 'MALLOC_ARENA_MAX=2'");
+if (variants.length !== 2) throw new Error("give two variants, e.g. 'MALLOC_ARENA_MAX=' ''");
 
 const parse = (variant: string) => {
   const words = variant.split(/\s+/).filter(Boolean);
   return {
-    env: Object.fromEntries(words.filter((w) => !w.startsWith('--')).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)])),
+    // An undefined value leaves the variable out of the server's environment, npm start's own included.
+    env: Object.fromEntries(words.filter((w) => !w.startsWith('--')).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1) || undefined])),
     flags: words.filter((w) => w.startsWith('--')),
   };
 };
