@@ -58,7 +58,7 @@ export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listene
   // An option given as `--name=value` replaces npm start's own `--name=...`, which, coming later, would win.
   const name = (option: string) => option.split('=')[0];
   const replaced = new Set(nodeOptions.filter((option) => option.includes('=')).map(name));
-  const child = spawn(process.execPath, [...nodeOptions, ...command.args.filter((arg) => !replaced.has(name(arg)))], {
+  const child = spawn(process.execPath, [...nodeOptions, ...command.args.filter((arg) => !(arg.includes('=') && replaced.has(name(arg))))], {
     cwd: root,
     // npm start's own assignments are defaults the caller's env may override (memory-speed.ts).
     env: { ...command.env, ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
