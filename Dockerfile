@@ -4,7 +4,7 @@ WORKDIR /app
 ENV NODE_ENV=production
 # glibc's malloc: two arenas instead of up to 8 per core for the process's threads (V8's, libuv's, the
 # workers'), and freed memory given back above 128 KiB (its default, which a fixed value keeps from
-# growing to 64 MiB after start-up's large buffers): ~60 MiB less idle, no CPU cost measured
+# growing to 64 MiB after start-up's large buffers): ~50 MiB less idle, no CPU cost measured
 # (docs/benchmarks.md, "Idle memory by component"). npm start sets the same.
 ENV MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072
 COPY package.json package-lock.json ./
