@@ -123,24 +123,13 @@ const over = (options: RouteHeaders) => {
   return set;
 };
 
-const apiHeaders = headerSet(API_HEADERS);
-const SENT = Symbol('security headers sent');
-type WithSent = FastifyReply & { [SENT]?: HeaderSet };
-
-function put(reply: WithSent, headers: HeaderSet) {
-  const previous = reply[SENT];
-  if (previous) for (const name in previous) if (!(name in headers)) reply.removeHeader(name);
-  reply[SENT] = headers;
-  return reply.headers(headers);
-}
-
-/** The security headers of this answer, for one written on the raw response (a hijacked reply, which Fastify's headers do not reach). */
-export const securityHeadersOf = (reply: FastifyReply): HeaderSet => (reply as WithSent)[SENT] ?? {};
+/** The API's headers; also for an answer written on the raw response (a hijacked reply, which Fastify's headers do not reach). */
+export const API_SECURITY_HEADERS = headerSet(API_HEADERS)({ headers: {} } as IncomingMessage);
 
 async function securityHeaders(app: FastifyInstance) {
-  app.decorateReply(SENT, undefined);
+  // Over the API's headers already set, as helmet's middleware did on the raw response: a header the options leave out stays.
   app.decorateReply('securityHeaders', function (this: FastifyReply, options: RouteHeaders) {
-    return put(this, over(options)(this.request.raw));
+    return this.headers(over(options)(this.request.raw));
   });
   app.addHook('onRoute', (route) => {
     // Compiled as the route is registered, not on its first request.
@@ -148,7 +137,7 @@ async function securityHeaders(app: FastifyInstance) {
   });
   app.addHook('onRequest', (request, reply, done) => {
     const options = request.routeOptions.config.securityHeaders;
-    put(reply, (options ? over(options) : apiHeaders)(request.raw));
+    reply.headers(options ? over(options)(request.raw) : API_SECURITY_HEADERS);
     done();
   });
 }
