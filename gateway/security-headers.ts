@@ -26,7 +26,7 @@ declare module 'fastify' {
     securityHeaders?: RouteHeaders;
   }
   interface FastifyReply {
-    /** Replaces the API's security headers on this answer with those of `options` (over the API default). */
+    /** Sets the security headers of `options` (over the API default) on this answer, over the API's already set. */
     securityHeaders(options: RouteHeaders): FastifyReply;
   }
 }
@@ -86,7 +86,7 @@ export const API_FALLBACK_HEADERS = {
   'x-frame-options': 'DENY',
 } as const;
 
-/** The API default; see strictTransportSecurity. */
+/** helmet's options for the API's answers (JSON, problem documents, files): the default every route starts from. */
 const API_HEADERS: HelmetOptions = {
   contentSecurityPolicy: csp(API_CSP),
   frameguard: { action: 'deny' },
