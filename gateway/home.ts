@@ -49,11 +49,13 @@ Another development client: <code>${NEW_DEVELOPMENT_CLIENT}</code>.</p>
 
 const HOME_JSON = { name: 'fleet-risk-graph', links: Object.fromEntries(Object.entries(ENTRY_POINTS).map(([key, { path }]) => [key, path])) };
 
+const PAGE_HEADERS = pageHeaders();
+
 async function home(app: FastifyInstance) {
   app.get('/', async (request, reply) => {
     reply.header('vary', 'accept').header('cache-control', 'no-cache');
     if (new Negotiator(request).mediaType(MEDIA_TYPES) === 'application/json') return HOME_JSON;
-    reply.helmet(pageHeaders());
+    reply.securityHeaders(PAGE_HEADERS);
     return reply.type('text/html; charset=utf-8').send(HOME_PAGE);
   });
 }

@@ -40,7 +40,7 @@ const DOCS_PAGE = `<!doctype html>
 
 async function docs(app: FastifyInstance) {
   const send = assetSender();
-  app.get(DOCS_PATH, { helmet: DOCS_HEADERS }, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(DOCS_PAGE));
+  app.get(DOCS_PATH, { config: { securityHeaders: DOCS_HEADERS } }, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(DOCS_PAGE));
   app.get<{ Params: { file: string } }>(`${ASSET_PREFIX}:file`, async (request, reply) => {
     const asset = ASSETS[request.params.file];
     if (!asset) return reply.callNotFound();

@@ -123,7 +123,7 @@ async function ide(app: FastifyInstance) {
     if (!wantsIde(request)) return;
     page ??= idePage(servedExamples(apiSchema()));
     // The page shares its route with JSON GraphQL over GET, which keeps the API's headers.
-    reply.helmet(IDE_HEADERS);
+    reply.securityHeaders(IDE_HEADERS);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {

@@ -61,7 +61,7 @@ async function mapView(app: FastifyInstance, { config }: { config: Config }) {
   // The layers come from this origin; tiles, when configured, from their server.
   const headers = pageHeaders({ 'img-src': ["'self'", ...(config.MAP_TILE_URL ? [tileSource(config.MAP_TILE_URL)] : [])] });
   const send = assetSender();
-  app.get(RISK_MAP_VIEW_PATH, { helmet: headers }, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
+  app.get(RISK_MAP_VIEW_PATH, { config: { securityHeaders: headers } }, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
   app.get<{ Params: { file: string } }>(`${MAP_ASSET_PREFIX}:file`, async (request, reply) => {
     const asset = ASSETS[request.params.file];
     if (!asset) return reply.callNotFound();

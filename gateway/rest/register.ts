@@ -60,7 +60,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
     app.route({
       method: route.method,
       url: route.path,
-      helmet: route.securityHeaders,
+      config: { securityHeaders: route.securityHeaders },
       handler: async (request, reply) => {
         // Who may call comes before what was sent: a caller without a token (or scope) learns nothing about input rules.
         if (route.scope) {

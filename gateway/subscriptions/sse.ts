@@ -6,6 +6,7 @@ import { createHandler } from 'graphql-sse/lib/use/fastify';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRules } from './document.ts';
+import { API_SECURITY_HEADERS } from '../security-headers.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 
 export const SSE_PATH = '/graphql/stream';
@@ -70,7 +71,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules)
       await handler(request, reply);
     } catch (error) {
       request.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'graphql-sse failed');
-      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { ...API_SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' });
       reply.raw.end(JSON.stringify({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] }));
     }
   };
