@@ -7,6 +7,7 @@ import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { buildStack } from './stack.ts';
 import { refuseCleanly } from '../subgraphs/platform/start-refused.ts';
 import { runCluster } from './cluster.ts';
+import { releaseStartUpMemory } from './start-up-memory.ts';
 import { baseUrl, developmentClientLines, startBanner } from './home.ts';
 import { reportToPrimary, serveMetrics } from './observability/metrics-server.ts';
 
@@ -18,6 +19,7 @@ async function serve(config: Config) {
   const dev = !config.BOOTSTRAP_CLIENT_ID && (await clients.count()) === 0 ? await clients.create(config.BOOTSTRAP_ORG, [...SCOPES]) : undefined;
   if (cluster.isWorker) reportToPrimary(metrics.registry);
   const metricsServer = cluster.isPrimary ? await refuseCleanly(() => serveMetrics(metrics.registry, config)) : undefined;
+  releaseStartUpMemory();
   await app.listen({ host: config.HOST, port: config.PORT }).catch((error: unknown) => {
     if (dev) process.stdout.write(developmentClientLines(dev));
     throw error;
