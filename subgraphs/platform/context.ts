@@ -43,11 +43,36 @@ export async function createContext<Loaders>(
   }
   const em = deps.em.fork({ clear: true, useContext: false });
   if (caller) em.setFilterParams(TENANT_FILTER, { orgId: caller.orgId });
-  let loaders: Loaders | undefined;
-  let log = typeof logger === 'function' ? undefined : logger;
-  return {
-    requestId, caller, authError, em,
-    get loaders() { return loaders ??= deps.createLoaders(em, caller); },
-    get log() { return log ??= (logger as () => Logger)(); },
-  };
+  return new RequestContext(requestId, caller, authError, em, deps.createLoaders, logger);
+}
+
+/**
+ * The lazy parts are getters of the class, their state plain own properties: Apollo Server copies
+ * the context of every HTTP request (Object.assign onto an object of the same prototype), which
+ * would call getters defined on the object itself, and make each lazy part on every request.
+ */
+class RequestContext<Loaders> implements SubgraphContext<Loaders> {
+  readonly requestId: string;
+  readonly caller: Caller | null;
+  readonly authError: AppError | null;
+  readonly em: EntityManager;
+  readonly createLoaders: ContextDeps<Loaders>['createLoaders'];
+  logger: LoggerSource;
+  made?: Loaders;
+
+  constructor(requestId: string, caller: Caller | null, authError: AppError | null, em: EntityManager, createLoaders: ContextDeps<Loaders>['createLoaders'], logger: LoggerSource) {
+    this.requestId = requestId;
+    this.caller = caller;
+    this.authError = authError;
+    this.em = em;
+    this.createLoaders = createLoaders;
+    this.logger = logger;
+  }
+
+  get loaders() { return this.made ??= this.createLoaders(this.em, this.caller); }
+
+  get log() {
+    if (typeof this.logger === 'function') this.logger = this.logger();
+    return this.logger;
+  }
 }

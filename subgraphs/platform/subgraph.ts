@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { entityIdResolvers } from './entity-id.ts';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
@@ -82,6 +82,17 @@ export interface Subgraph {
 
 export const readTypeDefs = (url: URL) => parse(readFileSync(url, 'utf8'));
 
+/**
+ * Apollo Server's cache control computes a hint for every resolved field (and wraps every field's
+ * resolver, for in-process execution too, once the schema served one HTTP request) only to answer
+ * `no-store`: no subgraph declares a hint. This answers it without the per-field work.
+ */
+const noStore: ApolloServerPlugin<SubgraphContext> = {
+  async requestDidStart() {
+    return { async willSendResponse({ response }) { response.http.headers.set('cache-control', 'no-store'); } };
+  },
+};
+
 /** Builds the federated schema: SDL + scalars it declares + guarded resolvers + entity ids. */
 export function buildSchema(definition: SubgraphDefinition, typeDefs = readTypeDefs(definition.typeDefs)): GraphQLSchema {
   const declared = new Set(typeDefs.definitions.flatMap((d) => (d.kind === 'ScalarTypeDefinition' ? [d.name.value] : [])));
@@ -138,7 +149,7 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       allowBatchedHttpRequests: false,
       validationRules: limits.validationRules,
       parseOptions: limits.parseOptions,
-      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), nulGuard, subscriptionsElsewherePlugin as ApolloServerPlugin<SubgraphContext>, ...(limits.plugins as unknown as ApolloServerPlugin<SubgraphContext>[])],
+      plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), noStore, nulGuard, subscriptionsElsewherePlugin as ApolloServerPlugin<SubgraphContext>, ...(limits.plugins as unknown as ApolloServerPlugin<SubgraphContext>[])],
     });
     await apollo.start();
     await app.register(fastifyApollo(apollo), {

@@ -101,5 +101,7 @@ describe('a whole rescue through GraphQL', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: '/graphql', body: payload }) },
     });
     expect(res.json().data._entities).toEqual([{ reqId: firstReqId, status: 'COMPLETED' }, null]);
+    // A subgraph's answers are never stored by a cache between it and the gateway.
+    expect(res.headers['cache-control']).toBe('no-store');
   });
 });

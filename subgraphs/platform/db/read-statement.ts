@@ -19,10 +19,13 @@ export interface ReadStatement {
   readonly text: string;
   /** The prepared statement's name, derived from the text (same text, same name, in any process). */
   readonly name: string;
+  /** The text split at its placeholders: text, value index, text, ... (inlined without a regular expression per run). */
+  readonly parts: readonly (string | number)[];
 }
 
 export const readStatement = (text: string): ReadStatement => ({
   text, name: `frg_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`,
+  parts: text.split(/\$(\d+)/).map((part, i) => (i % 2 ? Number(part) - 1 : part)),
 });
 
 const built = new WeakMap<object, Map<string, ReadStatement>>();
@@ -48,11 +51,15 @@ function literal(platform: Platform, value: unknown): string {
   throw new TypeError(`read statement: unsupported value of type ${typeof value}`);
 }
 
-const inline = (text: string, args: string[]) => text.replace(/\$(\d+)/g, (_, n: string) => {
-  const arg = args[Number(n) - 1];
-  if (arg === undefined) throw new TypeError(`read statement: no value for $${n}`);
-  return arg;
-});
+function inline({ parts }: ReadStatement, args: string[]): string {
+  let text = parts[0] as string;
+  for (let i = 1; i < parts.length; i += 2) {
+    const arg = args[parts[i] as number];
+    if (arg === undefined) throw new TypeError(`read statement: no value for $${(parts[i] as number) + 1}`);
+    text += arg + (parts[i + 1] as string);
+  }
+  return text;
+}
 
 /** What each connection (one PGlite session per instance) has prepared, or is preparing. */
 const preparedOn = new WeakMap<object, Map<string, Promise<void>>>();
@@ -87,7 +94,7 @@ export async function selectRows(em: EntityManager, statement: ReadStatement, va
   const connection = em.getConnection('read') as unknown as AbstractSqlConnection;
   const transaction = em.getTransactionContext();
   if (transaction || !(em.getDriver() instanceof PgliteDriver)) {
-    return connection.execute(inline(statement.text, args), [], 'all', transaction) as Promise<Record<string, unknown>[]>;
+    return connection.execute(inline(statement, args), [], 'all', transaction) as Promise<Record<string, unknown>[]>;
   }
   const execute = `execute ${statement.name}(${args.join(', ')})`;
   await prepare(connection, statement);
