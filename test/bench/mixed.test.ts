@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../subgraphs/platform/random.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
-import { MIXED_AREAS, MIXED_BOOKINGS_PER_USER, MIXED_SHARES, MIXED_USERS, mixedRequests, mixedUserId, seedMixed, zipf } from './mixed.ts';
+import { MIXED_AREAS, MIXED_BOOKINGS_PER_USER, MIXED_SHARES, MIXED_USERS, mixedRequests, mixedRiskWarmUp, mixedUserId, seedMixed, zipf } from './mixed.ts';
 import { SupergraphInfo } from './schema.ts';
 
 describe('the mixed benchmark workload', () => {
@@ -49,6 +49,21 @@ describe('the mixed benchmark workload', () => {
     expect(areas.size).toBeGreaterThan(100);
     expect(ours.connection(4)()).not.toEqual(ours.connection(3)());
     expect(mixedUserId(0)).toBe('mixed-user-0');
+  });
+
+  it('warms the Risk Index with exactly the bodies the mix sends: every area once', () => {
+    const schema = new SupergraphInfo();
+    const warm = mixedRiskWarmUp(schema);
+    expect(new Set(warm).size).toBe(MIXED_AREAS.length);
+    const next = mixedRequests(schema, 'query GetUser($userId: ID!) { user(userId: $userId) { userId } }', '/graphql', false).connection(5);
+    let risk = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const request = next();
+      if (request.kind !== 'risk') continue;
+      risk += 1;
+      expect(warm).toContain(request.body);
+    }
+    expect(risk).toBeGreaterThan(300);
   });
 });
 
