@@ -83,7 +83,7 @@ const mixedRiskQuery = (schema: SupergraphInfo) => `query MixedRisk($wkt: WKT!) 
  * whose areas have been asked before (the crash data change only on ingest).
  */
 export const mixedRiskWarmUp = (schema: SupergraphInfo) =>
-  MIXED_AREAS.map((wkt) => JSON.stringify({ query: mixedRiskQuery(schema), variables: { wkt } }));
+  MIXED_AREAS.map((wkt) => ({ query: mixedRiskQuery(schema), variables: { wkt } }));
 
 /**
  * The request generator of one connection. `restAsGraphql` (a gateway without our REST paths, the

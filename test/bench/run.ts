@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Client } from 'autocannon';
 import type { MixedSeed, ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
-import { scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
+import { graphql, scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
@@ -139,16 +139,12 @@ async function seedMixed(servers: Servers, ctx: ScenarioContext, gateway: string
 async function warmMixedRisk(ctx: ScenarioContext, gateway: string) {
   if (!ctx.subgraphs.includes('risk')) return;
   const started = performance.now();
-  const bodies = mixedRiskWarmUp(ctx.schema);
+  const requests = mixedRiskWarmUp(ctx.schema);
   let failed = 0;
-  for (let i = 0; i < bodies.length; i += 4) {
-    await Promise.all(bodies.slice(i, i + 4).map(async (body) => {
-      const res = await fetch(`${gateway}/graphql`, { method: 'POST', body, headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' } });
-      const answer = await res.json() as { errors?: unknown };
-      if (!res.ok || answer.errors) failed += 1;
-    }));
+  for (let i = 0; i < requests.length; i += 4) {
+    await Promise.all(requests.slice(i, i + 4).map(({ query, variables }) => graphql(`${gateway}/graphql`, query, variables, ctx.token).catch(() => { failed += 1; })));
   }
-  console.log(`  mixed: ${bodies.length} Risk Index areas asked once before measuring (${((performance.now() - started) / 1000).toFixed(1)} s${failed ? `, ${failed} failed` : ''})`);
+  console.log(`  mixed: ${requests.length} Risk Index areas asked once before measuring (${((performance.now() - started) / 1000).toFixed(1)} s${failed ? `, ${failed} failed` : ''})`);
 }
 
 /* ---------------------------------------- measuring ---------------------------------------- */
