@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EntityManager, EntityName } from '@mikro-orm/core';
+import { PgliteDriver } from '@mikro-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { openDatabase, type Database } from '../../subgraphs/platform/db/orm.ts';
@@ -208,5 +209,19 @@ describe('read statements', () => {
     expect(await selectRows(em, echo, ['again', 4, [], null])).toEqual([{ a: 'again', b: 4, c: [], d: null }]);
     const [first, second] = await Promise.all([selectRows(em, readStatement('select $1::text as v'), ['one']), selectRows(em, readStatement('select $1::text as v'), ['two'])]);
     expect([first, second]).toEqual([[{ v: 'one' }], [{ v: 'two' }]]);
+  });
+
+  it('on PGlite, a keyed read runs its prepared generic plan (not planned again per execution); on PostgreSQL its values are inlined', async () => {
+    const em = emFor(bookingDb, 'plans-org');
+    const loader = keyedRowLoader(em, Vehicle, 'vin');
+    for (let i = 0; i < 7; i++) await loader.clearAll().load(`PLAN${String(i).padStart(13, '0')}`);
+    const connection = bookingDb.orm.em.getConnection();
+    const prepared = await connection.execute(`select name, generic_plans, custom_plans from pg_prepared_statements where statement like '%from "booking"."vehicles" as t where%'`);
+    if (em.getDriver() instanceof PgliteDriver) {
+      expect(prepared).toEqual([expect.objectContaining({ custom_plans: 0 })]);
+      expect(Number((prepared[0] as { generic_plans: number }).generic_plans)).toBeGreaterThanOrEqual(7);
+    } else {
+      expect(prepared).toEqual([]);
+    }
   });
 });

@@ -44,7 +44,10 @@ const clusters = new WeakMap<Config, { pglite: Promise<PGlite>; owners: number }
 /** Opens the cluster, a new one (no PG_VERSION yet) loaded from the prepared template rather than made by initdb. */
 async function openCluster(dataDir: string, parsers: ReturnType<typeof createPostgreSqlTypeParsers>, sharedBuffersMb: number) {
   const fresh = dataDir === 'memory://' || !existsSync(join(dataDir, 'PG_VERSION'));
-  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`];
+  // The only prepared statements are db/read-statement.ts's fixed keyed reads. PostgreSQL would plan
+  // the `= any($n)` lookups again on every EXECUTE (the generic plan's estimate of 10 rows loses to
+  // the custom plan's 1), ~20-40 us of WebAssembly each time, for the same index scan.
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`, '-c', 'plan_cache_mode=force_generic_plan'];
   const pglite = await PGlite.create({ dataDir, extensions: { btree_gist }, parsers, startParams, loadDataDir: fresh ? await clusterTemplate() : undefined });
   return tracingEnabled(process.env) ? (await import('../tracing/pglite.ts')).traceQueries(pglite) : pglite;
 }
