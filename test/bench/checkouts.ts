@@ -1,5 +1,5 @@
 /**
- * `npx node test/bench/checkouts.ts <checkout A> <checkout B>` (AB_ROUNDS, AB_N, AB_LOG_LEVEL; DATABASE_URL)
+ * `npx node test/bench/checkouts.ts <checkout A> <checkout B>` (AB_ROUNDS, AB_N, AB_LOG_LEVEL, AB_COLLAPSE=off; DATABASE_URL)
  *
  * CPU per request of two checkouts of this repository in ONE process, rounds alternated (ABBA), so
  * that a busy machine's load weighs on both alike: a cut measured before/after where two bench runs
@@ -15,7 +15,7 @@ interface Checkout { root: string; t: TestStack; app: TestStack['stack']['gatewa
 
 const roots = process.argv.slice(2);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 30), N = Number(process.env.AB_N ?? 64);
-const env = { NODE_ENV: 'production', LOG_LEVEL: process.env.AB_LOG_LEVEL ?? 'warn' };
+const env = { NODE_ENV: 'production', LOG_LEVEL: process.env.AB_LOG_LEVEL ?? 'warn', REQUEST_COLLAPSING: String(process.env.AB_COLLAPSE !== 'off') };
 const stacks: Checkout[] = [];
 for (const root of roots) {
   const { startTestStack } = await import(`${root}/test/support/stack.ts`);

@@ -2,21 +2,24 @@ import { createHash } from 'node:crypto';
 import type { EntityManager, Platform } from '@mikro-orm/core';
 import type { PGlite } from '@electric-sql/pglite';
 import { PgliteDriver, type PgliteConnection } from '@mikro-orm/pglite';
+import { PostgreSqlDriver, type PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { AbstractSqlConnection } from '@mikro-orm/sql';
 
 /**
  * A fixed read (a DataLoader's lookup): PostgreSQL text with `$1..$n` placeholders, whose values are
  * strings, finite numbers, null, or arrays of strings (passed as `text[]`, e.g. `col = any($2)`).
  *
- * On PGlite, where the database runs in this process, planning a statement costs as much CPU as
- * running it (a one-row lookup: ~190 of ~350 us; a page of bookings with their vehicles: ~380 of
- * ~840): the statement is prepared once per PGlite session and then EXECUTEd with its values, sent
- * to PGlite as one simple query (two protocol round trips into the WebAssembly module; the extended
- * protocol MikroORM's driver uses takes six, ~60 us more per statement). On
- * PostgreSQL, and inside a transaction (where a failed EXECUTE would abort it), the text is run
- * with the values inlined as literals, escaped by MikroORM's platform as all of its queries are.
- * Either way it goes through the EntityManager's connection: counted as one statement, in its
- * transaction if one is open.
+ * Outside a transaction the statement is prepared once per database session and then only executed
+ * with its values: planning a statement costs about as much as running it.
+ * - On PostgreSQL it is a named statement of `pg` (prepared on each pooled connection the first time
+ *   it runs there; the values travel apart from the text, as parameters).
+ * - On PGlite, where the database runs in this process (a one-row lookup: ~190 of ~350 us planning; a
+ *   page of bookings with their vehicles: ~380 of ~840), it is PREPAREd once per session and EXECUTEd
+ *   with its values inlined as literals, sent as one simple query (two protocol round trips into the
+ *   WebAssembly module; the extended protocol MikroORM's driver uses takes six, ~60 us more).
+ * Inside a transaction the text runs on the transaction's connection with the values inlined as
+ * literals (a failed EXECUTE would abort the transaction). Literals are escaped by MikroORM's platform,
+ * as all of its queries are. Every way, MikroORM's connection times, logs and counts it as one statement.
  */
 export interface ReadStatement {
   readonly text: string;
@@ -44,14 +47,19 @@ export function statementOf(owner: object, key: string, text: () => string): Rea
 
 type Value = string | number | null | readonly string[];
 
-function literal(platform: Platform, value: unknown): string {
+/** The value, checked: what a read statement takes (see ReadStatement). */
+function checked(value: unknown): Value {
   if (Array.isArray(value)) {
     if (!value.every((v) => typeof v === 'string')) throw new TypeError('read statement: arrays hold strings only');
-    return `array[${value.map((v) => platform.quoteValue(v)).join(', ')}]::text[]`;
+    return value as string[];
   }
-  if (value === null) return 'null';
-  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return String(platform.quoteValue(value));
+  if (value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return value;
   throw new TypeError(`read statement: unsupported value of type ${typeof value}`);
+}
+
+function literal(platform: Platform, value: Value): string {
+  if (Array.isArray(value)) return `array[${value.map((v) => platform.quoteValue(v)).join(', ')}]::text[]`;
+  return value === null ? 'null' : String(platform.quoteValue(value));
 }
 
 function inline({ parts }: ReadStatement, args: string[]): string {
@@ -106,13 +114,34 @@ async function executeOnPglite(connection: AbstractSqlConnection, execute: strin
   return (connection as unknown as LoggingConnection).executeQuery(execute, async () => (await pglite.exec(execute))[0].rows as Record<string, unknown>[], { query: execute, params: [] });
 }
 
+/** `pg`'s pool: `query` with a named statement prepares it on the pooled connection it runs on, once. */
+interface PgPool { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }> }
+const pools = new WeakMap<object, Promise<PgPool>>();
+
+async function executeOnPool(connection: AbstractSqlConnection, statement: ReadStatement, values: Value[]): Promise<Record<string, unknown>[]> {
+  let pool = pools.get(connection);
+  if (!pool) pools.set(connection, pool = (connection as unknown as PostgreSqlConnection).getNativeClient() as Promise<PgPool>);
+  const pg = await pool;
+  return (connection as unknown as LoggingConnection).executeQuery(statement.text, async () => (await pg.query({ name: statement.name, text: statement.text, values })).rows, { query: statement.text, params: values });
+}
+
 /** Runs a read statement (see ReadStatement) and returns its rows. */
-export async function selectRows(em: EntityManager, statement: ReadStatement, values: readonly Value[]): Promise<Record<string, unknown>[]> {
-  const platform = em.getPlatform();
-  const args = values.map((value) => literal(platform, value));
+export async function selectRows(em: EntityManager, statement: ReadStatement, given: readonly unknown[]): Promise<Record<string, unknown>[]> {
+  const values = given.map(checked);
   const connection = em.getConnection('read') as unknown as AbstractSqlConnection;
   const transaction = em.getTransactionContext();
-  if (transaction || !(em.getDriver() instanceof PgliteDriver)) {
+  const driver = em.getDriver();
+  if (!transaction && driver instanceof PostgreSqlDriver) {
+    try {
+      return await executeOnPool(connection, statement, values);
+    } catch (error) {
+      // Deallocated behind pg's back (DEALLOCATE, a pooler in between): run it with its values inlined.
+      if (sqlState(error) !== SQLSTATE_UNDEFINED_STATEMENT) throw error;
+    }
+  }
+  const platform = em.getPlatform();
+  const args = values.map((value) => literal(platform, value));
+  if (transaction || !(driver instanceof PgliteDriver)) {
     return connection.execute(inline(statement, args), [], 'all', transaction) as Promise<Record<string, unknown>[]>;
   }
   const execute = `execute ${statement.name}(${args.join(', ')})`;
