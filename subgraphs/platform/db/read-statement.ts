@@ -126,7 +126,7 @@ async function executeOnPool(connection: AbstractSqlConnection, statement: ReadS
 }
 
 /** Runs a read statement (see ReadStatement) and returns its rows. */
-export async function selectRows(em: EntityManager, statement: ReadStatement, given: readonly unknown[]): Promise<Record<string, unknown>[]> {
+export async function selectRows(em: EntityManager, statement: ReadStatement, given: readonly Value[]): Promise<Record<string, unknown>[]> {
   const values = given.map(checked);
   const connection = em.getConnection('read') as unknown as AbstractSqlConnection;
   const transaction = em.getTransactionContext();
