@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager, Platform } from '@mikro-orm/core';
 import type { PGlite } from '@electric-sql/pglite';
-import { PgliteDriver, type PgliteConnection } from '@mikro-orm/pglite';
-import { PostgreSqlDriver, type PostgreSqlConnection } from '@mikro-orm/postgresql';
+import { PgliteDriver } from '@mikro-orm/pglite';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import type { AbstractSqlConnection } from '@mikro-orm/sql';
 
 /**
@@ -98,35 +98,33 @@ function prepare(connection: AbstractSqlConnection, statement: ReadStatement): P
   return done;
 }
 
-const instances = new WeakMap<object, Promise<PGlite>>();
-
 /** MikroORM's wrapper that times, logs and counts a statement (protected on its Connection). */
 type LoggingConnection = { executeQuery<T>(query: string, run: () => Promise<T>, context: { query: string; params: unknown[] }): Promise<T> };
+type Rows = Record<string, unknown>[];
 
-/**
- * Runs `execute` on the PGlite instance itself, timed, logged and counted by MikroORM as its own
- * statements are. Like MikroORM's driver, PGlite waits for an open transaction on the instance to end.
- */
-async function executeOnPglite(connection: AbstractSqlConnection, execute: string): Promise<Record<string, unknown>[]> {
-  let instance = instances.get(connection);
-  if (!instance) instances.set(connection, instance = (connection as unknown as PgliteConnection).getNativeClient());
-  const pglite = await instance;
-  return (connection as unknown as LoggingConnection).executeQuery(execute, async () => (await pglite.exec(execute))[0].rows as Record<string, unknown>[], { query: execute, params: [] });
+/** Each connection's own client (its PGlite instance, its `pg` pool), asked of it once. */
+const nativeClients = new WeakMap<object, Promise<unknown>>();
+
+/** Runs `run` on the connection's own client, timed, logged and counted by MikroORM as its own statements are. */
+async function onNativeClient<Client>(connection: AbstractSqlConnection, query: string, params: unknown[], run: (client: Client) => Promise<Rows>): Promise<Rows> {
+  let native = nativeClients.get(connection);
+  if (!native) nativeClients.set(connection, native = connection.getNativeClient());
+  const client = await native as Client;
+  return (connection as unknown as LoggingConnection).executeQuery(query, () => run(client), { query, params });
 }
+
+/** `execute` as one simple query on the PGlite instance. Like MikroORM's driver, PGlite waits for an open transaction on the instance to end. */
+const executeOnPglite = (connection: AbstractSqlConnection, execute: string) =>
+  onNativeClient<PGlite>(connection, execute, [], async (pglite) => (await pglite.exec(execute))[0].rows as Rows);
 
 /** `pg`'s pool: `query` with a named statement prepares it on the pooled connection it runs on, once. */
-interface PgPool { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }> }
-const pools = new WeakMap<object, Promise<PgPool>>();
+interface PgPool { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Rows }> }
 
-async function executeOnPool(connection: AbstractSqlConnection, statement: ReadStatement, values: Value[]): Promise<Record<string, unknown>[]> {
-  let pool = pools.get(connection);
-  if (!pool) pools.set(connection, pool = (connection as unknown as PostgreSqlConnection).getNativeClient() as Promise<PgPool>);
-  const pg = await pool;
-  return (connection as unknown as LoggingConnection).executeQuery(statement.text, async () => (await pg.query({ name: statement.name, text: statement.text, values })).rows, { query: statement.text, params: values });
-}
+const executeOnPool = (connection: AbstractSqlConnection, { name, text }: ReadStatement, values: Value[]) =>
+  onNativeClient<PgPool>(connection, text, values, async (pool) => (await pool.query({ name, text, values })).rows);
 
 /** Runs a read statement (see ReadStatement) and returns its rows. */
-export async function selectRows(em: EntityManager, statement: ReadStatement, given: readonly Value[]): Promise<Record<string, unknown>[]> {
+export async function selectRows(em: EntityManager, statement: ReadStatement, given: readonly Value[]): Promise<Rows> {
   const values = given.map(checked);
   const connection = em.getConnection('read') as unknown as AbstractSqlConnection;
   const transaction = em.getTransactionContext();
@@ -142,7 +140,7 @@ export async function selectRows(em: EntityManager, statement: ReadStatement, gi
   const platform = em.getPlatform();
   const args = values.map((value) => literal(platform, value));
   if (transaction || !(driver instanceof PgliteDriver)) {
-    return connection.execute(inline(statement, args), [], 'all', transaction) as Promise<Record<string, unknown>[]>;
+    return connection.execute(inline(statement, args), [], 'all', transaction) as Promise<Rows>;
   }
   const execute = `execute ${statement.name}(${args.join(', ')})`;
   await prepare(connection, statement);
