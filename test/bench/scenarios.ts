@@ -8,9 +8,10 @@ import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mix
  * loopback HTTP, (b') our gateway executing them in-process, (c) a stock Apollo Gateway, (d) Hive
  * Gateway with its Rust query planner (hive.ts), with its defaults and with in-flight de-duplication
  * off. REST rows are measured against their GraphQL twin through the same gateway. `bare` is the
- * physical limit: a minimal Fastify + driver server doing the REST user lookup (bare.ts).
+ * physical limit: a minimal Fastify + driver server doing the REST user lookup (bare.ts); `bare-twin`
+ * the same server answering the cross query with the same reads as our stack.
  */
-export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare';
+export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare' | 'bare-twin';
 
 export interface Measurement {
   variant: Variant;
@@ -180,21 +181,31 @@ const VERSUS_BARE = (numerators: [Variant, string][], target?: number): Ratio[] 
 export const CHICAGO = 'POLYGON((-87.95 41.7, -87.68 41.7, -87.68 42, -87.95 42, -87.95 41.7))';
 
 /** The cross-subgraph query; `ids` ('id ' or '') selects each entity's id too. */
+export const crossQuery = (ids: string) =>
+  `query BenchUserBookings($id: ID!) { user(userId: $id) { ${ids}userId homeZip enrollmentStatus bookings(first: 20) { nodes { ${ids}bookingId startTimestamp status vehicle { ${ids}vin deviceId } } } } }`;
+
 const crossScenario = (name: string, ids: string): Scenario => ({
   name,
   title: `cross-subgraph query: a user, their bookings, each booking's vehicle${ids ? ', with ids' : ''}`,
   needs: ['scoring', 'booking'], fields: ['Query.user', 'User.bookings', 'Booking.vehicle'],
   blocked: (ctx) => needUser(ctx) ?? (ctx.seed.bookings ? null : `no seeded bookings (${ctx.seed.problems.booking ?? 'booking missing'})`),
-  measurements: (ctx) => fourWays(ctx, null,
-    `query BenchUserBookings($id: ID!) { user(userId: $id) { ${ids}userId homeZip enrollmentStatus bookings(first: 20) { nodes { ${ids}bookingId startTimestamp status vehicle { ${ids}vin deviceId } } } } }`,
-    { id: ctx.seed.userId }, true, (d) => {
+  measurements: (ctx) => {
+    const check = (d: Record<string, unknown>) => {
       const nodes = (d.user as { bookings?: { nodes?: { vehicle?: unknown }[] } } | null)?.bookings?.nodes ?? [];
       return nodes.length === ctx.seed.bookings && nodes.every((n) => n.vehicle) ? null : `expected ${ctx.seed.bookings} bookings with vehicles, got ${nodes.length}`;
-    }, !ids).concat(bareUser(ctx)),
+    };
+    // Without ids, also against the bare twin doing the same two reads, whose answer must equal ours.
+    const twin = ids ? [] : [{ ...post('bare-twin', `${ctx.targets.bare}/graphql`, crossQuery(ids), { id: ctx.seed.userId }, true, check), compareWith: `${ctx.targets.gatewayInprocess}/graphql` }];
+    return fourWays(ctx, null, crossQuery(ids), { id: ctx.seed.userId }, true, check, !ids).concat(bareUser(ctx), twin);
+  },
   ratios: [
     { label: 'gateway (http) / stock', numerator: 'gateway', denominator: 'stock' },
     { label: 'gateway (in-process, default) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
     ...VERSUS_BARE([['gateway', 'gateway (http)'], ['gateway-inprocess', 'gateway (in-process, default)']]),
+    ...(ids ? [] : [
+      { label: 'gateway (in-process, default) / bare twin (same reads)', numerator: 'gateway-inprocess', denominator: 'bare-twin' } as Ratio,
+      { label: 'bare twin (same reads) / bare', numerator: 'bare-twin', denominator: 'bare' } as Ratio,
+    ]),
     ...(ids ? [] : VERSUS_HIVE(1, undefined, true)),
   ],
   cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
