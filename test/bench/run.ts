@@ -79,7 +79,9 @@ class Servers {
 
   constructor(collapse: boolean) {
     this.child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, REQUEST_COLLAPSING: String(collapse) },
+      // NODE_ENV as deployed (the Dockerfile's): libraries read it when they load, before server.ts
+      // runs (graphql-js checks every instanceof for a second copy of itself outside production).
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, NODE_ENV: 'production', REQUEST_COLLAPSING: String(collapse) },
     });
     this.ready = new Promise((resolve, reject) => {
       this.child.once('exit', (code) => reject(new Error(`benchmark server exited (code ${code}) before it was ready`)));
