@@ -14,6 +14,7 @@ describe('bare bench servers', () => {
   let t: TestStack;
   let bare: Awaited<ReturnType<typeof startBareServer>>;
   let ctx: ScenarioContext;
+  let headers: Record<string, string>;
 
   beforeAll(async () => {
     t = await startTestStack({ subgraphs: ['scoring', 'booking'] });
@@ -30,7 +31,6 @@ describe('bare bench servers', () => {
     await t?.close();
   });
 
-  let headers: Record<string, string>;
   const measurement = (scenario: string, variant: string) => scenarios.find((s) => s.name === scenario)!.measurements(ctx).find((m) => m.variant === variant)!;
 
   it('the cross twin answers exactly what our gateway answers, in two statements', async () => {

@@ -18,8 +18,7 @@ const CROSS_QUERY = crossQuery('');
 
 interface BookingRow { booking_id: string; start_timestamp: string | number; actual_end_timestamp: string | number | null; vin: string | null; device_id: string | null }
 
-// The reads our stack makes for CROSS_QUERY: the user (scoring), then one page of their bookings with each one's vehicle (booking).
-const CROSS_USER = 'select user_id, home_zip, enrollment_status from scoring.users where org_id = $1 and user_id = $2';
+// The reads our stack makes for CROSS_QUERY: the user (LOOKUP, the whole row as our loader reads it), then one page of their bookings with each one's vehicle.
 const CROSS_BOOKINGS = 'select b.booking_id, b.start_timestamp, b.actual_end_timestamp, v.vin, v.device_id from booking.bookings as b'
   + ' left join booking.vehicles as v on v.org_id = b.org_id and v.vin = b.vin'
   + ' where b.org_id = $1 and b.user_id = $2 order by b.start_timestamp desc, b.booking_id desc limit 20';
@@ -59,7 +58,7 @@ export async function startBareServer(scoring: Database, org: string, databaseUr
     const userId = request.body?.variables?.id;
     if (request.body?.query !== CROSS_QUERY || typeof userId !== 'string') return reply.code(400).send({ errors: [{ message: 'the bare twin answers only the cross query' }] });
     statements += 1;
-    const [user] = await query<Pick<UserRow, 'user_id' | 'home_zip' | 'enrollment_status'>>(CROSS_USER, [org, userId]);
+    const [user] = await query<UserRow>(LOOKUP, [org, userId]);
     if (!user) return { data: { user: null } };
     statements += 1;
     const bookings = await query<BookingRow>(CROSS_BOOKINGS, [org, userId]);

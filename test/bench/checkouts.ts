@@ -10,12 +10,15 @@
  * Prints the median CPU µs per request of each and the median of the paired round ratios B/A.
  */
 import type { TestStack } from '../support/stack.ts';
+import { SERVER_ENV } from './protocol.ts';
 
 interface Checkout { root: string; t: TestStack; app: TestStack['stack']['gateway']['app'] }
 
 const roots = process.argv.slice(2);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 30), N = Number(process.env.AB_N ?? 64);
 const env = { NODE_ENV: 'production', LOG_LEVEL: process.env.AB_LOG_LEVEL ?? 'warn', REQUEST_COLLAPSING: String(process.env.AB_COLLAPSE !== 'off') };
+// The stacks load below, in this process: as in the bench's server process (protocol.ts).
+Object.assign(process.env, SERVER_ENV);
 const stacks: Checkout[] = [];
 for (const root of roots) {
   const { startTestStack } = await import(`${root}/test/support/stack.ts`);

@@ -2,6 +2,13 @@
 
 export interface BenchClient { id: string; secret: string; org: string }
 
+/**
+ * What the server process's environment adds to its parent's: NODE_ENV as deployed (the
+ * Dockerfile's). Libraries read it when they load, before server.ts runs (graphql-js checks every
+ * instanceof for a second copy of itself outside production).
+ */
+export const SERVER_ENV = { NODE_ENV: 'production' } as const;
+
 export interface ServerStats {
   /** SQL statements run so far by each subgraph (since the last reset). */
   statements: Record<string, number>;

@@ -20,7 +20,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import type { ServerMessage, ServerReply, ServerStats } from './protocol.ts';
+import { SERVER_ENV, type ServerMessage, type ServerReply, type ServerStats } from './protocol.ts';
 import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
 import { zigzag } from '../support/zigzag.ts';
 import { flag, percentile } from './args.ts';
@@ -44,7 +44,7 @@ const riskPath = (wkt: string, radius: number) => `/riskIndex/v1/riskInfo?${new 
 const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...SERVER_ENV } });
 const ready = await new Promise<Extract<ServerReply, { type: 'ready' }>>((resolve, reject) => {
   child.once('exit', (code) => reject(new Error(`benchmark server exited (code ${code}) before it was ready`)));
   child.on('message', (message: ServerReply) => { if (message.type === 'ready') resolve(message); });

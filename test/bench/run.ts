@@ -17,7 +17,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Client } from 'autocannon';
-import type { MixedSeed, ServerMessage, ServerReply, ServerStats, Targets } from './protocol.ts';
+import { SERVER_ENV, type MixedSeed, type ServerMessage, type ServerReply, type ServerStats, type Targets } from './protocol.ts';
 import { graphql, scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
@@ -79,9 +79,7 @@ class Servers {
 
   constructor(collapse: boolean) {
     this.child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [], {
-      // NODE_ENV as deployed (the Dockerfile's): libraries read it when they load, before server.ts
-      // runs (graphql-js checks every instanceof for a second copy of itself outside production).
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, NODE_ENV: 'production', REQUEST_COLLAPSING: String(collapse) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...SERVER_ENV, REQUEST_COLLAPSING: String(collapse) },
     });
     this.ready = new Promise((resolve, reject) => {
       this.child.once('exit', (code) => reject(new Error(`benchmark server exited (code ${code}) before it was ready`)));

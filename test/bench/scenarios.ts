@@ -203,10 +203,10 @@ const crossScenario = (name: string, ids: string): Scenario => ({
     { label: 'gateway (in-process, default) / stock', numerator: 'gateway-inprocess', denominator: 'stock', target: 1.5 },
     ...VERSUS_BARE([['gateway', 'gateway (http)'], ['gateway-inprocess', 'gateway (in-process, default)']]),
     ...(ids ? [] : [
-      { label: 'gateway (in-process, default) / bare twin (same reads)', numerator: 'gateway-inprocess', denominator: 'bare-twin', target: 0.25 } as Ratio,
-      { label: 'bare twin (same reads) / bare', numerator: 'bare-twin', denominator: 'bare' } as Ratio,
-    ]),
-    ...(ids ? [] : VERSUS_HIVE(1, undefined, true)),
+      { label: 'gateway (in-process, default) / bare twin (same reads)', numerator: 'gateway-inprocess', denominator: 'bare-twin', target: 0.25 },
+      { label: 'bare twin (same reads) / bare', numerator: 'bare-twin', denominator: 'bare' },
+      ...VERSUS_HIVE(1, undefined, true),
+    ] satisfies Ratio[]),
   ],
   cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
 });
