@@ -1,5 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import type { LoggerOptions } from 'pino';
 import type { Config } from './config.ts';
 
 /**
@@ -66,7 +66,6 @@ export class RequestLogController extends LogController {
   }
 }
 
-export const createLogger = (config: Config, name: string): Logger => pino(loggerOptions(config, name));
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

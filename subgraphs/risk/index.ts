@@ -1,7 +1,8 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
-import { riskDataLoaded, riskDataStatus, startRiskDataLoad } from './data/load.ts';
+import { startRiskDataLoad } from './data/load.ts';
 import { prepareRiskData } from './data/prepare.ts';
 import { preparedRiskDataReady } from './data/prepared.ts';
+import { riskDataLoaded, riskDataStatus } from './data/status.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';

@@ -1,8 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { recordEvent } from '../platform/webhooks/outbox.ts';
-import { MvrRecord, type User } from './entities.ts';
-import { today } from './model/dates.ts';
-import { PrequalService, type PrequalResult, type ScoredUser } from './prequal.ts';
+import type { MvrRecord, User } from './entities.ts';
+import type { PrequalResult } from './prequal.ts';
 
 const USERS_PATH = '/shared-mobility-insights/v2/users';
 const userPath = (userId: string) => `${USERS_PATH}/${encodeURIComponent(userId)}`;
@@ -46,23 +45,8 @@ function restScore(result: PrequalResult): Record<string, unknown> {
   };
 }
 
-/** What a reader of the score sees: whether there is one, its value, its reasons. */
-const seen = (result: PrequalResult) => (result.kind === 'score' ? `${result.score}:${result.reasons.map((r) => r.code).join()}` : null);
-
-/** The newest MVR of a user (the one a score uses), if any. */
-export const latestMvr = (em: EntityManager, userId: string) => em.findOne(MvrRecord, { userId }, { orderBy: { seq: 'desc' } });
-
-/**
- * Scores the user before and after a change, on the same day, and records score.changed (with
- * `previousScore`) when the score a reader sees differs: a change of date of birth, ZIP or latest
- * MVR that leaves the score and its reasons as they were records nothing.
- */
-export function recordScoreChange(tx: EntityManager, before: { user: ScoredUser; mvr: MvrRecord | null }, after: { user: ScoredUser; mvr: MvrRecord | null }) {
-  const prequal = new PrequalService(tx);
-  const asOf = today();
-  const was = prequal.score(before.user, before.user.userId, before.mvr ?? undefined, asOf);
-  const now = prequal.score(after.user, after.user.userId, after.mvr ?? undefined, asOf);
-  if (seen(was) === seen(now)) return;
+/** Records score.changed: the score as GET returns it now, with the score a reader saw before. */
+export function recordScoreChanged(tx: EntityManager, was: PrequalResult, now: PrequalResult) {
   recordEvent(tx, {
     type: 'score.changed', resourceKey: `user:${now.userId}`, resourcePath: `${userPath(now.userId)}/prequal-coverage-score`,
     resource: { ...restScore(now), previousScore: was.kind === 'score' ? was.score : null },

@@ -3,7 +3,9 @@ import { badInput, conflict, isConstraintConflict, notFound } from '../platform/
 import { checkIdText } from '../platform/ids.ts';
 import { isCalendarDate, ZIP_PATTERN } from '../platform/scalars.ts';
 import { ENROLLMENT_STATUSES, User, type EnrollmentStatus } from './entities.ts';
-import { latestMvr, recordScoreChange, recordUserUpdated } from './events.ts';
+import { recordUserUpdated } from './events.ts';
+import { latestMvr } from './mvr/stored.ts';
+import { recordScoreChange } from './prequal.ts';
 
 export interface UserFields {
   dateOfBirth?: string | null;

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 import { startHiveGateway } from './hive.ts';
 import { scenarios, seed, type Measurement, type ScenarioContext, type Variant } from './scenarios.ts';

@@ -13,7 +13,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
 import { box, buildRiskStack, CALIFORNIA } from './risk-stack.ts';

@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { testDatabase } from '../support/database.ts';
 import { flag, percentile } from './args.ts';
 import { buildRiskStack } from './risk-stack.ts';

@@ -15,7 +15,7 @@ import { buildStack } from '../../gateway/stack.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
 import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { testDatabase } from '../support/database.ts';
 
 export type FloodServerMessage = { type: 'start' | 'stop' | 'close' };

@@ -14,7 +14,7 @@ import { geojsonToWKT } from '@terraformer/wkt';
 import type { Geometry } from 'geojson';
 import { feature } from 'topojson-client';
 import type { GeometryCollection, Topology } from 'topojson-specification';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { renderMap } from '../../subgraphs/risk/map/map.ts';
 import { resolveArea } from '../../subgraphs/risk/services/area.ts';
 import { testDatabase } from '../support/database.ts';

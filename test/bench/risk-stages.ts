@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { accidentSummary } from '../../subgraphs/risk/services/accident-summary.ts';
 import { describeArea, resolveArea } from '../../subgraphs/risk/services/area.ts';

@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { riskModel } from '../../subgraphs/risk/data/model.ts';
 import { testDatabase } from '../support/database.ts';
 import { buildRiskStack } from './risk-stack.ts';

@@ -24,7 +24,7 @@ import { startStockGateway } from './stock.ts';
 import { startHiveGateway } from './hive.ts';
 import { startBareServer } from './bare.ts';
 import { seedMixed } from './mixed.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { parseScopes } from '../../gateway/auth/clients.ts';
 import { SCOPES } from '../../subgraphs/platform/auth/tokens.ts';
 import type { BenchClient, ServerMessage, ServerReply, ServerStats } from './protocol.ts';

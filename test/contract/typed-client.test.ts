@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { openApiTypes } from '../../schema/contract/openapi-types.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 import { walkThrough } from './walk-through.ts';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract, operationsOf, resolveIn } from '../support/openapi.ts';
 import { buildOpenApi } from '../../gateway/rest/openapi.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { CHICAGO, provision, RS, roadsideToken, session, status } from '../roadside/helpers.ts';
 import { sourceAFull, sourceBFull } from '../scoring/mvr-fixtures.ts';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract } from '../support/openapi.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 import { countedUuids, exampleFile, fixedExample } from '../support/examples.ts';

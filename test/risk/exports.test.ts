@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import type { FeatureCollection, Point, Polygon } from 'geojson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
 import { geojsonToWKT } from '@terraformer/wkt';
 import { startTestStack, type TestStack } from '../support/stack.ts';

@@ -5,7 +5,8 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOAD_LOCK, riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { LOAD_LOCK } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { prepareRiskData } from '../../subgraphs/risk/data/prepare.ts';
 import { startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';

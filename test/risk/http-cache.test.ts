@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rebuildAggregates } from '../../subgraphs/risk/data/aggregate.ts';
 import { ingestFars } from '../../subgraphs/risk/data/fars.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { answerCacheFor } from '../../subgraphs/risk/services/answer-cache.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';

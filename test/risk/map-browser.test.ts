@@ -11,7 +11,7 @@ import { geojsonToWKT } from '@terraformer/wkt';
 import type { FeatureCollection } from 'geojson';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { coveredCounties } from '../../subgraphs/risk/map/reference.ts';
 import { launchBrowser } from '../support/browser.ts';

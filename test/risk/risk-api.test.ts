@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rebuildAggregates } from '../../subgraphs/risk/data/aggregate.ts';
 import { ingestFars } from '../../subgraphs/risk/data/fars.ts';
 import { ingestTrafficFeed } from '../../subgraphs/risk/data/traffic-feed.ts';
-import { riskDataLoaded, riskDataStatus } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded, riskDataStatus } from '../../subgraphs/risk/data/status.ts';
 import { Crash, TrafficSensor } from '../../subgraphs/risk/entities.ts';
 import { areaPoolFor } from '../../subgraphs/risk/geometry/pool.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';

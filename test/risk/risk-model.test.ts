@@ -1,7 +1,7 @@
 import { booleanPointInPolygon } from '@turf/turf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../subgraphs/platform/errors.ts';
-import { riskDataLoaded } from '../../subgraphs/risk/data/load.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { fitModel, MODEL_VERSION, riskModel, scoreArea, weightOf } from '../../subgraphs/risk/data/model.ts';
 import { DEFAULT_BUDGET } from '../../subgraphs/risk/geometry/budget.ts';
 import { countInside } from '../../subgraphs/risk/geometry/inside.ts';

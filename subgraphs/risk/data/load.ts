@@ -10,6 +10,7 @@ import { forgetDataSources } from './sources.ts';
 import { ingestFars } from './fars.ts';
 import { restorePreparedRiskData } from './prepared.ts';
 import { sampleSensors } from './samples.ts';
+import { trackRiskDataLoad } from './status.ts';
 import { ensureDataVersion } from './version.ts';
 
 /** Sensors per insert: each carries two 168-value profiles, and PGlite holds the event loop for the whole statement. */
@@ -107,23 +108,7 @@ async function bringInData(em: EntityManager, log: Log | undefined, options: Ens
   }
 }
 
-export type RiskDataStatus = 'loading' | 'ready' | 'failed';
-
-/** The background load of each database (keyed by the ORM's configuration, shared by its forks). */
-const loads = new WeakMap<object, { status: RiskDataStatus; done: Promise<void> }>();
-
 /** Starts ensureRiskData without waiting for it: the subgraph answers meanwhile, saying the data are loading. */
 export function startRiskDataLoad(em: EntityManager, log: Pick<FastifyBaseLogger, 'info' | 'error'>, options: EnsureOptions = {}) {
-  const entry: { status: RiskDataStatus; done: Promise<void> } = { status: 'loading', done: Promise.resolve() };
-  entry.done = ensureRiskData(em, log, options).then(
-    () => { entry.status = 'ready'; },
-    (error: unknown) => { entry.status = 'failed'; log.error({ err: error }, 'risk: loading the data failed'); },
-  );
-  loads.set(em.config, entry);
-  return entry.done;
+  return trackRiskDataLoad(em, ensureRiskData(em, log, options), (error) => log.error({ err: error }, 'risk: loading the data failed'));
 }
-
-/** 'ready' when no background load was started (e.g. the ingest CLI) or it finished. */
-export const riskDataStatus = (em: EntityManager): RiskDataStatus => loads.get(em.config)?.status ?? 'ready';
-/** Resolves when the background load (if any) has finished, successfully or not. */
-export const riskDataLoaded = (em: EntityManager) => loads.get(em.config)?.done ?? Promise.resolve();

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/core';
 import { readRows } from '../services/read.ts';
-import { riskDataStatus } from './load.ts';
+import { riskDataStatus } from './status.ts';
 import { MODEL_VERSION } from './model.ts';
 
 /**

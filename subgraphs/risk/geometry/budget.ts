@@ -52,11 +52,6 @@ function paths(geometry: Geometry): Position[][] {
 
 export const vertexCount = (geometry: Geometry) => paths(geometry).reduce((n, p) => n + p.length, 0);
 
-export function checkVertices(geometry: Geometry, budget: GeometryBudget = DEFAULT_BUDGET) {
-  const n = vertexCount(geometry);
-  if (n > budget.vertices) throw tooComplex('vertices', budget.vertices, n);
-}
-
 type Box = [number, number, number, number];
 
 function envelope(geometry: Geometry, grow: number): Box {

@@ -25,15 +25,6 @@ export interface ProviderCandidate {
   openNow: boolean;
 }
 
-export function parseService(value: unknown, field = 'service'): RescueService {
-  const s = typeof value === 'string' ? value.trim().toUpperCase() : '';
-  const aliased = s === 'CHANGETIRE' ? 'TIRE' : s;
-  if (!(RESCUE_SERVICES as readonly string[]).includes(aliased)) {
-    throw badInput(`${field} must be one of ${RESCUE_SERVICES.join(', ').toLowerCase()}`, field);
-  }
-  return aliased as RescueService;
-}
-
 export class ReferenceService {
   private readonly em: EntityManager;
   constructor(em: EntityManager) { this.em = em; }

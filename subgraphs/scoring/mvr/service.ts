@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
 import { MvrRecord } from '../entities.ts';
-import { latestMvr, recordMvrCreated, recordScoreChange } from '../events.ts';
+import { recordMvrCreated } from '../events.ts';
+import { recordScoreChange } from '../prequal.ts';
 import { UserService } from '../service.ts';
 import { keyringFor } from './crypto.ts';
 import { currentVault } from './keyring-db.ts';
-import type { Json } from './common.ts';
 import type { MvrSource, MvrSummary } from './summary.ts';
-import { parseReportText, summarise, validateReport } from './validate.ts';
+import { latestMvr, storedReportText, storedSummary } from './stored.ts';
+import { parseReportText, validateReport } from './validate.ts';
 
 export interface MvrInput {
   /** The report as parsed JSON (GraphQL clients); stored as its JSON text. */
@@ -47,11 +48,11 @@ export class MvrService {
 
   /** The report text exactly as stored. */
   reportText(record: MvrRecord): string {
-    return keyringFor(this.em).vault(record.keyId).decrypt(record.reportCiphertext as Buffer, record.id);
+    return storedReportText(this.em, record);
   }
 
   /** The normalised summary of a stored record (derived again from the decrypted report). */
   summary(record: MvrRecord): MvrSummary {
-    return summarise(record.source, JSON.parse(this.reportText(record)) as Json);
+    return storedSummary(this.em, record);
   }
 }

@@ -3,10 +3,10 @@
  * difference between its entities and its committed migrations, applied to a fresh in-memory database.
  * Usage: npm run migration:create -- <name> [--initial]
  */
-import { loadConfig } from '../config.ts';
-import { openDatabase, type OrmOptions } from './orm.ts';
-import { subgraphDefinitions } from '../../index.ts';
-import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS } from '../../../gateway/stack.ts';
+import { loadConfig } from '../subgraphs/platform/config.ts';
+import { openDatabase, type OrmOptions } from '../subgraphs/platform/db/orm.ts';
+import { subgraphDefinitions } from '../subgraphs/index.ts';
+import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS } from '../gateway/stack.ts';
 
 const name = process.argv[2];
 const owners: Record<string, OrmOptions> = {
