@@ -21,7 +21,7 @@ import { createTokenGate } from './auth/token-gate.ts';
 import { addRequestRateLimit, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
 import { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { restRoutes } from './rest/index.ts';
-import { RISK_PREFIX } from './rest/risk.ts';
+import { RISK_PREFIX } from '../subgraphs/risk/rest.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';

@@ -2,8 +2,8 @@
  * Security headers (helmet's values) on every answer. JSON APIs and files get the strict default: nothing may
  * load, nothing may frame them. A page declares what it loads with `pageHeaders` in its route's
  * `config.securityHeaders` (or `reply.securityHeaders(...)` where it shares a route with an API); an image
- * meant to be embedded elsewhere uses `embeddableHeaders`. Register first, so that every later route and
- * hook sees it.
+ * meant to be embedded elsewhere uses `embeddableHeaders` (subgraphs/platform/rest/types.ts). Register
+ * first, so that every later route and hook sees it.
  *
  * helmet's middleware is run once per set of options, on a recorder, instead of per request (as
  * @fastify/helmet does, rebuilding the middleware each time): the headers go onto the reply in one go,
@@ -12,12 +12,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
+import type { RouteHeaders } from '../subgraphs/platform/rest/types.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 
 type Directives = Record<string, Iterable<string | ((req: IncomingMessage) => string)>>;
-/** helmet's options for one route (or `reply.securityHeaders`), over the API default. */
-export type RouteHeaders = HelmetOptions;
 type HeaderSet = Readonly<Record<string, string>>;
 
 declare module 'fastify' {
@@ -70,12 +69,6 @@ export const pageHeaders = (directives: Directives = {}): RouteHeaders => ({ con
  * An image (the Risk Index SVG map) that other sites may show, in <img> as in <iframe>/<object>:
  * loadable from any origin and frameable, but an SVG opened as a document runs no script and loads nothing.
  */
-export const embeddableHeaders: RouteHeaders = {
-  contentSecurityPolicy: csp({ 'default-src': NONE }),
-  frameguard: false,
-  crossOriginResourcePolicy: { policy: 'cross-origin' },
-};
-
 /**
  * The API headers, for the few answers written before helmet's hooks can run (a URL Fastify cannot
  * route, a request Node's HTTP parser refuses).

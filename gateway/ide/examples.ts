@@ -5,7 +5,7 @@
  * the `id` of every entity they read, as a frontend with a normalising cache must
  * (test/gateway/ide-cache.test.ts).
  */
-import { RISK_MAP_EXAMPLE } from '../rest/risk.ts';
+import { RISK_MAP_EXAMPLE } from '../../subgraphs/risk/rest.ts';
 
 export type IdeArea = 'booking' | 'scoring' | 'roadside' | 'registration' | 'risk' | 'webhooks';
 

@@ -1,4 +1,4 @@
-import type { RestRoute } from '../rest/types.ts';
+import type { RestRoute } from '../../subgraphs/platform/rest/types.ts';
 import { KEY_MAX } from './entity.ts';
 
 /** True for the routes that take an Idempotency-Key (every POST and PATCH). */

@@ -6,7 +6,7 @@
  * revalidation is answered before any evaluation; else (a remote risk subgraph) of the answer's bytes.
  */
 import { createHash } from 'node:crypto';
-import type { JsonSchema } from './types.ts';
+import type { JsonSchema } from '../../subgraphs/platform/rest/types.ts';
 
 export const etagOf = (bytes: string | Buffer) => `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
 

@@ -1,12 +1,12 @@
-import type { RestRoute } from './types.ts';
+import type { RestRoute } from '../../subgraphs/platform/rest/types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
 import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
-import { RISK_MAP_EXAMPLE } from './risk.ts';
+import { RISK_MAP_EXAMPLE } from '../../subgraphs/risk/rest.ts';
 import { withExamples } from './examples.ts';
 import { cacheDocs, noStoreDocs } from './http-cache.ts';
-import { componentSchemas } from './components.ts';
+import { componentSchemas } from '../../subgraphs/platform/rest/components.ts';
 
 const problemSchema = {
   type: 'object',

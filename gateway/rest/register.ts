@@ -4,8 +4,8 @@ import { problemFromErrors, sendProblem } from './problem.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
-import type { RestRequest, RestRoute } from './types.ts';
-import { unknownField } from './body.ts';
+import type { RestRequest, RestRoute } from '../../subgraphs/platform/rest/types.ts';
+import { unknownField } from '../../subgraphs/platform/rest/body.ts';
 import { cacheControl, etagOf, matchesIfNoneMatch, versionTagOf } from './http-cache.ts';
 
 export interface OperationResult {

@@ -2,6 +2,7 @@ import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { Booking, Vehicle } from './entities.ts';
 import { createLoaders, type BookingLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
+import { bookingRoutes } from './rest.ts';
 import { WebhookOutbox } from '../platform/webhooks/outbox.ts';
 
 export const booking: SubgraphDefinition<BookingLoaders> = {
@@ -12,4 +13,5 @@ export const booking: SubgraphDefinition<BookingLoaders> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: 'b2b',
   createLoaders,
+  rest: bookingRoutes,
 };

@@ -25,6 +25,7 @@ import { requireInternalHop } from './internal-hop.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
 import type { PublicAnswers } from './public-answers.ts';
+import type { RestRoute } from './rest/types.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -36,6 +37,11 @@ export interface SubgraphDefinition<Loaders = unknown> {
   /** The token scope every entry point needs; null for a public subgraph. */
   scope: Scope | null;
   createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
+  /**
+   * The area's documented REST paths (its `rest.ts`), served by the gateway wherever the area runs: rows and
+   * their mapping only, importing no service, entity or database code.
+   */
+  rest?: readonly RestRoute[];
   /** Runs once after migrations (reference data, samples). */
   onStart?: (db: Database, config: Config, log: FastifyBaseLogger) => Promise<void>;
   /** Runs once when the subgraph closes, before its database (what onStart started: worker pools). */

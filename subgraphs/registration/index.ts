@@ -2,6 +2,7 @@ import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { registrationEntities } from './entities.ts';
 import { createLoaders, type RegistrationLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
+import { registrationRoutes } from './rest.ts';
 
 export const registration: SubgraphDefinition<RegistrationLoaders> = {
   name: 'registration',
@@ -11,4 +12,5 @@ export const registration: SubgraphDefinition<RegistrationLoaders> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: 'b2b',
   createLoaders,
+  rest: registrationRoutes,
 };

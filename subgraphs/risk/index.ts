@@ -6,6 +6,7 @@ import { riskDataLoaded, riskDataStatus } from './data/status.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
+import { riskRoutes } from './rest.ts';
 import { createAnswerCache, registerAnswerCache, riskAnswers } from './services/answer-cache.ts';
 
 /** Risk Index (area E): public (no token), reference data only (no orgId). */
@@ -17,6 +18,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: null,
   createLoaders: () => ({}),
+  rest: riskRoutes,
   // On the embedded database a first start copies in the data prepared at install time before it
   // answers. Otherwise (PostgreSQL, or no prepared data) it loads the shipped FARS crashes and builds
   // the aggregates in the background: the service answers meanwhile (area.dataStatus LOADING, /readyz

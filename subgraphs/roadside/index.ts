@@ -3,6 +3,7 @@ import { loadReferenceData } from './data/load.ts';
 import { roadsideEntities } from './entities.ts';
 import { createLoaders, type RoadsideLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
+import { roadsideRoutes } from './rest.ts';
 
 export const roadside: SubgraphDefinition<RoadsideLoaders> = {
   name: 'roadside',
@@ -12,6 +13,7 @@ export const roadside: SubgraphDefinition<RoadsideLoaders> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: 'roadside',
   createLoaders,
+  rest: roadsideRoutes,
   /** Loads the shipped sample reference data (makes/models, providers, tow-to locations, plans); idempotent. */
   onStart: async (db, _config, log) => {
     const counts = await loadReferenceData(db.orm.em.fork({ clear: true, useContext: false }));

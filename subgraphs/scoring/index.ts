@@ -5,6 +5,8 @@ import { createLoaders, type ScoringLoaders } from './loaders.ts';
 import { loadMvrKeyring, registerKeyring } from './mvr/crypto.ts';
 import { adoptKeyring } from './mvr/keyring-db.ts';
 import { resolvers } from './resolvers.ts';
+import { scoringRoutes } from './rest.ts';
+import { userRoutes } from './rest-users.ts';
 
 export const scoring: SubgraphDefinition<ScoringLoaders> = {
   name: 'scoring',
@@ -14,6 +16,7 @@ export const scoring: SubgraphDefinition<ScoringLoaders> = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   scope: 'b2b',
   createLoaders,
+  rest: [...userRoutes, ...scoringRoutes],
   /** Loads the MVR keys and checks them against the database (refusing to start on a mismatch). */
   async onStart(db, config) {
     const keyring = await loadMvrKeyring(config);

@@ -1,6 +1,7 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { resolvers } from './resolvers.ts';
+import { webhookRoutes } from './rest.ts';
 import { registerReceiverPolicy } from './service.ts';
 import { startDeliveryWorker } from './worker.ts';
 
@@ -14,6 +15,7 @@ export const webhooks: SubgraphDefinition = {
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,
   createLoaders: () => ({}),
+  rest: webhookRoutes,
   onStart: async (db, config) => {
     registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });
   },

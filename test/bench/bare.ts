@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgliteConnection } from '@mikro-orm/pglite';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
-import { SMI_PREFIX } from '../../gateway/rest/users.ts';
+import { SMI_PREFIX } from '../../subgraphs/scoring/rest-users.ts';
 import { crossQuery } from './scenarios.ts';
 
 interface UserRow { user_id: string; date_of_birth: string | null; home_zip: string | null; enrollment_status: string; created_at: Date | string; updated_at: Date | string }

@@ -1,4 +1,4 @@
-import { userRoutes } from '../../gateway/rest/users.ts';
+import { userRoutes } from '../../subgraphs/scoring/rest-users.ts';
 import type { Targets } from './protocol.ts';
 import { SupergraphInfo } from './schema.ts';
 import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mixed.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { registrationRoutes } from '../../gateway/rest/registration.ts';
+import { registrationRoutes } from '../../subgraphs/registration/rest.ts';
 
 const R = '/registration/v2';
 let t: TestStack;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { roadsideRoutes } from '../../gateway/rest/roadside.ts';
+import { roadsideRoutes } from '../../subgraphs/roadside/rest.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { dispatch, provision, roadsideToken, RS, session } from './helpers.ts';
 

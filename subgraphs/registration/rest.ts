@@ -1,8 +1,8 @@
-import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
-import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
-import { PRODUCT_SUBJECTS, type ProductName } from '../../subgraphs/platform/contract-rules.ts';
-import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
+import { badInput, notFound } from '../platform/errors.ts';
+import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
+import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
+import { PRODUCT_SUBJECTS, type ProductName } from '../platform/contract-rules.ts';
+import { VIN_PATTERN } from '../platform/scalars.ts';
 
 export const REGISTRATION_PREFIX = '/registration/v2';
 const P = REGISTRATION_PREFIX;

@@ -1,7 +1,7 @@
-import { answer, arrayOf, bool, component, dateTime, int, nullable, num, str } from './components.ts';
-import type { JsonSchema } from './types.ts';
+import { answer, arrayOf, bool, component, dateTime, int, nullable, num, str } from '../platform/rest/components.ts';
+import type { JsonSchema } from '../platform/rest/types.ts';
 
-/** The OpenAPI shapes of the Risk Index data sets (gateway/rest/risk.ts), from the risk SDL. */
+/** The OpenAPI shapes of the Risk Index data sets (rest.ts), from the risk SDL. */
 
 const nullableNum = nullable(num);
 const nullableInt = nullable(int);

@@ -1,9 +1,9 @@
-import { EMAIL_PATTERN, FILE_TYPES, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../../subgraphs/platform/contract-rules.ts';
-import { VIN_PATTERN, ZIP_PATTERN } from '../../subgraphs/platform/scalars.ts';
-import { answer, arrayOf, bool, component, date, dateTime, int, nullable, num, str } from './components.ts';
-import type { JsonSchema } from './types.ts';
+import { EMAIL_PATTERN, FILE_TYPES, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../platform/contract-rules.ts';
+import { VIN_PATTERN, ZIP_PATTERN } from '../platform/scalars.ts';
+import { answer, arrayOf, bool, component, date, dateTime, int, nullable, num, str } from '../platform/rest/components.ts';
+import type { JsonSchema } from '../platform/rest/types.ts';
 
-/** The OpenAPI shapes of the roadside answers and bodies (gateway/rest/roadside.ts), from the roadside SDL and services' rules. */
+/** The OpenAPI shapes of the roadside answers and bodies (rest.ts), from the roadside SDL and services' rules. */
 
 const uuid: JsonSchema = { type: 'string', format: 'uuid' };
 const SERVICES = ['TIRE', 'LOCKOUT', 'GAS', 'TOW', 'BATTERY'];

@@ -1,7 +1,7 @@
-import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { EVENT_TYPES, eventTypeFromEnum, eventTypeToEnum } from '../../subgraphs/platform/webhooks/events.ts';
-import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
-import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { badInput, notFound } from '../platform/errors.ts';
+import { EVENT_TYPES, eventTypeFromEnum, eventTypeToEnum } from '../platform/webhooks/events.ts';
+import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
+import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 
 /** Base path of the webhook subscriptions. */
 export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';

@@ -1,6 +1,6 @@
-import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { closedBody, defined, objectBody, pick } from './body.ts';
-import type { RestRequest, RestRoute } from './types.ts';
+import { badInput, notFound } from '../platform/errors.ts';
+import { closedBody, defined, objectBody, pick } from '../platform/rest/body.ts';
+import type { RestRequest, RestRoute } from '../platform/rest/types.ts';
 
 export const SMI_PREFIX = '/shared-mobility-insights/v2';
 

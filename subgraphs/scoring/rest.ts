@@ -1,8 +1,8 @@
-import { AppError, notFound } from '../../subgraphs/platform/errors.ts';
+import { AppError, notFound } from '../platform/errors.ts';
 import { readFileSync } from 'node:fs';
-import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
-import { answer, arrayOf, bool, component, date, nullable, str } from './components.ts';
-import { SMI_PREFIX } from './users.ts';
+import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
+import { answer, arrayOf, bool, component, date, nullable, str } from '../platform/rest/components.ts';
+import { SMI_PREFIX } from './rest-users.ts';
 
 /** REST spelling of the MVR sources: the path segments. */
 const REST_SOURCE = { SOURCE_A: 'sourcea', SOURCE_B: 'sourceb' } as const;

@@ -1,5 +1,17 @@
-import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
-import type { RouteHeaders } from '../security-headers.ts';
+import type { Scope } from '../auth/tokens.ts';
+import type { HelmetOptions } from 'helmet';
+
+/** helmet's options for one route, over the API's strict default (gateway/security-headers.ts). */
+export type RouteHeaders = HelmetOptions;
+
+/**
+ * An answer meant to be embedded elsewhere (an image): nothing loads from it, any page may frame or fetch it.
+ */
+export const embeddableHeaders: RouteHeaders = {
+  contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"] } },
+  frameguard: false,
+  crossOriginResourcePolicy: { policy: 'cross-origin' },
+};
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,12 +1,12 @@
-import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from '../../subgraphs/platform/contract-rules.ts';
+import { badInput, notFound } from '../platform/errors.ts';
+import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from '../platform/contract-rules.ts';
 import {
   availabilityAnswer, BATTERY_SERVICES, cost, customerInput, etaAnswer, feedbackAnswer, file, fileTypeSchema, FUEL_TYPES, KEYS_LOCATIONS, locationInput,
   providersAnswer, provisioning, provisioningInput, provisioningUpdate, REST_SERVICES, REST_STATUSES, serviceRequest as serviceRequestSchema, towLocationsAnswer, vehicleInput,
-} from './roadside-schemas.ts';
-import { answer, nullable } from './components.ts';
-import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
-import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+} from './rest-schemas.ts';
+import { answer, nullable } from '../platform/rest/components.ts';
+import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
+import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 
 /** Base path of the roadside rescue area. */
 export const ROADSIDE_PREFIX = '/services/roadside/v1';

@@ -1,4 +1,4 @@
-import { badInput } from '../../subgraphs/platform/errors.ts';
+import { badInput } from '../errors.ts';
 import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
 
 /** The request body as a JSON object (an absent body counts as `{}`); anything else is a 400. */

@@ -1,12 +1,11 @@
-import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../../subgraphs/platform/contract-rules.ts';
-import { badInput } from '../../subgraphs/platform/errors.ts';
-import { riskAreaKey } from '../../subgraphs/platform/risk-area-key.ts';
-import { decodeRiskArea, encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
-import { embeddableHeaders } from '../security-headers.ts';
-import { queryString } from './body.ts';
-import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
-import { answer } from './components.ts';
-import { area as areaSchema, DATA_SET_SCHEMAS, mapLayers as mapLayersSchema } from './risk-schemas.ts';
+import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../platform/contract-rules.ts';
+import { badInput } from '../platform/errors.ts';
+import { riskAreaKey } from '../platform/risk-area-key.ts';
+import { decodeRiskArea, encodeRiskArea } from '../platform/risk-export-url.ts';
+import { queryString } from '../platform/rest/body.ts';
+import { embeddableHeaders, type JsonSchema, type RestRequest, type RestRoute } from '../platform/rest/types.ts';
+import { answer } from '../platform/rest/components.ts';
+import { area as areaSchema, DATA_SET_SCHEMAS, mapLayers as mapLayersSchema } from './rest-schemas.ts';
 
 export const RISK_PREFIX = RISK_REST_PREFIX;
 

@@ -1,8 +1,8 @@
-import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
-import { DEVICE_ID_MAX } from '../../subgraphs/platform/contract-rules.ts';
-import { VIN_PATTERN } from '../../subgraphs/platform/scalars.ts';
-import { closedBody, defined, objectBody, pick, queryString } from './body.ts';
-import type { JsonSchema, RestRequest, RestRoute } from './types.ts';
+import { badInput, notFound } from '../platform/errors.ts';
+import { DEVICE_ID_MAX } from '../platform/contract-rules.ts';
+import { VIN_PATTERN } from '../platform/scalars.ts';
+import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
+import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 
 /** Base path of the booking and pre-qualification areas. */
 export const BOOKING_PREFIX = '/shared-mobility-insights/v2';
