@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TOKEN_LIFETIME_SECONDS, type Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { badInput } from '../../subgraphs/platform/errors.ts';
-import { MAX_FILE_BYTES } from '../../subgraphs/platform/contract-rules.ts';
+import { MAX_FILE_BYTES } from '../../subgraphs/roadside/rules.ts';
 import { grantClientCredentials, sendTokenError, TokenError, type TokenDeps } from './token-route.ts';
 
 export const ROADSIDE_TOKEN_PATH = '/services/roadside/v1/oauth/accesstoken';

@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { tenantProperties } from '../platform/db/tenant.ts';
-import { DEVICE_ID_MAX } from '../platform/contract-rules.ts';
+import { DEVICE_ID_MAX } from './rules.ts';
 
 /** Longest accepted booking or user id. */
 export const ID_MAX = 255;

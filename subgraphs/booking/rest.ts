@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../platform/errors.ts';
-import { DEVICE_ID_MAX } from '../platform/contract-rules.ts';
+import { DEVICE_ID_MAX } from './rules.ts';
 import { VIN_PATTERN } from '../platform/scalars.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';

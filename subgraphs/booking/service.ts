@@ -1,7 +1,7 @@
 import { LockMode, type EntityManager, type FilterQuery } from '@mikro-orm/core';
 import { badInput, conflict, isConstraintConflict, notFound } from '../platform/errors.ts';
 import { VIN_PATTERN } from '../platform/scalars.ts';
-import { DEVICE_ID_MAX } from '../platform/contract-rules.ts';
+import { DEVICE_ID_MAX } from './rules.ts';
 import { Booking, ID_MAX, Vehicle, type BookingStatus } from './entities.ts';
 import { afterCursor, BOOKING_ORDER, checkPageSize, decodeCursor, toPage, type Page } from './paging.ts';
 import { recordBookingEvent } from './events.ts';

@@ -1,4 +1,4 @@
-import { PRODUCT_SUBJECTS, type ProductName } from '../platform/contract-rules.ts';
+import { PRODUCT_SUBJECTS, type ProductName } from './rules.ts';
 
 /**
  * The configured product list and the consents each product needs. Consent types are a configured

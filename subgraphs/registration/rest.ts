@@ -1,7 +1,7 @@
 import { badInput, notFound } from '../platform/errors.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
-import { PRODUCT_SUBJECTS, type ProductName } from '../platform/contract-rules.ts';
+import { PRODUCT_SUBJECTS, type ProductName } from './rules.ts';
 import { VIN_PATTERN } from '../platform/scalars.ts';
 
 export const REGISTRATION_PREFIX = '/registration/v2';

@@ -1,7 +1,7 @@
-import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from '../platform/contract-rules.ts';
+import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from './rules.ts';
 import { badInput } from '../platform/errors.ts';
-import { riskAreaKey } from '../platform/risk-area-key.ts';
-import { decodeRiskArea, encodeRiskArea } from '../platform/risk-export-url.ts';
+import { riskAreaKey } from './area-key.ts';
+import { decodeRiskArea, encodeRiskArea } from './export/url.ts';
 import { queryString } from '../platform/rest/body.ts';
 import { embeddableHeaders, type JsonSchema, type RestRequest, type RestRoute } from '../platform/rest/types.ts';
 import { answer } from '../platform/rest/components.ts';

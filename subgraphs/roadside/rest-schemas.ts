@@ -1,4 +1,4 @@
-import { EMAIL_PATTERN, FILE_TYPES, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../platform/contract-rules.ts';
+import { EMAIL_PATTERN, FILE_TYPES, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from './rules.ts';
 import { VIN_PATTERN, ZIP_PATTERN } from '../platform/scalars.ts';
 import { answer, arrayOf, bool, component, date, dateTime, int, nullable, num, str } from '../platform/rest/components.ts';
 import type { JsonSchema } from '../platform/rest/types.ts';

@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../platform/errors.ts';
-import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from '../platform/contract-rules.ts';
+import { ALLOWED_CONTENT_TYPES, MAX_FILE_BYTES } from './rules.ts';
 import {
   availabilityAnswer, BATTERY_SERVICES, cost, customerInput, etaAnswer, feedbackAnswer, file, fileTypeSchema, FUEL_TYPES, KEYS_LOCATIONS, locationInput,
   providersAnswer, provisioning, provisioningInput, provisioningUpdate, REST_SERVICES, REST_STATUSES, serviceRequest as serviceRequestSchema, towLocationsAnswer, vehicleInput,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.ts';
-import { sendWebhook } from '../platform/webhooks/send.ts';
+import { sendWebhook } from './send.ts';
 import type { AttemptLogEntry } from './entities.ts';
 
 export type Row = Record<string, unknown>;

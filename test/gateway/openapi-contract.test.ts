@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract } from '../support/openapi.ts';
-import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/platform/contract-rules.ts';
+import { ALLOWED_CONTENT_TYPES } from '../../subgraphs/roadside/rules.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 type Json = Record<string, unknown>;

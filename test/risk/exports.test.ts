@@ -3,7 +3,7 @@ import { booleanClockwise } from '@turf/turf';
 import { parse } from 'csv-parse/sync';
 import type { FeatureCollection, Point, Polygon } from 'geojson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeRiskArea } from '../../subgraphs/platform/risk-export-url.ts';
+import { encodeRiskArea } from '../../subgraphs/risk/export/url.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { stateBoundaries } from '../../subgraphs/risk/geometry/coverage.ts';
 import { geojsonToWKT } from '@terraformer/wkt';

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { parseReceiverUrl, resolveReceiver } from '../../subgraphs/platform/webhooks/receiver-url.ts';
-import { sendWebhook, signedHeaders } from '../../subgraphs/platform/webhooks/send.ts';
+import { parseReceiverUrl, resolveReceiver } from '../../subgraphs/webhooks/receiver-url.ts';
+import { sendWebhook, signedHeaders } from '../../subgraphs/webhooks/send.ts';
 import { retrySchedule } from '../../subgraphs/webhooks/deliver.ts';
 import { newSecret } from '../../subgraphs/webhooks/service.ts';
 

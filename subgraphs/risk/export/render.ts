@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { cellArea, cellToBoundary, getResolution } from 'h3-js';
-import type { RiskExportData, RiskExportFormat } from '../../platform/contract-rules.ts';
+import type { RiskExportData, RiskExportFormat } from '../rules.ts';
 import { cellFigures, type CellFigureRow, type CellFigures } from '../services/cell-figures.ts';
 import { FARS_RECORD_FIELDS, farsRecord, type FarsRow } from '../services/fars-record.ts';
 

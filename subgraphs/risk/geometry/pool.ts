@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../platform/config.ts';
 import { AppError } from '../../platform/errors.ts';
-import { riskAreaKey as outlineKey } from '../../platform/risk-area-key.ts';
+import { riskAreaKey as outlineKey } from '../area-key.ts';
 import { WorkerPool } from '../../platform/worker-pool.ts';
 import type { ExportInput } from '../export/render.ts';
 import type { MapFormat, MapInput } from '../map/render.ts';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput } from '../../platform/errors.ts';
-import { riskAreaKey } from '../../platform/risk-area-key.ts';
+import { riskAreaKey } from '../area-key.ts';
 import { riskDataStatus } from '../data/status.ts';
 import { dataSources, type DataSources } from '../data/sources.ts';
 import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';

@@ -1,6 +1,6 @@
 import { decodeCursor, encodeCursor } from '../../platform/cursor.ts';
-import { RISK_EXPORT_PAGE, type RiskExportData, type RiskExportFormat } from '../../platform/contract-rules.ts';
-import { riskExportUrl } from '../../platform/risk-export-url.ts';
+import { RISK_EXPORT_PAGE, type RiskExportData, type RiskExportFormat } from '../rules.ts';
+import { riskExportUrl } from '../export/url.ts';
 import { badInput } from '../../platform/errors.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
 import type { AreaQuery } from './area.ts';

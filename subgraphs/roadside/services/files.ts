@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, notFound } from '../../platform/errors.ts';
-import { ALLOWED_CONTENT_TYPES, FILE_TYPES, MAX_FILE_BYTES } from '../../platform/contract-rules.ts';
+import { ALLOWED_CONTENT_TYPES, FILE_TYPES, MAX_FILE_BYTES } from '../rules.ts';
 import { ProviderFile, RescueMember, RescueRequest } from '../entities.ts';
 
 export interface UploadInput {

@@ -1,5 +1,5 @@
 import { distance, point } from '@turf/turf';
-import { STATE_CODE_PATTERN } from '../../platform/contract-rules.ts';
+import { STATE_CODE_PATTERN } from '../rules.ts';
 import { badInput } from '../../platform/errors.ts';
 import { ZIP_PATTERN } from '../../platform/scalars.ts';
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { badInput, conflict, isConstraintConflict, notFound } from '../../platform/errors.ts';
-import { EMAIL_PATTERN, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../../platform/contract-rules.ts';
+import { EMAIL_PATTERN, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from '../rules.ts';
 import { isCalendarDate, VIN_PATTERN, ZIP_PATTERN } from '../../platform/scalars.ts';
 import { RescueAsset, RescueMember, RescuePlan, type RescueService } from '../entities.ts';
 

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { badInput } from '../errors.ts';
+import { badInput } from '../platform/errors.ts';
 
 export const MAX_URL_LENGTH = 2048;
 

@@ -1,6 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { RISK_REST_PREFIX, type RiskExportData, type RiskExportFormat } from './contract-rules.ts';
-import { badInput } from './errors.ts';
+import { RISK_REST_PREFIX, type RiskExportData, type RiskExportFormat } from '../rules.ts';
+import { badInput } from '../../platform/errors.ts';
 
 /** The search area of a Risk Index request, as its REST query gives it. */
 export interface RiskArea {
