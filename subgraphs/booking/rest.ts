@@ -2,13 +2,13 @@ import { badInput, notFound } from '../platform/errors.ts';
 import { DEVICE_ID_MAX } from './rules.ts';
 import { VIN_PATTERN } from '../platform/scalars.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
+import { typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
+import { restBooking, restVehicle } from './representation.ts';
+import { CreateVehicle, EndBooking, GetBooking, GetVehicle, ListBookings, PairDevice, StartBooking } from './rest.generated.ts';
 
 /** Base path of the booking and pre-qualification areas. */
 export const BOOKING_PREFIX = '/shared-mobility-insights/v2';
-
-const VEHICLE_FIELDS = 'vin VIN deviceId deviceID createdAt';
-const BOOKING_FIELDS = 'bookingId bookingID vin VIN userId userID deviceId deviceID startTimestamp estimatedEndTimestamp actualEndTimestamp status createdAt updatedAt';
 
 // ---- request mapping ---------------------------------------------------------------------------
 
@@ -89,17 +89,9 @@ function listVariables(req: RestRequest) {
 
 // ---- result mapping ----------------------------------------------------------------------------
 
-/** The vehicle resource: both spellings of each field. */
-export function restVehicle(vehicle: unknown, vin?: string): Record<string, unknown> {
-  if (!vehicle) throw notFound('Vehicle', (vin ?? '').toUpperCase());
-  return vehicle as Record<string, unknown>;
-}
-
-/** The booking resource: both spellings of each id, the status in lower case. */
-export function restBooking(booking: unknown, bookingId?: string): Record<string, unknown> {
-  if (!booking) throw notFound('Booking', bookingId ?? '');
-  const b = booking as Record<string, unknown>;
-  return { ...b, status: String(b.status).toLowerCase() };
+function found<T>(value: T | null, what: string, id: string): T {
+  if (!value) throw notFound(what, id);
+  return value;
 }
 
 // ---- OpenAPI -----------------------------------------------------------------------------------
@@ -182,42 +174,40 @@ const listSchema: JsonSchema = {
 
 // ---- the table ---------------------------------------------------------------------------------
 
-const createVehicle = `mutation CreateVehicle($vin: VIN!, $deviceId: ID) { createVehicle(vin: $vin, deviceId: $deviceId) { ${VEHICLE_FIELDS} } }`;
 const vehicleDocs = { requestBody: vehicleInputSchema, requestExample: { VIN: '1HGCM82633A004352', deviceID: '356938035643809' }, response: vehicleSchema };
 
-export const bookingRoutes: RestRoute[] = [
-  {
+export const bookingRoutes: readonly RestRoute[] = [
+  typedRoute(CreateVehicle, {
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles`, operationId: 'createVehicle', summary: 'Create a vehicle (VIN in the body); 409 when the VIN exists',
-    tag: 'Vehicles', scope: 'b2b', status: 201, operation: createVehicle,
+    tag: 'Vehicles', scope: 'b2b', status: 201,
     variables: vehicleVariables, result: (d) => restVehicle(d.createVehicle), docs: vehicleDocs,
-  },
-  {
+  }),
+  typedRoute(CreateVehicle, {
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'createVehicleWithVin', summary: 'Create a vehicle with the VIN in the path',
-    tag: 'Vehicles', scope: 'b2b', status: 201, operation: createVehicle,
+    tag: 'Vehicles', scope: 'b2b', status: 201,
     variables: vehicleVariables, result: (d) => restVehicle(d.createVehicle),
     docs: { ...vehicleDocs, ...vinParam, requestExample: { deviceID: '356938035643809' }, description: 'The body is optional; a VIN in it must equal the path\'s.' },
-  },
-  {
+  }),
+  typedRoute(GetVehicle, {
     method: 'GET', path: `${BOOKING_PREFIX}/vehicles/:vin`, operationId: 'getVehicle', summary: 'Retrieve a vehicle and its paired device',
-    tag: 'Vehicles', scope: 'b2b', operation: `query GetVehicle($vin: VIN!) { vehicle(vin: $vin) { ${VEHICLE_FIELDS} } }`,
-    variables: (req) => ({ vin: req.params.vin }), result: (d, req) => restVehicle(d.vehicle, req.params.vin),
+    tag: 'Vehicles', scope: 'b2b',
+    variables: (req) => ({ vin: req.params.vin }),
+    result: (d, req) => restVehicle(found(d.vehicle, 'Vehicle', req.params.vin.toUpperCase())),
     docs: { ...vinParam, response: vehicleSchema },
-  },
-  {
+  }),
+  typedRoute(PairDevice, {
     method: 'POST', path: `${BOOKING_PREFIX}/vehicles/:vin/devices/:imei`, operationId: 'pairDevice',
     summary: 'Pair a device (IMEI) with a vehicle (older form); the device is unpaired from any other vehicle',
     tag: 'Vehicles', scope: 'b2b',
-    operation: `mutation PairDevice($vin: VIN!, $deviceId: ID!) { pairDevice(vin: $vin, deviceId: $deviceId) { ${VEHICLE_FIELDS} } }`,
     variables: (req) => ({ vin: req.params.vin, deviceId: req.params.imei }), result: (d) => restVehicle(d.pairDevice),
     docs: {
       response: vehicleSchema, description: 'No body. 404 when the vehicle was never created.',
       params: { ...vinParam.params, imei: { description: `The device id. Usually an IMEI (15 digits), but, as for deviceID in the bodies, any identifier of 1 to ${DEVICE_ID_MAX} characters is accepted (the interface spec types deviceID as a string); a longer one is 400.`, minLength: 1, maxLength: DEVICE_ID_MAX, example: '356938035643809' } },
     },
-  },
-  {
+  }),
+  typedRoute(StartBooking, {
     method: 'POST', path: `${BOOKING_PREFIX}/bookings`, operationId: 'startBooking', summary: 'Start a booking',
     tag: 'Bookings', scope: 'b2b', status: 201,
-    operation: `mutation StartBooking($input: BookingStartInput!) { startBooking(input: $input) { ${BOOKING_FIELDS} } }`,
     variables: startVariables, result: (d) => restBooking(d.startBooking),
     docs: {
       description: 'The vehicle must exist (404). 400: bad VIN, missing startTimestamp, estimatedEndTimestamp not later than startTimestamp, '
@@ -227,11 +217,10 @@ export const bookingRoutes: RestRoute[] = [
       requestExample: { VIN: '1HGCM82633A004352', userID: 'driver-001', deviceID: '356938035643809', startTimestamp: 1795000000, estimatedEndTimestamp: 1795086400 },
       response: bookingSchema,
     },
-  },
-  {
+  }),
+  typedRoute(EndBooking, {
     method: 'PUT', path: `${BOOKING_PREFIX}/bookings/:bookingId`, operationId: 'endBooking', summary: 'End a booking',
     tag: 'Bookings', scope: 'b2b',
-    operation: `mutation EndBooking($bookingId: ID!, $actualEndTimestamp: EpochSeconds!) { endBooking(bookingId: $bookingId, actualEndTimestamp: $actualEndTimestamp) { ${BOOKING_FIELDS} } }`,
     variables: endVariables, result: (d) => restBooking(d.endBooking),
     docs: {
       description: '404 for an unknown booking, 409 when it has already ended (or the new end overlaps a later booking), '
@@ -239,22 +228,21 @@ export const bookingRoutes: RestRoute[] = [
       requestBody: endInputSchema, requestExample: { actualEndTimestamp: 1795080000 },
       response: bookingSchema,
     },
-  },
-  {
+  }),
+  typedRoute(GetBooking, {
     method: 'GET', path: `${BOOKING_PREFIX}/bookings/:bookingId`, operationId: 'getBooking', summary: 'Retrieve a booking',
-    tag: 'Bookings', scope: 'b2b', operation: `query GetBooking($bookingId: ID!) { booking(bookingId: $bookingId) { ${BOOKING_FIELDS} } }`,
-    variables: (req) => ({ bookingId: req.params.bookingId }), result: (d, req) => restBooking(d.booking, req.params.bookingId),
+    tag: 'Bookings', scope: 'b2b',
+    variables: (req) => ({ bookingId: req.params.bookingId }),
+    result: (d, req) => restBooking(found(d.booking, 'Booking', req.params.bookingId)),
     docs: { response: bookingSchema },
-  },
-  {
+  }),
+  typedRoute(ListBookings, {
     method: 'GET', path: `${BOOKING_PREFIX}/bookings`, operationId: 'listBookings', summary: 'List bookings, most recent start first, with cursor paging',
     tag: 'Bookings', scope: 'b2b',
-    operation: `query ListBookings($filter: BookingFilter, $first: Int, $after: String) { bookings(filter: $filter, first: $first, after: $after) { nodes { ${BOOKING_FIELDS} } pageInfo { hasNextPage endCursor } } }`,
     variables: listVariables,
-    result: (d) => {
-      const page = d.bookings as { nodes: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
-      return { bookings: page.nodes.map((b) => restBooking(b)), hasNextPage: page.pageInfo.hasNextPage, nextCursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
-    },
+    result: ({ bookings: { nodes, pageInfo } }) => ({
+      bookings: nodes.map(restBooking), hasNextPage: pageInfo.hasNextPage, nextCursor: pageInfo.hasNextPage ? pageInfo.endCursor : null,
+    }),
     docs: {
       query: {
         vin: { ...vinSchema, description: 'Only this vehicle\'s bookings (17 letters or digits, any case; alias VIN)' },
@@ -267,5 +255,5 @@ export const bookingRoutes: RestRoute[] = [
       },
       response: listSchema,
     },
-  },
+  }),
 ];

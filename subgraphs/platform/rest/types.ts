@@ -46,7 +46,7 @@ export interface RestRoute {
   operation: string;
   variables: (req: RestRequest) => Record<string, unknown>;
   /** Turns `data` into the documented body; may throw (e.g. notFound for a null result). */
-  result: (data: Record<string, unknown>, req: RestRequest) => unknown;
+  result(data: Record<string, unknown>, req: RestRequest): unknown;
   /**
    * Receive the body unparsed, whatever its content type: `body` and `rawBody` are then the text
    * exactly as sent (for payloads that must be stored byte for byte, e.g. MVR reports).
@@ -55,14 +55,14 @@ export interface RestRoute {
   /** Success status; 204 sends no body. */
   status?: number;
   /** Extra headers on success (e.g. content type of a file, the next page's link). */
-  headers?: (data: Record<string, unknown>, req: RestRequest) => Record<string, string>;
+  headers?(data: Record<string, unknown>, req: RestRequest): Record<string, string>;
   /**
    * HTTP caching of the success answer (gateway/rest/http-cache.ts): ETag, `public, max-age` and 304 on
    * If-None-Match when `when(data)` holds, else `no-store`; `no-store` always for live answers. `key`:
    * what the answer depends on in the request's variables, spelled canonically, so that with the data's
    * version known the tag is known before evaluation.
    */
-  cache?: { maxAge: number; when: (data: Record<string, unknown>) => boolean; key?: (variables: Record<string, unknown>) => unknown } | 'no-store';
+  cache?: { maxAge: number; when(data: Record<string, unknown>): boolean; key?: (variables: Record<string, unknown>) => unknown } | 'no-store';
   /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
   securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */
