@@ -17,11 +17,11 @@ import { sendGraphqlErrors } from './graphql-reply.ts';
 /** Content types a browser sends cross-origin without a preflight (Fetch standard, CORS-safelisted). */
 const SIMPLE_CONTENT_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']);
 
-const isGraphqlPath = (url: string) => /^\/graphql\/?(\?|$)/.test(url);
 const essence = (contentType: string | undefined) => (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 
-const isSimplePost = (request: FastifyRequest) =>
-  request.method === 'POST' && isGraphqlPath(request.url) && SIMPLE_CONTENT_TYPES.has(essence(request.headers['content-type']));
+// The routed path: `/%67raphql` and `/graphql/` are `/graphql` (a raw-URL test let them through).
+const isSimplePost = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === '/graphql'
+  && SIMPLE_CONTENT_TYPES.has(essence(request.headers['content-type']));
 
 async function browserAccess(app: FastifyInstance, { config }: { config: Config }) {
   await app.register(cors, {

@@ -5,6 +5,9 @@ import Negotiator from 'negotiator';
 /** GraphQL over HTTP's response type, and the JSON one every client understands (first: the default). */
 const MEDIA_TYPES = ['application/json', 'application/graphql-response+json'];
 
+/** Whether the gateway answers a request's refusals in GraphQL's shape: /graphql and /graphql/stream, by routed path. */
+export const answersInGraphqlShape = (request: FastifyRequest) => request.routeOptions.url?.startsWith('/graphql') === true;
+
 /**
  * Sends GraphQL errors the gateway answers itself (before Apollo Server: a bad token, a CSRF
  * refusal, an Idempotency-Key refusal, a body nested too deep) in the media type the client accepts, as Apollo Server does.

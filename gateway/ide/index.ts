@@ -108,9 +108,8 @@ export function idePage(examples: readonly IdeExample[]): string {
 /** A browser asking for the page: GET, HTML accepted, no GraphQL query in the URL. */
 export function wantsIde(request: FastifyRequest): boolean {
   if (request.method !== 'GET') return false;
-  const [path, search = ''] = request.url.split('?');
-  if (path !== '/graphql' && path !== '/graphql/') return false;
-  if (new URLSearchParams(search).has('query')) return false;
+  if (request.routeOptions.url !== '/graphql') return false;
+  if ((request.query as Record<string, unknown>).query !== undefined) return false;
   return /\btext\/html\b/.test(String(request.headers.accept ?? ''));
 }
 
