@@ -16,6 +16,7 @@ import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { pageHeaders, selfAndSameHostWebSockets } from '../security-headers.ts';
+import { addVary } from '../vary.ts';
 import { ideExamples, type IdeExample } from './examples.ts';
 
 const require = createRequire(import.meta.url);
@@ -123,6 +124,7 @@ async function ide(app: FastifyInstance) {
     page ??= idePage(servedExamples(apiSchema()));
     // The page shares its route with JSON GraphQL over GET, which keeps the API's headers.
     reply.securityHeaders(IDE_HEADERS);
+    addVary(reply, 'Accept');
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {

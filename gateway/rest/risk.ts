@@ -185,6 +185,7 @@ function exportRoutes(): RestRoute[] {
     // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
     result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),
     cache: CACHE,
+    negotiated: true,
     headers: (d) => {
       const page = (d.riskIndex as { exportPage: { mediaType: string; filename: string; nextUrl: string | null } }).exportPage;
       return {
