@@ -79,9 +79,10 @@ const RISK_RETRY_AFTER_SECONDS = 1;
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 
-const contextFrom = (request: FastifyRequest): GatewayContext => ({
-  authorization: request.headers.authorization, requestId: request.id, orgId: (request as FastifyRequest & { caller?: Caller | null }).caller?.orgId,
-});
+const contextFrom = (request: FastifyRequest): GatewayContext => {
+  const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
+  return { authorization: request.headers.authorization, requestId: request.id, orgId: caller?.orgId, clientId: caller?.clientId };
+};
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
 export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers }: GatewayOptions): Promise<Gateway> {
