@@ -1,7 +1,8 @@
 /**
  * CORS as a browser applies it: a page on an origin in CORS_ORIGINS, in the project's headless
- * Chromium, calls every method the REST paths take (PATCH, PUT, DELETE: each needs a preflight) and
- * graphql-sse's reservation (PUT /graphql/stream), and reads the headers the API exposes.
+ * Chromium, calls every method the routes take (PATCH, PUT and DELETE need a preflight that allows
+ * them), graphql-sse's reservation (PUT /graphql/stream) included, with the headers the API reads,
+ * and reads the headers it exposes.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -78,8 +79,9 @@ describe('a browser app on an origin in CORS_ORIGINS', () => {
       { ...created, read: ['idempotent-replayed'] },
       { ...created, read: ['idempotent-replayed'] },
       { method: 'HEAD', path: `${SMI}/users/${userId}` },
+      { method: 'GET', path: `${SMI}/users/${userId}`, headers: { 'if-none-match': '"an-old-tag"' } },
     ]);
-    expect(answers.map((a) => a.failed ?? a.status)).toEqual([200, 200, 204, 201, 201, 201, 200]);
+    expect(answers.map((a) => a.failed ?? a.status)).toEqual([200, 200, 204, 201, 201, 201, 200, 200]);
     const [patched, , , , first, replayed] = answers;
     expect(patched!.headers!['x-request-id']).toMatch(/^[\w-]{8,}$/);
     expect(Number(patched!.headers!['x-ratelimit-limit'])).toBe(t.config.RATE_LIMIT_PER_MINUTE);
