@@ -33,7 +33,7 @@ export function assetSender() {
       entry = { raw: readFileSync(path) };
       cache.set(path, entry);
     }
-    reply.type(type).header('cache-control', 'public, max-age=86400').header('vary', 'accept-encoding');
+    addVary(reply.type(type).header('cache-control', 'public, max-age=86400'), 'Accept-Encoding');
     if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) || type.startsWith('image/')) return reply.send(entry.raw);
     entry.gzip ??= gzipSync(entry.raw);
     return reply.header('content-encoding', 'gzip').send(entry.gzip);

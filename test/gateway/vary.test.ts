@@ -30,6 +30,14 @@ describe('Vary: Accept', () => {
     for (const res of answers) expect(vary(res), res.url).toEqual(expect.arrayContaining(['origin', 'accept']));
   });
 
+  it('Vary: Accept-Encoding on the pages\' files (gzipped or not), Origin kept', async () => {
+    for (const path of ['/ide/ide.js', '/ide/ide.css']) {
+      const res = await fetch(`${t.url}${path}`, { headers: { origin: APP, 'accept-encoding': 'gzip' } });
+      expect(res.status, path).toBe(200);
+      expect(vary(res).sort(), path).toEqual(['accept-encoding', 'origin']);
+    }
+  });
+
   it('on the IDE page and the home page, once each, Origin kept', async () => {
     for (const path of ['/graphql', '/']) {
       for (const accept of ['text/html', 'application/json']) {
