@@ -36,7 +36,7 @@ import { idePlugin } from './ide/index.ts';
 import { API_FALLBACK_HEADERS, securityHeadersPlugin } from './security-headers.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { browserAccessPlugin } from './browser-access.ts';
-import { sendGraphqlErrors } from './graphql-reply.ts';
+import { answersInGraphqlShape, sendGraphqlErrors } from './graphql-reply.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { inFlightBound } from './in-flight.ts';
 import { registerOverloadProtection } from './overload.ts';
@@ -79,9 +79,10 @@ const RISK_RETRY_AFTER_SECONDS = 1;
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 
-const contextFrom = (request: FastifyRequest): GatewayContext => ({
-  authorization: request.headers.authorization, requestId: request.id, orgId: (request as FastifyRequest & { caller?: Caller | null }).caller?.orgId,
-});
+const contextFrom = (request: FastifyRequest): GatewayContext => {
+  const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
+  return { authorization: request.headers.authorization, requestId: request.id, orgId: caller?.orgId, clientId: caller?.clientId };
+};
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
 export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers }: GatewayOptions): Promise<Gateway> {
@@ -112,7 +113,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     }
     // Refused before a route ran (a body nested too deep): answered in the endpoint's own shape.
     if (error instanceof AppError) {
-      return request.url.startsWith('/graphql')
+      return answersInGraphqlShape(request)
         ? sendGraphqlErrors(request, reply, statusForCode(error.code), [error.toJSON()])
         : sendProblem(reply, problemFromErrors([error.toJSON()]));
     }
@@ -187,7 +188,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     : executeOperation;
   // GraphQL and the REST paths sit behind the token gate; the token endpoints and probes do not.
   await app.register(async (api) => {
-    api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
+    api.addHook('onRequest', gate.hook((request, reply, error) => (answersInGraphqlShape(request)
       ? sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }])
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
     addRequestRateLimit(api, app, config);

@@ -11,6 +11,7 @@ import type { IssuedCredentials } from './auth/clients.ts';
 import { TOKEN_PATH } from './auth/token-route.ts';
 import { DOCS_PATH } from './docs/index.ts';
 import { pageHeaders } from './security-headers.ts';
+import { addVary } from './vary.ts';
 
 interface EntryPoint { label: string; path: string; post?: true }
 
@@ -53,7 +54,7 @@ const PAGE_HEADERS = pageHeaders();
 
 async function home(app: FastifyInstance) {
   app.get('/', async (request, reply) => {
-    reply.header('vary', 'accept').header('cache-control', 'no-cache');
+    addVary(reply, 'Accept').header('cache-control', 'no-cache');
     if (new Negotiator(request).mediaType(MEDIA_TYPES) === 'application/json') return HOME_JSON;
     reply.securityHeaders(PAGE_HEADERS);
     return reply.type('text/html; charset=utf-8').send(HOME_PAGE);

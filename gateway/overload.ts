@@ -25,7 +25,7 @@ export async function registerOverloadProtection(app: FastifyInstance, config: C
     retryAfter,
     // A rejected promise goes to the error handler (problem+json); a resolved one lets the request through.
     pressureHandler: async (request: FastifyRequest, _reply, type, value) => {
-      if (OVERLOAD_EXEMPT_PATHS.has(request.url.split('?')[0])) return;
+      if (OVERLOAD_EXEMPT_PATHS.has(request.routeOptions.url ?? '')) return;
       request.log.warn({ overload: { type, value } }, 'request shed under load');
       throw new ServiceUnavailable(`The service is overloaded (${reasons[type] ?? type} over its limit); retry in ${retryAfter} s`, retryAfter);
     },

@@ -14,6 +14,8 @@ export interface GatewayContext {
   requestId: string;
   /** The caller's organisation (the token gate's), whose write epoch a mutation bumps (gateway/collapse/requests.ts). */
   orgId?: string;
+  /** The caller's client (the token gate's, or a subscriber's): whose operation-name label slots an operation uses (metrics). */
+  clientId?: string;
   /** How an operation run in-process came (metrics): a REST row's by default, or a subscription's event. */
   transport?: 'subscription';
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from '@apollo/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { addVary } from '../vary.ts';
 import type { RequestCollapsing } from './requests.ts';
 
 /** The request as Apollo Server takes it, built as @as-integrations/fastify builds it. */
@@ -29,6 +30,8 @@ export function graphqlHandler<TContext extends BaseContext>(apollo: ApolloServe
       response = await run();
     }
     for (const [name, value] of response.headers) reply.header(name, value);
+    // Apollo Server answers application/json or application/graphql-response+json as Accept asks (and GET /graphql the IDE).
+    addVary(reply, 'Accept');
     reply.code(response.status ?? 200);
     return response.body.kind === 'complete' ? response.body.string : reply.send(Readable.from(response.body.asyncIterator));
   };

@@ -16,6 +16,7 @@ import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { pageHeaders, selfAndSameHostWebSockets } from '../security-headers.ts';
+import { addVary } from '../vary.ts';
 import { ideExamples, type IdeExample } from './examples.ts';
 
 const require = createRequire(import.meta.url);
@@ -32,7 +33,7 @@ export function assetSender() {
       entry = { raw: readFileSync(path) };
       cache.set(path, entry);
     }
-    reply.type(type).header('cache-control', 'public, max-age=86400').header('vary', 'accept-encoding');
+    addVary(reply.type(type).header('cache-control', 'public, max-age=86400'), 'Accept-Encoding');
     if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) || type.startsWith('image/')) return reply.send(entry.raw);
     entry.gzip ??= gzipSync(entry.raw);
     return reply.header('content-encoding', 'gzip').send(entry.gzip);
@@ -108,9 +109,8 @@ export function idePage(examples: readonly IdeExample[]): string {
 /** A browser asking for the page: GET, HTML accepted, no GraphQL query in the URL. */
 export function wantsIde(request: FastifyRequest): boolean {
   if (request.method !== 'GET') return false;
-  const [path, search = ''] = request.url.split('?');
-  if (path !== '/graphql' && path !== '/graphql/') return false;
-  if (new URLSearchParams(search).has('query')) return false;
+  if (request.routeOptions.url !== '/graphql') return false;
+  if ((request.query as Record<string, unknown>).query !== undefined) return false;
   return /\btext\/html\b/.test(String(request.headers.accept ?? ''));
 }
 
@@ -124,6 +124,7 @@ async function ide(app: FastifyInstance) {
     page ??= idePage(servedExamples(apiSchema()));
     // The page shares its route with JSON GraphQL over GET, which keeps the API's headers.
     reply.securityHeaders(IDE_HEADERS);
+    addVary(reply, 'Accept');
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { ParseOptions } from 'graphql';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { statusForCode } from '../../subgraphs/platform/errors.ts';
+import { canonicalTarget } from '../canonical-target.ts';
 import { sendGraphqlErrors } from '../graphql-reply.ts';
 import { problem, sendProblem } from '../rest/problem.ts';
 import { graphqlMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint, type DocumentByHash } from './request.ts';
@@ -84,7 +85,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
       count('invalid');
       return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
     }
-    const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, request.url, operation));
+    const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, canonicalTarget(request.url), operation));
     count(claim.kind);
     switch (claim.kind) {
       case 'claimed':

@@ -21,10 +21,17 @@ import type { AnswerCacheStats } from '../../subgraphs/platform/public-answers.t
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Operation names come from clients: past this many distinct names, or this long, a name counts as `(other)`. */
-export const MAX_OPERATION_NAMES = 200;
+/**
+ * Operation names come from clients: a name this long, or new past this many names of its client or
+ * this many in all, counts as `(other)`; a client's slots are its own, so one filling its slots
+ * leaves the others theirs (until the total is reached).
+ */
+export const MAX_OPERATION_NAMES_PER_CLIENT = 20;
+export const MAX_OPERATION_NAMES = 500;
 export const MAX_OPERATION_NAME_LENGTH = 100;
 const START_TIME = 'process_start_time_seconds';
+/** The operation-name slots of callers without a token (the Risk Index), shared by all of them. */
+const ANONYMOUS_CLIENT = '';
 
 export interface MetricsSources {
   /** Readiness probe of each subgraph, by name (for `gateway_subgraph_up`). */
@@ -53,6 +60,7 @@ export class GatewayMetrics {
   readonly subscriptionEvents: Counter<'transport'>;
   readonly subscriptionsClosed: Counter<'reason'>;
   private readonly operationNames = new Set<string>();
+  private readonly clientOperationNames = new Map<string, Set<string>>();
 
   constructor({ probes = {}, db, riskAnswers }: MetricsSources = {}) {
     const registers = [this.registry];
@@ -100,12 +108,16 @@ export class GatewayMetrics {
     });
   }
 
-  /** A bounded label for a client-chosen operation name. */
-  operationLabel(name: string | null | undefined): string {
+  /** A bounded label for an operation name chosen by `client` (its id; callers without a token share one). */
+  operationLabel(name: string | null | undefined, client = ANONYMOUS_CLIENT): string {
     if (!name) return '(anonymous)';
     if (name.length > MAX_OPERATION_NAME_LENGTH) return '(other)';
-    if (this.operationNames.has(name)) return name;
-    if (this.operationNames.size >= MAX_OPERATION_NAMES) return '(other)';
+    let mine = this.clientOperationNames.get(client);
+    if (mine?.has(name)) return name;
+    if ((mine?.size ?? 0) >= MAX_OPERATION_NAMES_PER_CLIENT) return '(other)';
+    if (!this.operationNames.has(name) && this.operationNames.size >= MAX_OPERATION_NAMES) return '(other)';
+    if (!mine) this.clientOperationNames.set(client, mine = new Set());
+    mine.add(name);
     this.operationNames.add(name);
     return name;
   }
@@ -122,8 +134,9 @@ export class GatewayMetrics {
         return {
           async didResolveOperation() { resolved = true; },
           async willSendResponse(ctx) {
-            // An operation that failed to parse or validate has no trustworthy name.
-            const name = resolved ? label(ctx.operationName) : '(invalid)';
+            // An operation that failed to parse or validate has no trustworthy name; a REST path's is ours (its route's).
+            const name = !resolved ? '(invalid)'
+              : transport === 'rest' ? ctx.operationName ?? '(anonymous)' : label(ctx.operationName, (ctx.contextValue as { clientId?: string }).clientId);
             const type = ctx.operation?.operation ?? 'unknown';
             const errors = ctx.errors ?? (ctx.response.body.kind === 'single' ? ctx.response.body.singleResult.errors : undefined) ?? [];
             for (const error of errors) {

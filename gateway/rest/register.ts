@@ -6,6 +6,7 @@ import { badInput, forbidden, unauthenticated } from '../../subgraphs/platform/e
 import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from '../../subgraphs/platform/rest/types.ts';
 import { unknownField } from '../../subgraphs/platform/rest/body.ts';
+import { addVary } from '../vary.ts';
 import { cacheControl, etagOf, matchesIfNoneMatch, versionTagOf } from './http-cache.ts';
 
 export interface OperationResult {
@@ -62,6 +63,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
       url: route.path,
       config: { securityHeaders: route.securityHeaders },
       handler: async (request, reply) => {
+        if (route.negotiated) addVary(reply, 'Accept');
         // Who may call comes before what was sent: a caller without a token (or scope) learns nothing about input rules.
         if (route.scope) {
           const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
+import { decodeJwt } from 'jose';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../subgraphs/platform/config.ts';
-import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
+import { bearerToken, type TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
 import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
 import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
@@ -54,7 +55,10 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
   };
   const execute = async (prepared: PreparedSubscription, authorization: string) => {
     const { query, variables, operationName } = prepared;
-    const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue: { authorization, requestId: randomUUID(), transport: 'subscription' } });
+    // The token was verified just before (the engine's recheck): its subject names the client.
+    const clientId = decodeJwt(bearerToken(authorization)!).sub;
+    const contextValue: GatewayContext = { authorization, requestId: randomUUID(), transport: 'subscription', clientId };
+    const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
     return response.body.singleResult;
   };

@@ -54,7 +54,7 @@ const refuse = (reply: FastifyReply, message: string) =>
 
 /** Makes a subgraph's HTTP app accept only signed requests from the gateway (health probes excepted). */
 export function requireInternalHop(app: FastifyInstance, key: string, maxSkewSeconds: number) {
-  const open = (request: FastifyRequest) => OPEN_PATHS.has(request.url.split('?')[0]);
+  const open = (request: FastifyRequest) => OPEN_PATHS.has(request.routeOptions.url ?? '');
   app.addHook('onRequest', async (request: HopRequest, reply) => {
     if (open(request)) return;
     const header = request.headers[INTERNAL_HOP_HEADER];

@@ -184,6 +184,7 @@ function exportRoutes(): RestRoute[] {
     // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
     result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),
     cache: CACHE,
+    negotiated: true,
     headers: (d) => {
       const page = (d.riskIndex as { exportPage: { mediaType: string; filename: string; nextUrl: string | null } }).exportPage;
       return {
@@ -195,7 +196,7 @@ function exportRoutes(): RestRoute[] {
       description: `No authentication; the same area parameters, validation and limits as the other Risk Index paths. ${EXPORTS[data].holds}. `
         + 'GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members '
         + '`numberMatched` (rows over every page), `numberReturned` and `links` (`rel: next`); CSV per RFC 4180 (UTF-8, a header row, CRLF, '
-        + 'numbers unlocalised, empty for null). '
+        + 'numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `\'` so that no spreadsheet runs it). '
         + `Pages of ${EXPORTS[data].rows}: while more follow, the Link header (rel="next") and the GeoJSON \`links\` give the next page's URL, `
         + 'so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.',
       query: {

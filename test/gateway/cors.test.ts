@@ -3,7 +3,9 @@
  * REST, the token endpoints and the Risk Index; GET queries without Apollo's preflight header; simple
  * (form, text) POSTs to /graphql still refused as CSRF.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from '../../gateway/cors-policy.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -43,6 +45,36 @@ describe('CORS for the origins in CORS_ORIGINS', () => {
     expect(unauthenticated.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:5173');
     const risk = await fetch(`${t.url}/riskIndex/v1/riskInfo?geometry=${encodeURIComponent('POINT(-87.63 41.88)')}`, { headers: { origin: APP } });
     expect(risk.headers.get('access-control-allow-origin')).toBe(APP);
+  });
+
+  it('allows every method the routes take and every header the API reads, and exposes every header it sends (gateway/cors-policy.ts)', async () => {
+    const res = await fetch(`${t.url}/shared-mobility-insights/v2/users/u-1`, {
+      method: 'OPTIONS', headers: { origin: APP, 'access-control-request-method': 'PATCH', 'access-control-request-headers': Object.keys(CORS_REQUEST_HEADERS).join(',') },
+    });
+    expect(res.status).toBe(204);
+    expect(listed(res.headers.get('access-control-allow-methods')).sort()).toEqual(Object.keys(CORS_METHODS).map((m) => m.toLowerCase()).sort());
+    expect(listed(res.headers.get('access-control-allow-headers')).sort()).toEqual(Object.keys(CORS_REQUEST_HEADERS).map((h) => h.toLowerCase()).sort());
+    const answer = await fetch(`${t.url}/shared-mobility-insights/v2/users/u-1`, { headers: { origin: APP, authorization: `Bearer ${t.token}` } });
+    expect(listed(answer.headers.get('access-control-expose-headers')).sort()).toEqual(Object.keys(CORS_EXPOSED_HEADERS).map((h) => h.toLowerCase()).sort());
+    // The rate-limit headers exposed are the ones sent.
+    const sent = [...answer.headers.keys()].filter((name) => name.startsWith('x-ratelimit-'));
+    expect(sent.length).toBeGreaterThan(0);
+    expect(listed(answer.headers.get('access-control-expose-headers'))).toEqual(expect.arrayContaining(sent));
+  });
+
+  it('lists exactly the methods the gateway\'s routes take (OPTIONS aside)', () => {
+    const routes = t.stack.gateway.app.printRoutes({ commonPrefix: false });
+    const methods = new Set([...routes.matchAll(/\(([A-Z, ]+)\)/g)].flatMap((m) => m[1]!.split(', ')));
+    methods.delete('OPTIONS');
+    expect([...methods].sort()).toEqual(Object.keys(CORS_METHODS).sort());
+  });
+
+  it('is the README\'s CORS table, row for row', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const rows = [...readme.matchAll(/^\| (method|request header|exposed header) \| `([^`]+)` \| (.*) \|$/gm)].map((m) => [m[1], m[2], m[3]]);
+    const declared = ([['method', CORS_METHODS], ['request header', CORS_REQUEST_HEADERS], ['exposed header', CORS_EXPOSED_HEADERS]] as const)
+      .flatMap(([kind, table]) => Object.entries(table).map(([name, what]) => [kind, name, what]));
+    expect(rows).toEqual(declared);
   });
 
   it('grants nothing to an origin not listed', async () => {

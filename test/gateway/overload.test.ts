@@ -63,6 +63,8 @@ describe('overload protection', () => {
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
+    // By routed path: an encoded or slash-ended probe is the probe.
+    for (const path of ['/%68ealthz', '/healthz/']) expect((await fetch(`${url}${path}`)).status, path).toBe(200);
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.status).toBe(200);
     // The shed requests are counted like any other.

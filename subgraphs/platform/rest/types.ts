@@ -63,6 +63,8 @@ export interface RestRoute {
    * version known the tag is known before evaluation.
    */
   cache?: { maxAge: number; when(data: Record<string, unknown>): boolean; key?: (variables: Record<string, unknown>) => unknown } | 'no-store';
+  /** The answer's representation follows the request's Accept header: every answer (304 included) says `Vary: Accept`. */
+  negotiated?: boolean;
   /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
   securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */

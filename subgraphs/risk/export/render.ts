@@ -42,9 +42,13 @@ const featureCollection = (features: unknown[], input: ExportInput) => JSON.stri
   features,
 });
 
-/** RFC 4180: a header row, fields quoted where needed, CRLF line ends; null is an empty field, numbers as JavaScript writes them (no locale). */
+/**
+ * RFC 4180: a header row, fields quoted where needed, CRLF line ends; null is an empty field, numbers
+ * as JavaScript writes them (no locale). Text that a spreadsheet would run as a formula (beginning
+ * with `=`, `+`, `-`, `@`, tab or CR; OWASP "CSV injection") is prefixed with `'`; numbers are not.
+ */
 const csv = (columns: readonly string[], records: Record<string, unknown>[]) =>
-  stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', eof: true });
+  stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', eof: true, escape_formulas: true });
 
 /** The text of one export page: GeoJSON or CSV of cells (polygons and figures) or crashes (points and their FARS record). */
 export function renderExport(input: ExportInput): string {
