@@ -1,6 +1,7 @@
 import type { SubgraphContext } from '../platform/context.ts';
 import { unauthenticated } from '../platform/errors.ts';
-import { eventTypeFromEnum, eventTypeToEnum } from '../platform/webhooks/events.ts';
+import { eventTypeFromEnum } from '../events.ts';
+import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import type { DeliveryStatus, WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { WebhookService } from './service.ts';
 

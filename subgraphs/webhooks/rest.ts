@@ -1,5 +1,6 @@
 import { badInput, notFound } from '../platform/errors.ts';
-import { EVENT_TYPES, eventTypeFromEnum, eventTypeToEnum } from '../platform/webhooks/events.ts';
+import { EVENT_TYPES, eventTypeFromEnum } from '../events.ts';
+import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, conflict, notFound } from '../platform/errors.ts';
-import { EVENT_TYPES, type EventType } from '../platform/webhooks/events.ts';
+import { EVENT_TYPES, type EventType } from '../events.ts';
 import { parseReceiverUrl, resolveReceiver, type ReceiverPolicy } from './receiver-url.ts';
 import { WebhookDelivery, WebhookSubscription, type DeliveryStatus } from './entities.ts';
 

@@ -1,7 +1,7 @@
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import type { Database } from '../platform/db/orm.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
-import { EVENT_SOURCES } from '../platform/webhooks/events.ts';
+import { EVENT_SOURCES } from '../events.ts';
 import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
 import { attempt, claimDue, DELIVERIES, SUBSCRIPTIONS, type Run } from './deliver.ts';
 

@@ -1,17 +1,33 @@
-/** The event types partners can subscribe to, as they appear in webhook bodies and the REST API. */
-export const EVENT_TYPES = [
-  'rescue.status_changed', 'rescue.updated', 'rescue.cancelled', 'booking.started', 'booking.ended', 'device.status_changed', 'consent.changed',
-  'mvr.created', 'user.updated', 'score.changed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * What an area declares of the events it records (its `event-types.ts`); the catalogue of every area's is
+ * subgraphs/events.ts.
+ */
+
+/** An event type as webhook bodies and the REST API spell it: `<resource>.<change>`, e.g. `booking.started`. */
+export type EventType = `${string}.${string}`;
+
+/**
+ * A Subscription field: the query field of the same entity, run with the subscription's selection set
+ * whenever an event of one of its types commits on the watched key, `<kind>:<argument value>` (the
+ * outbox's resource key).
+ */
+export interface LiveField {
+  /** The Query field run per event, with the subscription field's arguments. */
+  query: string;
+  /** The argument that names the watched entity. */
+  argument: string;
+  /** The kind of the outbox's resource key (`rescue` in `rescue:<reqId>`). */
+  kind: string;
+  /** The event types that run it. */
+  events: readonly EventType[];
+}
+
+export interface AreaEvents {
+  /** The event types the area records, in the order the contract lists them. */
+  types: readonly EventType[];
+  /** The Subscription fields that follow them, by name. */
+  live: Readonly<Record<string, LiveField>>;
+}
 
 /** GraphQL spells event types as enum values: `rescue.status_changed` <-> `RESCUE_STATUS_CHANGED`. */
 export const eventTypeToEnum = (type: string) => type.replace('.', '_').toUpperCase();
-export const eventTypeFromEnum = (value: string) => {
-  const found = EVENT_TYPES.find((t) => eventTypeToEnum(t) === value);
-  if (!found) throw new Error(`unknown event type enum ${value}`);
-  return found;
-};
-
-/** Subgraphs that write events to an outbox of their own (`<name>.webhook_outbox`). */
-export const EVENT_SOURCES = ['roadside', 'booking', 'registration', 'scoring'] as const;

@@ -1,12 +1,13 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import pg from 'pg';
-import { EVENT_SOURCES, type EventType } from './events.ts';
+import type { EventType } from './events.ts';
 import { LIVE_EVENTS_CHANNEL } from './live-trigger.ts';
 import { onEventsCommitted, type CommittedEvents } from './outbox.ts';
 
 /** A committed outbox event, without its resource: enough to find who watches it and read it again. */
 export interface LiveEvent {
-  source: (typeof EVENT_SOURCES)[number];
+  /** The subgraph whose outbox recorded it. */
+  source: string;
   seq: number;
   eventId: string;
   orgId: string;
@@ -61,11 +62,8 @@ export function startLiveEvents(options: { databaseUrl?: string; log: Logger; he
   return options.databaseUrl ? listen(options.databaseUrl, options.log, options.heartbeatMs ?? HEARTBEAT_MS, emit, subscribe) : inProcess(emit, subscribe);
 }
 
-const isSource = (name: string): name is LiveEvent['source'] => (EVENT_SOURCES as readonly string[]).includes(name);
-
 async function inProcess(emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
   const unsubscribe = onEventsCommitted(({ source, rows }: CommittedEvents) => {
-    if (!isSource(source)) return;
     for (const row of [...rows].sort((a, b) => a.seq - b.seq)) {
       emit({
         source, seq: row.seq, eventId: row.eventId, orgId: row.orgId, type: row.type as EventType,
@@ -96,7 +94,7 @@ async function listen(databaseUrl: string, log: Logger, heartbeatMs: number, emi
       log.warn({ channel: message.channel }, 'a live event notification that is not JSON was ignored');
       return;
     }
-    if (isSource(event.source)) emit(event);
+    emit(event);
   };
 
   const connect = async () => {
