@@ -35,6 +35,8 @@ export interface SubscriptionOptions {
   verify: TokenVerifier;
   redis: Redis | undefined;
   metrics: GatewayMetrics;
+  /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
+  reservationUnopenedMs?: number;
 }
 
 /**
@@ -43,7 +45,8 @@ export interface SubscriptionOptions {
  * and the two transports. Registers @fastify/websocket on `app` (before the routes that take
  * `wsHandler`); on close, every subscription ends with 1001 before the server stops.
  */
-export async function startSubscriptions(app: FastifyInstance, { config, apollo, supergraphSdl, limits, verify, redis, metrics }: SubscriptionOptions) {
+export async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
+  const { config, apollo, supergraphSdl, limits, verify, redis, metrics } = options;
   const live = await startLiveEvents({ databaseUrl: config.DATABASE_URL, log: app.log });
   const rules: SubscriptionRules = {
     schema: apiSchemaOf(supergraphSdl),
@@ -69,7 +72,7 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
     log: app.log,
   });
-  const sse = sseHandler(engine, rules);
+  const sse = sseHandler(engine, rules, { reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs });
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_PAYLOAD },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.

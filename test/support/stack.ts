@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig, subgraphUrlVariable, type Config } from '../../subgraphs/platform/config.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { buildStack, type Stack } from '../../gateway/stack.ts';
+import type { GatewayOptions } from '../../gateway/app.ts';
 import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { testDatabase } from './database.ts';
 import { gatewayClient, type Request } from './http.ts';
@@ -31,15 +32,18 @@ export interface TestStack {
 /** The internal hop key of test stacks (a subgraph left out stands at an unreachable <NAME>_URL, which needs one). */
 export const TEST_HOP_KEY = 'test-internal-hop-key-0123456789abcdef';
 
+type Tuning = Pick<GatewayOptions, 'reservationUnopenedMs'>;
+
 export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-0123456789abcdef', org: 'org-a' };
 
 /**
  * Boots the real gateway (on an ephemeral loopback port) and subgraphs (in-process unless
  * SUBGRAPH_TRANSPORT=http) against a fresh database.
  * `subgraphs` limits which subgraphs start (the others answer as unreachable), for speed;
- * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart().
+ * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart();
+ * `tuning` shortens the gateway's internal delays.
  */
-export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean } = {}): Promise<TestStack> {
+export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: Tuning } = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-test-'));
   const database = await testDatabase();
   const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions)
@@ -54,7 +58,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     ...database.env, ...(options.persistent ? { PGLITE_IN_MEMORY: 'false' } : {}), ...unreachable, ...options.env,
   };
   const config = loadConfig(env);
-  let stack = await buildStack(config, env);
+  let stack = await buildStack(config, env, options.tuning);
   let address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 
   const client = gatewayClient(() => address);
@@ -76,7 +80,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     },
     async restart() {
       await stack.close();
-      stack = await buildStack(config, env);
+      stack = await buildStack(config, env, options.tuning);
       address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
     },
     async close() {
