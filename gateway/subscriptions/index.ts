@@ -15,7 +15,7 @@ import type { GatewayContext } from '../supergraph.ts';
 import { subscriberAuth } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { CloseCode } from './close-codes.ts';
-import { apiSchemaOf, type PreparedSubscription, type SubscriptionRules } from './document.ts';
+import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
 import { sseHandler } from './sse.ts';
 import { webSocketHandler } from './ws.ts';
@@ -59,7 +59,7 @@ export async function startSubscriptions(app: FastifyInstance, options: Subscrip
     const { query, variables, operationName } = prepared;
     const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue: { authorization, requestId: randomUUID(), transport: 'subscription' } });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
-    return response.body.singleResult;
+    return asSubscriptionResult(prepared, response.body.singleResult);
   };
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
