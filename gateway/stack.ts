@@ -26,13 +26,16 @@ export const GATEWAY_MIGRATIONS = new URL('./migrations', import.meta.url).pathn
 /** The gateway's own tables: API clients and stored idempotent responses. */
 export const GATEWAY_ENTITIES = [Client, IdempotencyRecord];
 
+/** The gateway's internal delays that tests shorten. */
+export type StackTuning = Pick<GatewayOptions, 'reservationUnopenedMs'>;
+
 /**
  * The gateway and, for every subgraph without a <NAME>_URL, that subgraph in this process (the
  * embedded default), executed in-process: no subgraph port is opened. With SUBGRAPH_TRANSPORT=http
  * (benchmarks) the local subgraphs listen on ephemeral loopback ports instead, behind the signed
- * internal hop like remote ones. Nothing listens on the gateway port yet.
+ * internal hop like remote ones. Nothing listens on the gateway port yet. `tuning`: see StackTuning.
  */
-export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process.env, tuning: Pick<GatewayOptions, 'reservationUnopenedMs'> = {}): Promise<Stack> {
+export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process.env, tuning: StackTuning = {}): Promise<Stack> {
   const subgraphs: Subgraph[] = [];
   const urls: Record<string, string> = {};
   const remote = Object.keys(subgraphDefinitions).filter((name) => env[subgraphUrlVariable(name)]);

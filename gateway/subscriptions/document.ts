@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
 import type {
-  GraphQLError, DocumentNode, FieldNode, FormattedExecutionResult, FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode, ValidationRule,
+  GraphQLError, DocumentNode, FieldNode, FormattedExecutionResult, FragmentDefinitionNode, GraphQLSchema,
+  OperationDefinitionNode, ValidationRule,
 } from 'graphql';
 import { Supergraph } from '@apollo/federation-internals';
 import type { CostDirectives } from '../../subgraphs/platform/cost/directives.ts';
@@ -39,7 +40,7 @@ export interface PreparedSubscription {
   queryKey: string;
   /** The subscription document as sent (transports need it to tell its operation type). */
   document: DocumentNode;
-  /** The subscription turned into a query of the same entity, with the same selection set (no alias added: it stays within the same limits). */
+  /** The subscription turned into a query of the same entity, with the same selection set (and no alias added). */
   query: string;
   operationName?: string;
   variables: Record<string, unknown>;
@@ -115,17 +116,15 @@ export function prepareSubscription(rules: SubscriptionRules, request: Subscript
   };
 }
 
-/** A per-event query's result in the subscription's shape: the entity (and its errors' paths) under the subscription's response key. */
-export function asSubscriptionResult({ queryKey, responseKey }: PreparedSubscription, result: FormattedExecutionResult): FormattedExecutionResult {
+/** A per-event query's result in the subscription's shape: the entity (and its errors' paths) under the subscription's key. */
+export function asSubscriptionResult(prepared: PreparedSubscription, result: FormattedExecutionResult): FormattedExecutionResult {
+  const { queryKey, responseKey } = prepared;
   if (queryKey === responseKey) return result;
-  return {
-    ...result,
-    ...(result.data ? { data: { [responseKey]: result.data[queryKey] } } : {}),
-    ...(result.errors ? { errors: result.errors.map((e) => (e.path?.[0] === queryKey ? { ...e, path: [responseKey, ...e.path.slice(1)] } : e)) } : {}),
-  };
+  const errors = result.errors?.map((e) => (e.path?.[0] === queryKey ? { ...e, path: [responseKey, ...e.path.slice(1)] } : e));
+  return { ...result, ...(result.data ? { data: { [responseKey]: result.data[queryKey] } } : {}), ...(errors ? { errors } : {}) };
 }
 
-function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField): DocumentNode {
+function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField) {
   const queryRoot: FieldNode = { ...root, name: { kind: cjs.Kind.NAME, value: field.query } };
   const query: OperationDefinitionNode = { ...operation, operation: cjs.OperationTypeNode.QUERY, selectionSet: { ...operation.selectionSet, selections: [queryRoot] } };
   // Only the chosen operation: a document may hold others, which the query must not carry.

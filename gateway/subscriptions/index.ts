@@ -72,7 +72,9 @@ export async function startSubscriptions(app: FastifyInstance, options: Subscrip
     metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
     log: app.log,
   });
-  const sse = sseHandler(engine, rules, { reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs });
+  const sse = sseHandler(engine, rules, {
+    reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs,
+  });
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_PAYLOAD },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult, GraphQLError } from 'graphql';
+import type { Response } from 'graphql-sse';
 import { createHandler, type RequestContext } from 'graphql-sse/lib/use/fastify';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
@@ -21,9 +22,28 @@ const refusal = (status: number, errors: readonly (GraphQLError | { message: str
 ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
 
 const streamNotFound = () => refusal(404, [{ message: 'Stream not found', extensions: { code: 'NOT_FOUND' } }]);
+const streamNotOpen = () => refusal(409, [{
+  message: 'Open the reserved stream (GET with Accept: text/event-stream) before sending operations to it',
+  extensions: { code: 'STREAM_NOT_OPEN' },
+}]);
+/** graphql-sse's answer to a reservation. */
+const created = (token: string): Response => [token, { status: 201, statusText: 'Created', headers: { 'content-type': 'text/plain; charset=utf-8' } }];
+
+/** Past SSE_RESERVATIONS_MAX_PER_CLIENT: a problem, as the request rate limit's 429. */
+function tooManyReservations(request: FastifyRequest, clientId: string, max: number, retryAfter: number): Response {
+  const detail = `Too many reserved streams: client ${clientId} holds its maximum of ${max} (SSE_RESERVATIONS_MAX_PER_CLIENT); `
+    + 'open or close one, or retry after Retry-After';
+  const body = { ...problem(429, 'TOO_MANY_RESERVATIONS', detail, { retryAfter }), instance: SSE_PATH, requestId: request.id };
+  const headers = { 'content-type': PROBLEM_TYPE, 'retry-after': String(retryAfter) };
+  return [JSON.stringify(body), { status: 429, statusText: 'Too Many Requests', headers }];
+}
 
 /** graphql-sse's fastify adapter answers into `reply.raw`: a reservation handed over is answered nowhere. */
-const nowhere = { getHeader: () => undefined, getHeaders: () => ({}), raw: { writeHead: () => undefined, end: (_body: unknown, done: () => void) => done() } };
+const nowhere = {
+  getHeader: () => undefined,
+  getHeaders: () => ({}),
+  raw: { writeHead: () => undefined, end: (_body: unknown, done: () => void) => done() },
+};
 
 export interface SseOptions {
   /** SSE_RESERVATIONS_MAX_PER_CLIENT. */
@@ -38,10 +58,12 @@ export interface SseOptions {
  * subscribing request is its subscriber's. A refused subscription answers with the status of its
  * error and GraphQL errors; one closed by the server ends its stream with a last error result
  * whose `extensions.closeCode` is the WebSocket close code (gateway/subscriptions/close-codes.ts).
+ * Reservations are the gateway's own (reservations.ts) until their stream opens.
  */
 export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules, options: SseOptions) {
   // Only the client that reserved a stream may open it or send operations to it.
-  const reservations = new StreamReservations(options.reservationsPerClient, options.reservationUnopenedMs);
+  const { reservationsPerClient, reservationUnopenedMs } = options;
+  const reservations = new StreamReservations(reservationsPerClient, reservationUnopenedMs);
   // The PUTs that hand a reservation over to graphql-sse as its stream opens, by the token they carry.
   const handovers = new WeakMap<object, string>();
   const handOver = async (token: string) => {
@@ -66,8 +88,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
         if (reservations.isOpen(presented)) return presented;
         if (req.headers.get('accept') !== 'text/event-stream') {
           // Nothing runs on a stream not open yet: there is nothing to complete, and nothing may start.
-          if (request.method === 'DELETE') return [null, { status: 200, statusText: 'OK' }];
-          return refusal(409, [{ message: 'Open the reserved stream (GET with Accept: text/event-stream) before sending operations to it', extensions: { code: 'STREAM_NOT_OPEN' } }]);
+          return request.method === 'DELETE' ? [null, { status: 200, statusText: 'OK' }] : streamNotOpen();
         }
         reservations.opened(presented);
         (req.context as RequestContext).reply.raw.once('close', () => reservations.end(presented));
@@ -76,13 +97,8 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
       }
       if (request.method !== 'PUT') return randomUUID();
       const reserved = reservations.reserve(caller.clientId);
-      if ('token' in reserved) return [reserved.token, { status: 201, statusText: 'Created', headers: { 'content-type': 'text/plain; charset=utf-8' } }];
-      const detail = `Too many reserved streams: client ${caller.clientId} holds its maximum of ${options.reservationsPerClient} (SSE_RESERVATIONS_MAX_PER_CLIENT); `
-        + 'open or close one, or retry after Retry-After';
-      return [
-        JSON.stringify({ ...problem(429, 'TOO_MANY_RESERVATIONS', detail, { retryAfter: reserved.retryAfter }), instance: SSE_PATH, requestId: request.id }),
-        { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': PROBLEM_TYPE, 'retry-after': String(reserved.retryAfter) } },
-      ];
+      if ('token' in reserved) return created(reserved.token);
+      return tooManyReservations(request, caller.clientId, reservationsPerClient, reserved.retryAfter);
     },
     // Validated (with the gateway's limits) in onSubscribe.
     validate: () => [],

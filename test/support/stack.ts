@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, subgraphUrlVariable, type Config } from '../../subgraphs/platform/config.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
-import { buildStack, type Stack } from '../../gateway/stack.ts';
-import type { GatewayOptions } from '../../gateway/app.ts';
+import { buildStack, type Stack, type StackTuning } from '../../gateway/stack.ts';
 import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { testDatabase } from './database.ts';
 import { gatewayClient, type Request } from './http.ts';
@@ -32,8 +31,6 @@ export interface TestStack {
 /** The internal hop key of test stacks (a subgraph left out stands at an unreachable <NAME>_URL, which needs one). */
 export const TEST_HOP_KEY = 'test-internal-hop-key-0123456789abcdef';
 
-type Tuning = Pick<GatewayOptions, 'reservationUnopenedMs'>;
-
 export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-0123456789abcdef', org: 'org-a' };
 
 /**
@@ -43,7 +40,9 @@ export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-01234567
  * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart();
  * `tuning` shortens the gateway's internal delays.
  */
-export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: Tuning } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: StackTuning } = {},
+): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-test-'));
   const database = await testDatabase();
   const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions)
