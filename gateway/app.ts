@@ -62,6 +62,8 @@ export interface GatewayOptions {
   localSubgraphs?: readonly Subgraph[];
   /** The risk subgraph's answers when it runs in this process (any transport): their version (REST ETags before evaluation) and cache use (metrics). */
   riskAnswers?: PublicAnswers;
+  /** How long an SSE reservation waits for its stream to open (tests shorten it). */
+  reservationUnopenedMs?: number;
 }
 
 export interface Gateway {
@@ -85,7 +87,7 @@ const contextFrom = (request: FastifyRequest): GatewayContext => {
 };
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers, reservationUnopenedMs }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -173,7 +175,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await registerRoadsideRoutes(app, tokenDeps);
   const verify = cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation);
   const gate = createTokenGate(verify, revocation);
-  const subscriptions = await startSubscriptions(app, { config, apollo, supergraphSdl, limits, verify, redis, metrics });
+  const subscriptions = await startSubscriptions(app, { config, apollo, supergraphSdl, limits, verify, redis, metrics, reservationUnopenedMs });
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
 
   const executeOperation = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {

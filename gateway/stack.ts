@@ -3,7 +3,7 @@ import { openDatabase, type Database } from '../subgraphs/platform/db/orm.ts';
 import { buildSubgraph, type Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
-import { buildGateway, type Gateway } from './app.ts';
+import { buildGateway, type Gateway, type GatewayOptions } from './app.ts';
 import { Client, parseScopes } from './auth/clients.ts';
 import { IdempotencyRecord } from './idempotency/entity.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
@@ -26,13 +26,16 @@ export const GATEWAY_MIGRATIONS = new URL('./migrations', import.meta.url).pathn
 /** The gateway's own tables: API clients and stored idempotent responses. */
 export const GATEWAY_ENTITIES = [Client, IdempotencyRecord];
 
+/** The gateway's internal delays that tests shorten. */
+export type StackTuning = Pick<GatewayOptions, 'reservationUnopenedMs'>;
+
 /**
  * The gateway and, for every subgraph without a <NAME>_URL, that subgraph in this process (the
  * embedded default), executed in-process: no subgraph port is opened. With SUBGRAPH_TRANSPORT=http
  * (benchmarks) the local subgraphs listen on ephemeral loopback ports instead, behind the signed
- * internal hop like remote ones. Nothing listens on the gateway port yet.
+ * internal hop like remote ones. Nothing listens on the gateway port yet. `tuning`: see StackTuning.
  */
-export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process.env): Promise<Stack> {
+export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process.env, tuning: StackTuning = {}): Promise<Stack> {
   const subgraphs: Subgraph[] = [];
   const urls: Record<string, string> = {};
   const remote = Object.keys(subgraphDefinitions).filter((name) => env[subgraphUrlVariable(name)]);
@@ -59,7 +62,7 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     for (const subgraph of subgraphs) subgraph.startWorker(databases);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
     const riskAnswers = subgraphs.find((s) => s.name === 'risk')?.answers;
-    const gateway = await buildGateway({ config, db, revocation, subgraphUrls: urls, localSubgraphs, riskAnswers });
+    const gateway = await buildGateway({ ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, riskAnswers });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }

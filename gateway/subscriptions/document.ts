@@ -1,9 +1,14 @@
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
-import type { GraphQLError, DocumentNode, FieldNode, FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
+import type {
+  GraphQLError, DocumentNode, FieldNode, FormattedExecutionResult, FragmentDefinitionNode, GraphQLSchema,
+  OperationDefinitionNode, ValidationRule,
+} from 'graphql';
 import { Supergraph } from '@apollo/federation-internals';
 import type { CostDirectives } from '../../subgraphs/platform/cost/directives.ts';
 import { operationCost } from '../../subgraphs/platform/cost/estimate.ts';
+import type { AppError } from '../../subgraphs/platform/errors.ts';
+import { checkIdText } from '../../subgraphs/platform/ids.ts';
 import { LIVE_FIELDS, resourceKeyOf, type LiveField } from './fields.ts';
 
 // The CommonJS graphql, as in subgraphs/platform/cost/estimate.ts: the API schema below is built with
@@ -31,9 +36,11 @@ export interface PreparedSubscription {
   resourceKey: string;
   /** Where the entity is in each result: the field's alias or name. */
   responseKey: string;
+  /** Where the entity is in the query's result: the field's alias or the query field's name. */
+  queryKey: string;
   /** The subscription document as sent (transports need it to tell its operation type). */
   document: DocumentNode;
-  /** The subscription turned into a query of the same entity, with the same selection set. */
+  /** The subscription turned into a query of the same entity, with the same selection set (and no alias added). */
   query: string;
   operationName?: string;
   variables: Record<string, unknown>;
@@ -59,7 +66,10 @@ export interface SubscriptionRequest { query?: unknown; variables?: unknown; ope
  * Checks a subscription document as POST /graphql checks a query (parse with the token limit,
  * validation with the depth/alias/introspection rules, the cost estimate against GRAPHQL_MAX_COST) and
  * turns it into the query run on each event: `subscription { rescueUpdated(reqId: $id) { ... } }`
- * becomes `query { rescueUpdated: rescue(reqId: $id) { ... } }`, so results keep the subscription's shape.
+ * becomes `query { rescue(reqId: $id) { ... } }` (as many aliases and no more tokens: a document within
+ * the limits stays within them on every event), whose results `asSubscriptionResult` puts in the
+ * subscription's shape. The watched key is a caller-chosen id: over 255 characters it is refused
+ * (BAD_USER_INPUT naming the argument), as ids are everywhere.
  */
 export function prepareSubscription(rules: SubscriptionRules, request: SubscriptionRequest): PreparedSubscription {
   if (typeof request.query !== 'string') throw refuse('BAD_REQUEST', ['A subscription needs a GraphQL document in `query`']);
@@ -94,15 +104,28 @@ export function prepareSubscription(rules: SubscriptionRules, request: Subscript
     throw refuse('COST_LIMIT_EXCEEDED', [`Estimated cost ${cost} is over the limit of ${rules.maxCost} (paid on every event): select fewer fields, nested lists or aliases`], { cost, maxCost: rules.maxCost });
   }
   const id = String(cjs.getArgumentValues(definition, root, coerced.coerced)[field.argument]);
-  const responseKey = root.alias?.value ?? root.name.value;
+  try {
+    checkIdText(id, field.argument);
+  } catch (error) {
+    throw refuse('BAD_USER_INPUT', [(error as AppError).message], (error as AppError).extensions);
+  }
   return {
-    fieldName: root.name.value, field, resourceKey: resourceKeyOf(field, id), responseKey, document,
-    query: cjs.print(asQuery(document, operation, root, field, responseKey)), operationName, variables,
+    fieldName: root.name.value, field, resourceKey: resourceKeyOf(field, id), document,
+    responseKey: root.alias?.value ?? root.name.value, queryKey: root.alias?.value ?? field.query,
+    query: cjs.print(asQuery(document, operation, root, field)), operationName, variables,
   };
 }
 
-function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField, responseKey: string): DocumentNode {
-  const queryRoot: FieldNode = { ...root, alias: { kind: cjs.Kind.NAME, value: responseKey }, name: { kind: cjs.Kind.NAME, value: field.query } };
+/** A per-event query's result in the subscription's shape: the entity (and its errors' paths) under the subscription's key. */
+export function asSubscriptionResult(prepared: PreparedSubscription, result: FormattedExecutionResult): FormattedExecutionResult {
+  const { queryKey, responseKey } = prepared;
+  if (queryKey === responseKey) return result;
+  const errors = result.errors?.map((e) => (e.path?.[0] === queryKey ? { ...e, path: [responseKey, ...e.path.slice(1)] } : e));
+  return { ...result, ...(result.data ? { data: { [responseKey]: result.data[queryKey] } } : {}), ...(errors ? { errors } : {}) };
+}
+
+function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField) {
+  const queryRoot: FieldNode = { ...root, name: { kind: cjs.Kind.NAME, value: field.query } };
   const query: OperationDefinitionNode = { ...operation, operation: cjs.OperationTypeNode.QUERY, selectionSet: { ...operation.selectionSet, selections: [queryRoot] } };
   // Only the chosen operation: a document may hold others, which the query must not carry.
   return { ...document, definitions: document.definitions.flatMap((d): DocumentNode['definitions'][number][] => (d === operation ? [query] : d.kind === cjs.Kind.OPERATION_DEFINITION ? [] : [d])) };

@@ -16,7 +16,7 @@ import type { GatewayContext } from '../supergraph.ts';
 import { subscriberAuth } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { CloseCode } from './close-codes.ts';
-import { apiSchemaOf, type PreparedSubscription, type SubscriptionRules } from './document.ts';
+import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
 import { sseHandler } from './sse.ts';
 import { webSocketHandler } from './ws.ts';
@@ -36,6 +36,8 @@ export interface SubscriptionOptions {
   verify: TokenVerifier;
   redis: Redis | undefined;
   metrics: GatewayMetrics;
+  /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
+  reservationUnopenedMs?: number;
 }
 
 /**
@@ -44,7 +46,8 @@ export interface SubscriptionOptions {
  * and the two transports. Registers @fastify/websocket on `app` (before the routes that take
  * `wsHandler`); on close, every subscription ends with 1001 before the server stops.
  */
-export async function startSubscriptions(app: FastifyInstance, { config, apollo, supergraphSdl, limits, verify, redis, metrics }: SubscriptionOptions) {
+export async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
+  const { config, apollo, supergraphSdl, limits, verify, redis, metrics } = options;
   const live = await startLiveEvents({ databaseUrl: config.DATABASE_URL, log: app.log });
   const rules: SubscriptionRules = {
     schema: apiSchemaOf(supergraphSdl),
@@ -60,7 +63,7 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     const contextValue: GatewayContext = { authorization, requestId: randomUUID(), transport: 'subscription', clientId };
     const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
-    return response.body.singleResult;
+    return asSubscriptionResult(prepared, response.body.singleResult);
   };
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
@@ -73,7 +76,9 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
     log: app.log,
   });
-  const sse = sseHandler(engine, rules);
+  const sse = sseHandler(engine, rules, {
+    reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs,
+  });
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_PAYLOAD },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.

@@ -1,26 +1,56 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { createHandler } from 'graphql-sse/lib/use/fastify';
+import type { Response } from 'graphql-sse';
+import { createHandler, type RequestContext } from 'graphql-sse/lib/use/fastify';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRules } from './document.ts';
 import { API_SECURITY_HEADERS } from '../security-headers.ts';
+import { problem, PROBLEM_TYPE } from '../rest/problem.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
+import { StreamReservations } from './reservations.ts';
 
 export const SSE_PATH = '/graphql/stream';
 /** How graphql-sse's single-connection mode names a reserved stream (header, or query parameter). */
 const STREAM_TOKEN_HEADER = 'x-graphql-event-stream-token';
 const STREAM_TOKEN_QUERY = 'token';
-/** Reserved streams remembered (with their client) at once, and for how long. */
-const STREAMS_KEPT = 10_000;
-const STREAM_KEPT_MS = 60 * 60 * 1000;
 
 const refusal = (status: number, errors: readonly (GraphQLError | { message: string; extensions: Record<string, unknown> })[]) => [
   JSON.stringify({ errors }),
   { status, statusText: '', headers: { 'content-type': 'application/json; charset=utf-8' } },
 ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
+
+const streamNotFound = () => refusal(404, [{ message: 'Stream not found', extensions: { code: 'NOT_FOUND' } }]);
+const streamNotOpen = () => refusal(409, [{
+  message: 'Open the reserved stream (GET with Accept: text/event-stream) before sending operations to it',
+  extensions: { code: 'STREAM_NOT_OPEN' },
+}]);
+/** graphql-sse's answer to a reservation. */
+const created = (token: string): Response => [token, { status: 201, statusText: 'Created', headers: { 'content-type': 'text/plain; charset=utf-8' } }];
+
+/** Past SSE_RESERVATIONS_MAX_PER_CLIENT: a problem, as the request rate limit's 429. */
+function tooManyReservations(request: FastifyRequest, clientId: string, max: number, retryAfter: number): Response {
+  const detail = `Too many reserved streams: client ${clientId} holds its maximum of ${max} (SSE_RESERVATIONS_MAX_PER_CLIENT); `
+    + 'open or close one, or retry after Retry-After';
+  const body = { ...problem(429, 'TOO_MANY_RESERVATIONS', detail, { retryAfter }), instance: SSE_PATH, requestId: request.id };
+  const headers = { 'content-type': PROBLEM_TYPE, 'retry-after': String(retryAfter) };
+  return [JSON.stringify(body), { status: 429, statusText: 'Too Many Requests', headers }];
+}
+
+/** graphql-sse's fastify adapter answers into `reply.raw`: a reservation handed over is answered nowhere. */
+const nowhere = {
+  getHeader: () => undefined,
+  getHeaders: () => ({}),
+  raw: { writeHead: () => undefined, end: (_body: unknown, done: () => void) => done() },
+};
+
+export interface SseOptions {
+  /** SSE_RESERVATIONS_MAX_PER_CLIENT. */
+  reservationsPerClient: number;
+  /** How long a reservation waits for its stream to open (tests shorten it). */
+  reservationUnopenedMs?: number;
+}
 
 /**
  * graphql-sse at /graphql/stream, in both of its modes (a stream per subscription, or one stream
@@ -28,26 +58,47 @@ const refusal = (status: number, errors: readonly (GraphQLError | { message: str
  * subscribing request is its subscriber's. A refused subscription answers with the status of its
  * error and GraphQL errors; one closed by the server ends its stream with a last error result
  * whose `extensions.closeCode` is the WebSocket close code (gateway/subscriptions/close-codes.ts).
+ * Reservations are the gateway's own (reservations.ts) until their stream opens.
  */
-export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules) {
-  // The client that reserved each stream: only it may open it or send operations to it.
-  const owners = new LRUCache<string, string>({ max: STREAMS_KEPT, ttl: STREAM_KEPT_MS });
+export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules, options: SseOptions) {
+  // Only the client that reserved a stream may open it or send operations to it.
+  const { reservationsPerClient, reservationUnopenedMs } = options;
+  const reservations = new StreamReservations(reservationsPerClient, reservationUnopenedMs);
+  // The PUTs that hand a reservation over to graphql-sse as its stream opens, by the token they carry.
+  const handovers = new WeakMap<object, string>();
+  const handOver = async (token: string) => {
+    const put = { method: 'PUT', url: SSE_PATH, headers: { accept: '*/*', [STREAM_TOKEN_HEADER]: token } };
+    handovers.set(put, token);
+    await handler(put as never, nowhere as never);
+  };
   const handler = createHandler({
     /**
      * Replaces graphql-sse's: its fastify adapter reads an absent header as "undefined", which every
      * request without a stream token would then share as one reserved stream.
      */
-    authenticate(req) {
+    async authenticate(req) {
       const request = req.raw;
+      const handedOver = handovers.get(request);
+      if (handedOver) return handedOver;
       const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
       if (!caller) return refusal(401, [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED' } }]);
       const presented = request.headers[STREAM_TOKEN_HEADER] ?? new URL(request.url, 'http://localhost/').searchParams.get(STREAM_TOKEN_QUERY);
       if (typeof presented === 'string' && presented) {
-        return owners.get(presented) === caller.clientId ? presented : refusal(404, [{ message: 'Stream not found', extensions: { code: 'NOT_FOUND' } }]);
+        if (reservations.ownerOf(presented) !== caller.clientId) return streamNotFound();
+        if (reservations.isOpen(presented)) return presented;
+        if (req.headers.get('accept') !== 'text/event-stream') {
+          // Nothing runs on a stream not open yet: there is nothing to complete, and nothing may start.
+          return request.method === 'DELETE' ? [null, { status: 200, statusText: 'OK' }] : streamNotOpen();
+        }
+        reservations.opened(presented);
+        (req.context as RequestContext).reply.raw.once('close', () => reservations.end(presented));
+        await handOver(presented);
+        return presented;
       }
-      const token = randomUUID();
-      if (request.method === 'PUT') owners.set(token, caller.clientId);
-      return token;
+      if (request.method !== 'PUT') return randomUUID();
+      const reserved = reservations.reserve(caller.clientId);
+      if ('token' in reserved) return created(reserved.token);
+      return tooManyReservations(request, caller.clientId, reservationsPerClient, reserved.retryAfter);
     },
     // Validated (with the gateway's limits) in onSubscribe.
     validate: () => [],
@@ -97,6 +148,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules)
       clearTimeout(timer);
       for (const reply of open.keys()) reply.raw.destroy();
       await Promise.all(open.values());
+      reservations.close();
       // Kept alive, their connections would hold the server's close until the keep-alive timeout.
       for (const raw of streams) raw.socket?.end();
     },

@@ -50,6 +50,8 @@ const schema = z.object({
   SUBSCRIPTIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   /** Active subscriptions one gateway process holds, over every client. */
   SUBSCRIPTIONS_MAX_PER_PROCESS: z.coerce.number().int().min(1).default(10_000),
+  /** graphql-sse streams one client holds reserved (PUT /graphql/stream), opened or not, in one gateway process. */
+  SSE_RESERVATIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, subgraphUrlVariable, type Config } from '../../subgraphs/platform/config.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
-import { buildStack, type Stack } from '../../gateway/stack.ts';
+import { buildStack, type Stack, type StackTuning } from '../../gateway/stack.ts';
 import type { Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { testDatabase } from './database.ts';
 import { gatewayClient, type Request } from './http.ts';
@@ -37,9 +37,12 @@ export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-01234567
  * Boots the real gateway (on an ephemeral loopback port) and subgraphs (in-process unless
  * SUBGRAPH_TRANSPORT=http) against a fresh database.
  * `subgraphs` limits which subgraphs start (the others answer as unreachable), for speed;
- * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart().
+ * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart();
+ * `tuning` shortens the gateway's internal delays.
  */
-export async function startTestStack(options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: StackTuning } = {},
+): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'frg-test-'));
   const database = await testDatabase();
   const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions)
@@ -54,7 +57,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     ...database.env, ...(options.persistent ? { PGLITE_IN_MEMORY: 'false' } : {}), ...unreachable, ...options.env,
   };
   const config = loadConfig(env);
-  let stack = await buildStack(config, env);
+  let stack = await buildStack(config, env, options.tuning);
   let address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 
   const client = gatewayClient(() => address);
@@ -76,7 +79,7 @@ export async function startTestStack(options: { subgraphs?: string[]; env?: Reco
     },
     async restart() {
       await stack.close();
-      stack = await buildStack(config, env);
+      stack = await buildStack(config, env, options.tuning);
       address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
     },
     async close() {

@@ -36,7 +36,7 @@ function engineWith(options: Partial<EngineOptions> = {}) {
 const subscriber = (orgId: string, clientId = `client-${orgId}`): Subscriber => ({ caller: { clientId, orgId, scopes: ['roadside'] }, authorization: `Bearer ${clientId}`, expiresAt: Date.now() + 3_600_000 });
 const prepared = (fieldName: keyof typeof LIVE_FIELDS, id: string): PreparedSubscription => {
   const field = LIVE_FIELDS[fieldName]!;
-  return { fieldName, field, resourceKey: `${field.kind}:${id}`, responseKey: fieldName, document: { kind: 'Document', definitions: [] } as never, query: '', variables: {} };
+  return { fieldName, field, resourceKey: `${field.kind}:${id}`, responseKey: fieldName, queryKey: field.query, document: { kind: 'Document', definitions: [] } as never, query: '', variables: {} };
 };
 function wsHolder(orgId: string, buffered = 0) {
   const closes: [number, string][] = [];
