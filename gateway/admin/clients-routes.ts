@@ -58,7 +58,9 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
     return parsed.data;
   };
 
-  api.post(ADMIN_CLIENTS_PATH, guarded(async (request, reply) => {
+  // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay.
+  const secret = { config: { carriesSecret: true } };
+  api.post(ADMIN_CLIENTS_PATH, secret, guarded(async (request, reply) => {
     const body = parseBody(createBody, request.body);
     const created = await clients.create(body.organisation, parseScopes(body.scopes));
     return reply.code(201).header('cache-control', 'no-store').send(created);
@@ -69,7 +71,7 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
       createdAt: c.createdAt.toISOString(), secretRotatedAt: c.secretRotatedAt.toISOString(), secretGeneration: c.secretGeneration,
     })),
   })));
-  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, guarded(async (request, reply) => {
+  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, secret, guarded(async (request, reply) => {
     const clientId = clientIdOf(request);
     const rotated = await clients.rotate(clientId);
     revocation.forget(clientId);

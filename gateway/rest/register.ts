@@ -7,6 +7,7 @@ import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 import { unknownField } from './body.ts';
 import { cacheControl, etagOf, matchesIfNoneMatch, versionTagOf } from './http-cache.ts';
+import { selectsSecret } from '../idempotency/secrets.ts';
 
 export interface OperationResult {
   data?: Record<string, unknown> | null;
@@ -43,11 +44,13 @@ export interface RestOptions {
    * before evaluation and a matching If-None-Match is answered 304 without one.
    */
   cacheVersion?: () => Promise<string | null>;
+  /** Mutation fields whose answers carry a secret (SubgraphDefinition.secretMutations): a row running one carries it too. */
+  secretMutations?: ReadonlySet<string>;
 }
 
 /** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope). */
 export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, options: RestOptions, raw = false) {
-  const { jsonMaxDepth, cacheVersion } = options;
+  const { jsonMaxDepth, cacheVersion, secretMutations = new Set() } = options;
   for (const route of routes) {
     if (route.rawBody && !raw) {
       // An encapsulated scope: its content-type parsers apply to this route only.
@@ -60,7 +63,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
     app.route({
       method: route.method,
       url: route.path,
-      config: { securityHeaders: route.securityHeaders },
+      config: { securityHeaders: route.securityHeaders, carriesSecret: selectsSecret(route.operation, secretMutations) },
       handler: async (request, reply) => {
         // Who may call comes before what was sent: a caller without a token (or scope) learns nothing about input rules.
         if (route.scope) {

@@ -13,6 +13,7 @@ export const webhooks: SubgraphDefinition = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,
+  secretMutations: ['createWebhookSubscription'],
   createLoaders: () => ({}),
   onStart: async (db, config) => {
     registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });

@@ -181,7 +181,8 @@ describe('what a key refuses', () => {
     const body = { userId: 'idem-409' };
     const { requestFingerprint } = await import('../../gateway/idempotency/request.ts');
     // The first request is "running": its key is claimed, as the gateway does before executing it.
-    const claim = await t.stack.gateway.idempotency.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, key, requestFingerprint('POST', `${REG}/users`, body));
+    const fingerprint = requestFingerprint('POST', `${REG}/users`, body);
+    const claim = await t.stack.gateway.idempotency.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, { key, fingerprint, scopes: ['b2b'] });
     expect(claim.kind).toBe('claimed');
     const duplicate = await send('POST', `${REG}/users`, key, { body });
     expectProblem(duplicate, 409, 'CONFLICT');
@@ -216,25 +217,26 @@ describe('what a key refuses', () => {
   it('the store: a key whose request never finished is taken over once abandoned; only the claim\'s owner completes it', async () => {
     const store = t.stack.gateway.idempotency;
     const owner = { clientId: 'store-client', organisation: 'store-org' };
+    const scopes = ['b2b'];
     const key = newKey();
     const start = new Date();
-    const first = await store.claim(owner, key, 'f1', start);
+    const first = await store.claim(owner, { key, fingerprint: 'f1', scopes }, start);
     expect(first.kind).toBe('claimed');
-    expect((await store.claim(owner, key, 'f1', new Date(start.getTime() + ABANDONED_AFTER_MS - 1000))).kind).toBe('in_progress');
-    expect((await store.claim(owner, key, 'f2', new Date(start.getTime() + 1000))).kind).toBe('mismatch');
+    expect((await store.claim(owner, { key, fingerprint: 'f1', scopes }, new Date(start.getTime() + ABANDONED_AFTER_MS - 1000))).kind).toBe('in_progress');
+    expect((await store.claim(owner, { key, fingerprint: 'f2', scopes }, new Date(start.getTime() + 1000))).kind).toBe('mismatch');
     const later = new Date(start.getTime() + ABANDONED_AFTER_MS + 1000);
-    const takeover = await store.claim(owner, key, 'f1', later);
+    const takeover = await store.claim(owner, { key, fingerprint: 'f1', scopes }, later);
     expect(takeover).toEqual(first);
     // Taken over once: a second latecomer waits for the new runner.
-    expect((await store.claim(owner, key, 'f1', later)).kind).toBe('in_progress');
+    expect((await store.claim(owner, { key, fingerprint: 'f1', scopes }, later)).kind).toBe('in_progress');
     await store.complete((takeover as { id: string }).id, { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') });
-    const replay = await store.claim(owner, key, 'f1', later);
+    const replay = await store.claim(owner, { key, fingerprint: 'f1', scopes }, later);
     expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') } });
     // Released keys run again.
     const other = newKey();
-    const claim = await store.claim(owner, other, 'f1');
+    const claim = await store.claim(owner, { key: other, fingerprint: 'f1', scopes });
     await store.release((claim as { id: string }).id);
-    expect((await store.claim(owner, other, 'f2')).kind).toBe('claimed');
+    expect((await store.claim(owner, { key: other, fingerprint: 'f2', scopes })).kind).toBe('claimed');
   });
 
   it('does not keep a refusal of the caller (missing scope): the same key runs once the token allows it', async () => {
