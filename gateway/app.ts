@@ -49,7 +49,6 @@ import { requestCollapsing } from './collapse/requests.ts';
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
-import { subgraphDefinitions } from '../subgraphs/index.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -175,7 +174,6 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const gate = createTokenGate(verify, revocation);
   const subscriptions = await startSubscriptions(app, { config, apollo, supergraphSdl, limits, verify, redis, metrics });
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
-  const secretMutations = new Set(Object.values(subgraphDefinitions).flatMap((d) => d.secretMutations ?? []));
 
   const executeOperation = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
@@ -195,7 +193,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     addRequestRateLimit(api, app, config);
     // Before the idempotency plugin, which parses the document.
     boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
-    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, secretMutations, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
+    await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
     const context = async (request: FastifyRequest) => contextFrom(request);
     const handler = graphqlHandler(apollo, context, collapsing);
     api.route({ method: ['POST', 'OPTIONS'], url: '/graphql', handler });
@@ -209,7 +207,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       },
     });
     api.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: SSE_PATH, handler: subscriptions.sseHandler });
-    registerRestRoutes(api, restRoutes, execute, { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: riskAnswers?.version, secretMutations });
+    registerRestRoutes(api, restRoutes, execute, { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: riskAnswers?.version });
     registerAdminClientRoutes(api, clients, revocation);
   });
 

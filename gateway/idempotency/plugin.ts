@@ -16,8 +16,6 @@ export interface IdempotencyOptions {
   parseOptions: ParseOptions;
   /** Documents sent by APQ hash alone are looked up here. */
   documentByHash: DocumentByHash;
-  /** Mutation fields whose answers carry a secret (SubgraphDefinition.secretMutations); REST routes say so in `config.carriesSecret`. */
-  secretMutations: ReadonlySet<string>;
   /** How often expired keys are deleted (0: never, e.g. in tests that call purgeExpired themselves). */
   purgeEveryMs: number;
   /** Counts each keyed request's outcome (metrics). */
@@ -46,7 +44,7 @@ export const SECRET_NOT_REPLAYED = 'IDEMPOTENT_SECRET_NOT_REPLAYED';
  * carries a secret is never stored: its request is marked as run, and a repeat answers 409.
  */
 export const idempotencyPlugin = fp(async (app: FastifyInstance, options: IdempotencyOptions) => {
-  const { store, graphqlPath, parseOptions, documentByHash, secretMutations, purgeEveryMs, count = () => undefined } = options;
+  const { store, graphqlPath, parseOptions, documentByHash, purgeEveryMs, count = () => undefined } = options;
   function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
     if (request.routeOptions.url === graphqlPath) return sendGraphqlErrors(request, reply, status, [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }]);
     return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
@@ -70,7 +68,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: Idempo
       count('invalid');
       return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
     }
-    const carriesSecret = mutation ? selectsSecret(mutation.document, secretMutations) : !!request.routeOptions.config.carriesSecret;
+    const carriesSecret = mutation ? selectsSecret(mutation.document) : !!request.routeOptions.config.carriesSecret;
     const fingerprint = requestFingerprint(request.method, request.url, mutation ? mutation.operation : request.body);
     const { caller } = request;
     const claim = await store.claim({ clientId: caller.clientId, organisation: caller.orgId }, { key, fingerprint, scopes: caller.scopes });

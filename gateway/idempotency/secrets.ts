@@ -1,4 +1,5 @@
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { subgraphDefinitions } from '../../subgraphs/index.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -10,6 +11,9 @@ declare module 'fastify' {
     carriesSecret?: boolean;
   }
 }
+
+/** Mutation fields whose answers carry a secret, as the subgraphs declare them (SubgraphDefinition.secretMutations). */
+export const SECRET_MUTATIONS: ReadonlySet<string> = new Set(Object.values(subgraphDefinitions).flatMap((d) => d.secretMutations ?? []));
 
 /** The root fields (by field name, through fragments) that the mutations of a document select. */
 export function mutationFields(document: DocumentNode): string[] {
@@ -27,11 +31,7 @@ export function mutationFields(document: DocumentNode): string[] {
   return document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation' ? fields(d.selectionSet) : []));
 }
 
-/**
- * Whether a document runs a mutation field whose answer carries a secret (SubgraphDefinition's
- * `secretMutations`): a REST row whose operation does carries the secret too.
- */
-export function selectsSecret(document: DocumentNode | string, secretMutations: ReadonlySet<string>): boolean {
-  if (!secretMutations.size) return false;
-  return mutationFields(typeof document === 'string' ? parse(document) : document).some((field) => secretMutations.has(field));
+/** Whether a document runs a mutation field whose answer carries a secret: a REST row whose operation does carries it too. */
+export function selectsSecret(document: DocumentNode | string): boolean {
+  return mutationFields(typeof document === 'string' ? parse(document) : document).some((field) => SECRET_MUTATIONS.has(field));
 }

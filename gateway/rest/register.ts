@@ -44,13 +44,11 @@ export interface RestOptions {
    * before evaluation and a matching If-None-Match is answered 304 without one.
    */
   cacheVersion?: () => Promise<string | null>;
-  /** Mutation fields whose answers carry a secret (SubgraphDefinition.secretMutations): a row running one carries it too. */
-  secretMutations?: ReadonlySet<string>;
 }
 
 /** Registers every row of a REST table on the gateway (`raw`: inside a rawBody scope). */
 export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRoute[], execute: Execute, options: RestOptions, raw = false) {
-  const { jsonMaxDepth, cacheVersion, secretMutations = new Set() } = options;
+  const { jsonMaxDepth, cacheVersion } = options;
   for (const route of routes) {
     if (route.rawBody && !raw) {
       // An encapsulated scope: its content-type parsers apply to this route only.
@@ -60,10 +58,11 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
       });
       continue;
     }
+    const carriesSecret = selectsSecret(route.operation);
     app.route({
       method: route.method,
       url: route.path,
-      config: { securityHeaders: route.securityHeaders, carriesSecret: selectsSecret(route.operation, secretMutations) },
+      config: { securityHeaders: route.securityHeaders, carriesSecret },
       handler: async (request, reply) => {
         // Who may call comes before what was sent: a caller without a token (or scope) learns nothing about input rules.
         if (route.scope) {
@@ -108,7 +107,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           throw error;
         }
         if (route.headers) reply.headers(route.headers(result.data ?? {}, req));
-        if (route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
+        if (carriesSecret || route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
         else if (cache) {
           // Without a version, serialised here, once, so that the tag is of the bytes sent.
           if (!versionTag && typeof body !== 'string' && !Buffer.isBuffer(body)) {

@@ -87,7 +87,7 @@ export const webhookRoutes: RestRoute[] = [
   {
     method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions`, operationId: 'createWebhookSubscription',
     summary: 'Subscribe a receiver URL to events of the caller\'s organisation; the signing secret is returned this once',
-    tag: TAG, scope: 'any', status: 201, cache: 'no-store',
+    tag: TAG, scope: 'any', status: 201,
     operation: `mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) { createWebhookSubscription(input: $input) { secret subscription { ${SUBSCRIPTION} } } }`,
     variables: createVariables,
     result: (d) => {

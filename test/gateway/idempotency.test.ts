@@ -34,7 +34,7 @@ function send(method: string, path: string, key: string | null, options: { body?
 function expectSameAnswer(replay: HttpResult, first: HttpResult) {
   expect(replay.status).toBe(first.status);
   expect(replay.body).toEqual(first.body);
-  for (const name of ['content-type', 'location']) expect(replay.headers.get(name)).toBe(first.headers.get(name));
+  for (const name of ['content-type', 'location', 'cache-control', 'etag', 'link', 'content-disposition']) expect(replay.headers.get(name), name).toBe(first.headers.get(name));
   expect(first.headers.get('idempotent-replayed')).toBeNull();
   expect(replay.headers.get('idempotent-replayed')).toBe('true');
 }
@@ -457,9 +457,10 @@ describe('JSON answers end with a newline (curl prints each on its own line)', (
 });
 
 describe('OpenAPI', () => {
-  it('documents the header, the replay marker and the 409 and 422 answers on every POST and PATCH path, and on no other', () => {
+  it('documents the header, the replay marker and the 403, 409 and 422 answers on every POST and PATCH path, and on no other', () => {
     const doc = buildOpenApi(restRoutes) as unknown as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
     let documented = 0;
+    const secrets: string[] = [];
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         const header = operation.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
@@ -470,13 +471,20 @@ describe('OpenAPI', () => {
         expect(header, `${method} ${path}`).toBe(true);
         expect(operation.responses['409'].description, `${method} ${path}`).toMatch(/Idempotency-Key is still running/);
         expect(operation.responses['422'].description, `${method} ${path}`).toMatch(/IDEMPOTENCY_KEY_REUSED/);
+        expect(operation.responses['403'].description, `${method} ${path}`).toMatch(/lacks a scope of the token that made the request/);
         const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1];
-        expect(success.headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
+        // An answer with a secret is never replayed: 409 IDEMPOTENT_SECRET_NOT_REPLAYED instead, and never cached.
+        if (/IDEMPOTENT_SECRET_NOT_REPLAYED/.test(operation.responses['409'].description)) {
+          secrets.push(`${method} ${path}`);
+          expect(success.headers, `${method} ${path}`).not.toHaveProperty('Idempotent-Replayed');
+          expect(success.headers, `${method} ${path}`).toHaveProperty('Cache-Control');
+        } else expect(success.headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
         documented += 1;
       }
     }
     const adminWrites = Object.values(adminClientPaths).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
     expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length + adminWrites);
+    expect(secrets.sort()).toEqual(['post /platform/admin/v1/clients', 'post /platform/admin/v1/clients/{clientId}/rotate', 'post /platform/webhooks/v1/subscriptions']);
   });
 
   it('gives the header no example value, which Swagger UI would pre-fill on every Try it out (a replay or a 422 the second time)', () => {
