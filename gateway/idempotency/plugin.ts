@@ -31,7 +31,7 @@ interface IdempotentRequest extends FastifyRequest {
   idempotency?: { id: string; graphql: boolean; carriesSecret: boolean };
 }
 
-export const SECRET_NOT_REPLAYED = 'IDEMPOTENT_SECRET_NOT_REPLAYED';
+const SECRET_NOT_REPLAYED = 'IDEMPOTENT_SECRET_NOT_REPLAYED';
 
 /**
  * `Idempotency-Key` (IETF HTTPAPI draft) on every POST and PATCH route of the scope it is

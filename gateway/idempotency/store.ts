@@ -80,7 +80,7 @@ export class IdempotencyStore {
         continue;
       }
       if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (existing.state === 'in_progress') return this.takeOver(em, existing, now);
+      if (existing.state === 'in_progress') return this.takeOver(em, existing, scopes, now);
       const missing = existing.scopes.filter((scope) => !scopes.includes(scope));
       if (missing.length) return { kind: 'forbidden', missing };
       return existing.state === 'withheld' ? { kind: 'withheld' } : { kind: 'replay', response: this.open(existing) };
@@ -88,10 +88,14 @@ export class IdempotencyStore {
     return { kind: 'in_progress' };
   }
 
-  /** A running request's key: still running, or taken over by whoever moves the lock first once abandoned. */
-  private async takeOver(em: EntityManager, existing: IdempotencyRecord, now: Date): Promise<Claim> {
+  /**
+   * A running request's key: still running, or taken over by whoever moves the lock first once
+   * abandoned. The taker runs the request with its own token, so the answer it keeps is for its scopes.
+   */
+  private async takeOver(em: EntityManager, existing: IdempotencyRecord, scopes: readonly string[], now: Date): Promise<Claim> {
     if (existing.lockedAt.getTime() <= now.getTime() - ABANDONED_AFTER_MS) {
-      const taken = await em.nativeUpdate(IdempotencyRecord, { id: existing.id, state: 'in_progress', lockedAt: existing.lockedAt }, { lockedAt: now });
+      const lock = { id: existing.id, state: 'in_progress' as const, lockedAt: existing.lockedAt };
+      const taken = await em.nativeUpdate(IdempotencyRecord, lock, { lockedAt: now, scopes: [...scopes] });
       if (taken === 1) return { kind: 'claimed', id: existing.id };
     }
     return { kind: 'in_progress' };

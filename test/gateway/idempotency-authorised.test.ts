@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
 import { requestFingerprint } from '../../gateway/idempotency/request.ts';
+import { ABANDONED_AFTER_MS } from '../../gateway/idempotency/store.ts';
 import { countRows } from '../support/rows.ts';
 import { DEFAULT_CLIENT, startTestStack, type HttpResult, type TestStack } from '../support/stack.ts';
 
@@ -96,6 +97,20 @@ describe('a replay goes only to a token holding the scopes of the first request'
     const refused = await gql(gqlKey, b2b, CREATE_USER, { zip: '60601' });
     expectGraphqlError(refused, 403, 'FORBIDDEN');
     expect(JSON.stringify(refused.body)).not.toContain(mutation.body.data.createUser.userId);
+  });
+
+  it('a key taken over after its runner vanished is the taker\'s: its answer replays to the taker\'s scopes', async () => {
+    const store = t.stack.gateway.idempotency;
+    const owner = { clientId: 'takeover-client', organisation: 'takeover-org' };
+    const key = newKey();
+    const start = new Date();
+    const wide = await store.claim(owner, { key, fingerprint: 'f', scopes: ['b2b', 'roadside'] }, start);
+    expect(wide.kind).toBe('claimed');
+    const later = new Date(start.getTime() + ABANDONED_AFTER_MS + 1000);
+    const taken = await store.claim(owner, { key, fingerprint: 'f', scopes: ['b2b'] }, later);
+    expect(taken).toEqual(wide);
+    await store.complete((taken as { id: string }).id, { status: 201, headers: {}, body: Buffer.from('{}') });
+    expect((await store.claim(owner, { key, fingerprint: 'f', scopes: ['b2b'] }, later)).kind).toBe('replay');
   });
 });
 
