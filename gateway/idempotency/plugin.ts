@@ -104,11 +104,12 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: Idempo
     const { id, graphql, carriesSecret } = claimed;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
     try {
-      if (!keepable(reply.statusCode, body, graphql)) {
+      // Before keepable: a mutation that ran beside a failed one must not run again either.
+      if (carriesSecret && body && holdsSecret(reply.statusCode, body, graphql)) {
+        await store.withhold(id);
+      } else if (!keepable(reply.statusCode, body, graphql)) {
         count('released');
         await store.release(id);
-      } else if (carriesSecret && holdsSecret(reply.statusCode, body, graphql)) {
-        await store.withhold(id);
       } else {
         await store.complete(id, { status: reply.statusCode, headers: answerHeaders(reply.getHeaders()), body });
       }
