@@ -58,7 +58,8 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
     return parsed.data;
   };
 
-  // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay (see adminClientPaths).
+  // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay
+  // (documented in adminClientPaths).
   const secret = { config: { carriesSecret: true } };
   api.post(ADMIN_CLIENTS_PATH, secret, guarded(async (request, reply) => {
     const body = parseBody(createBody, request.body);
@@ -105,7 +106,8 @@ const security = [{ bearer: ['admin'] }];
 export const adminClientPaths = {
   [ADMIN_CLIENTS_PATH]: {
     post: {
-      operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security, carriesSecret: true,
+      operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security,
+      carriesSecret: true,
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', pattern: ORGANISATION_PATTERN.source }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
       responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...bodyErrors, ...errors },
     },
@@ -119,8 +121,8 @@ export const adminClientPaths = {
   },
   [`${ADMIN_CLIENTS_PATH}/{clientId}/rotate`]: {
     post: {
-      operationId: 'rotateClientSecret', summary: 'Rotate a client secret; every token issued before is refused (operators: admin scope)', tags: ['Admin'], security, carriesSecret: true,
-      parameters: [clientIdParameter],
+      operationId: 'rotateClientSecret', summary: 'Rotate a client secret; every token issued before is refused (operators: admin scope)',
+      tags: ['Admin'], security, carriesSecret: true, parameters: [clientIdParameter],
       responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: credentials } } }, 404: problem('Unknown client'), ...errors },
     },
   },

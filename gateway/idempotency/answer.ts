@@ -3,8 +3,8 @@ import { statusForCode } from '../../subgraphs/platform/errors.ts';
 /** Refusals about who asks, not what was asked (token, scope, rate): the request never ran, so they are not kept. */
 const REFUSALS = new Set([401, 403, 429]);
 /** Answers larger than this are not kept (the key is released): bounded storage per key. */
-export const MAX_STORED_BODY_BYTES = 1024 * 1024;
-/** APQ answers asking for the document's text: nothing ran, and Apollo Client retries with the text under the same key. */
+const MAX_STORED_BODY_BYTES = 1024 * 1024;
+/** APQ answers asking for the document's text: nothing ran; Apollo Client retries with the text under the key. */
 const PERSISTED_QUERY_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
 
 /**
@@ -12,7 +12,8 @@ const PERSISTED_QUERY_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_Q
  * (request id, rate-limit counters, CORS, which vary with it) or they mean nothing later (Date,
  * Retry-After) or belong to the connection.
  */
-const PER_REQUEST = /^(?:date|x-request-id|content-length|transfer-encoding|connection|keep-alive|retry-after|vary|set-cookie|traceparent|tracestate|server-timing|idempotent-replayed|access-control-.*|x-ratelimit-.*|ratelimit.*)$/;
+const PER_REQUEST = new RegExp('^(?:date|x-request-id|content-length|transfer-encoding|connection|keep-alive|retry-after|vary|set-cookie'
+  + '|traceparent|tracestate|server-timing|idempotent-replayed|access-control-.*|x-ratelimit-.*|ratelimit.*)$');
 
 interface GraphqlAnswer {
   data?: Record<string, unknown> | null;
@@ -28,8 +29,8 @@ function parse(body: Buffer): GraphqlAnswer | null {
 }
 
 /** A server-side failure (an error whose code maps to a 5xx, or no code at all), or a request for the document. */
-const failedOrAsking = ({ errors }: GraphqlAnswer) =>
-  !!errors?.some(({ extensions }) => PERSISTED_QUERY_CODES.has(extensions?.code as string) || statusForCode(extensions?.code) >= 500);
+const failedOrAsking = ({ errors }: GraphqlAnswer) => !!errors?.some(({ extensions }) =>
+  PERSISTED_QUERY_CODES.has(extensions?.code as string) || statusForCode(extensions?.code) >= 500);
 
 /**
  * A refusal of the caller: every error is one (UNAUTHENTICATED, FORBIDDEN, RATE_LIMITED) and every
@@ -37,7 +38,8 @@ const failedOrAsking = ({ errors }: GraphqlAnswer) =>
  * that ran beside a refused one makes the answer one to keep (a retry must not run it twice).
  */
 function refused({ data, errors }: GraphqlAnswer): boolean {
-  if (!errors?.length || !errors.every(({ extensions }) => REFUSALS.has(statusForCode(extensions?.code)))) return false;
+  const refusal = ({ extensions }: { extensions?: { code?: unknown } }) => REFUSALS.has(statusForCode(extensions?.code));
+  if (!errors?.length || !errors.every(refusal)) return false;
   const at = new Set(errors.flatMap(({ path }) => (path?.length === 1 ? [path[0]] : [])));
   return Object.entries(data ?? {}).every(([field, value]) => value === null && at.has(field));
 }
@@ -66,8 +68,7 @@ export function holdsSecret(status: number, body: Buffer, graphql: boolean): boo
 }
 
 /** The answer's own headers, as kept with it (a list joined as HTTP joins repeated fields). */
-export function answerHeaders(headers: Record<string, string | number | readonly string[] | undefined>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).flatMap(([name, value]) => (value === undefined || PER_REQUEST.test(name)
-    ? []
-    : [[name, Array.isArray(value) ? value.join(', ') : String(value)]])));
+export function answerHeaders(headers: Record<string, string | number | readonly string[] | undefined>) {
+  const kept = Object.entries(headers).filter(([name, value]) => value !== undefined && !PER_REQUEST.test(name));
+  return Object.fromEntries(kept.map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]));
 }

@@ -71,13 +71,16 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: Idempo
     const carriesSecret = mutation ? selectsSecret(mutation.document) : !!request.routeOptions.config.carriesSecret;
     const fingerprint = requestFingerprint(request.method, request.url, mutation ? mutation.operation : request.body);
     const { caller } = request;
-    const claim = await store.claim({ clientId: caller.clientId, organisation: caller.orgId }, { key, fingerprint, scopes: caller.scopes });
+    const owner = { clientId: caller.clientId, organisation: caller.orgId };
+    const claim = await store.claim(owner, { key, fingerprint, scopes: caller.scopes });
     // An answer kept before secrets were withheld (or by a version that did not mark this request) is not shown either.
-    const withheld = claim.kind === 'withheld' || (claim.kind === 'replay' && carriesSecret && holdsSecret(claim.response.status, claim.response.body, graphql));
+    const withheld = claim.kind === 'withheld'
+      || (claim.kind === 'replay' && carriesSecret && holdsSecret(claim.response.status, claim.response.body, graphql));
     count(withheld ? 'withheld' : claim.kind);
     if (withheld) {
-      return refuse(request, reply, 409, SECRET_NOT_REPLAYED, 'This Idempotency-Key\'s request ran, and its answer carried a secret, which is shown once and never kept: '
-        + 'it is not shown again, and the request is not run again (that would void the secret). Use a new key to run it again');
+      return refuse(request, reply, 409, SECRET_NOT_REPLAYED, 'This Idempotency-Key\'s request ran, and its answer carried a '
+        + 'secret, which is shown once and never kept: it is not shown again, and the request is not run again (that would '
+        + 'void the secret). Use a new key to run it again');
     }
     switch (claim.kind) {
       case 'claimed':
@@ -87,7 +90,8 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: Idempo
         return replay(reply, claim.response);
       case 'forbidden': {
         const missing = claim.missing.map((scope) => `'${scope}'`).join(', ');
-        return refuse(request, reply, 403, 'FORBIDDEN', `The access token lacks the ${missing} scope of the token that made this Idempotency-Key's request, whose answer it would replay`);
+        return refuse(request, reply, 403, 'FORBIDDEN', `The access token lacks the ${missing} scope of the token that made `
+          + 'this Idempotency-Key\'s request, whose answer it would replay');
       }
       case 'in_progress':
         reply.header('retry-after', '1');

@@ -46,21 +46,25 @@ export interface GraphqlMutation { operation: object; document: DocumentNode }
  * runs nothing). The document counts by its sha256, which is the APQ hash: a full-text and a
  * hash-only send of one operation are the same request, whichever process has the text cached.
  */
-export async function graphqlMutation(body: unknown, documentByHash: DocumentByHash, options: ParseOptions): Promise<GraphqlMutation | null> {
+export async function graphqlMutation(
+  body: unknown, documentByHash: DocumentByHash, options: ParseOptions,
+): Promise<GraphqlMutation | null> {
   if (typeof body !== 'object' || body === null) return null;
   const { query, variables, operationName, extensions } = body as { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } };
   const hash = extensions?.persistedQuery?.sha256Hash;
   const text = typeof query === 'string' ? query : typeof hash === 'string' ? await documentByHash(hash) : undefined;
   const document = text === undefined ? null : mutationDocument(text, options);
   if (!document) return null;
-  return { operation: { document: createHash('sha256').update(text!).digest('hex'), variables: variables ?? null, operationName: operationName ?? null }, document };
+  const hashed = createHash('sha256').update(text!).digest('hex');
+  return { operation: { document: hashed, variables: variables ?? null, operationName: operationName ?? null }, document };
 }
 
 /** The parsed document when it holds a mutation (a document that does not parse runs no mutation). */
 function mutationDocument(text: string, options: ParseOptions): DocumentNode | null {
   try {
     const document = parse(text, options);
-    return document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation') ? document : null;
+    const mutation = document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation');
+    return mutation ? document : null;
   } catch {
     return null;
   }

@@ -13,7 +13,9 @@ declare module 'fastify' {
 }
 
 /** Mutation fields whose answers carry a secret, as the subgraphs declare them (SubgraphDefinition.secretMutations). */
-export const SECRET_MUTATIONS: ReadonlySet<string> = new Set(Object.values(subgraphDefinitions).flatMap((d) => d.secretMutations ?? []));
+export const SECRET_MUTATIONS: ReadonlySet<string> = new Set(
+  Object.values(subgraphDefinitions).flatMap((definition) => definition.secretMutations ?? []),
+);
 
 /** The root fields (by field name, through fragments) that the mutations of a document select. */
 export function mutationFields(document: DocumentNode): string[] {
@@ -28,10 +30,12 @@ export function mutationFields(document: DocumentNode): string[] {
     seen.add(fragment.name.value);
     return fields(fragment.selectionSet);
   });
-  return document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation' ? fields(d.selectionSet) : []));
+  return document.definitions.flatMap((d) =>
+    (d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation' ? fields(d.selectionSet) : []));
 }
 
-/** Whether a document runs a mutation field whose answer carries a secret: a REST row whose operation does carries it too. */
+/** Whether a document runs a mutation field whose answer carries a secret (a REST row whose operation does carries it too). */
 export function selectsSecret(document: DocumentNode | string): boolean {
-  return mutationFields(typeof document === 'string' ? parse(document) : document).some((field) => SECRET_MUTATIONS.has(field));
+  const fields = mutationFields(typeof document === 'string' ? parse(document) : document);
+  return fields.some((field) => SECRET_MUTATIONS.has(field));
 }

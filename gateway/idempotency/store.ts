@@ -34,9 +34,9 @@ export type Claim =
   | { kind: 'claimed'; id: string }
   /** The key's request completed: answer with its response. */
   | { kind: 'replay'; response: StoredResponse }
-  /** The key's request completed for a token with scopes this one lacks (`missing`): its answer is not this token's to see. */
+  /** The key's request completed for a token with scopes this one lacks (`missing`): not this token's answer to see. */
   | { kind: 'forbidden'; missing: string[] }
-  /** The key's request ran and its answer carried a secret, which was not kept: it is neither shown nor run again. */
+  /** The key's request ran and its answer carried a secret, not kept: it is neither shown nor run again. */
   | { kind: 'withheld' }
   /** The key's first request is still running. */
   | { kind: 'in_progress' }
@@ -83,7 +83,8 @@ export class IdempotencyStore {
       if (existing.state === 'in_progress') return this.takeOver(em, existing, scopes, now);
       const missing = existing.scopes.filter((scope) => !scopes.includes(scope));
       if (missing.length) return { kind: 'forbidden', missing };
-      return existing.state === 'withheld' ? { kind: 'withheld' } : { kind: 'replay', response: this.open(existing) };
+      if (existing.state === 'withheld') return { kind: 'withheld' };
+      return { kind: 'replay', response: this.open(existing) };
     }
     return { kind: 'in_progress' };
   }
@@ -92,7 +93,9 @@ export class IdempotencyStore {
    * A running request's key: still running, or taken over by whoever moves the lock first once
    * abandoned. The taker runs the request with its own token, so the answer it keeps is for its scopes.
    */
-  private async takeOver(em: EntityManager, existing: IdempotencyRecord, scopes: readonly string[], now: Date): Promise<Claim> {
+  private async takeOver(
+    em: EntityManager, existing: IdempotencyRecord, scopes: readonly string[], now: Date,
+  ): Promise<Claim> {
     if (existing.lockedAt.getTime() <= now.getTime() - ABANDONED_AFTER_MS) {
       const lock = { id: existing.id, state: 'in_progress' as const, lockedAt: existing.lockedAt };
       const taken = await em.nativeUpdate(IdempotencyRecord, lock, { lockedAt: now, scopes: [...scopes] });

@@ -1,7 +1,9 @@
 import type { RestRoute } from './types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
-import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, secretAnswerHeaders, takesIdempotencyKey } from '../idempotency/openapi.ts';
+import {
+  idempotencyKeyParameter, idempotencyProblems, replayedHeader, secretAnswerHeaders, takesIdempotencyKey,
+} from '../idempotency/openapi.ts';
 import { selectsSecret } from '../idempotency/secrets.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from './risk.ts';
@@ -111,18 +113,22 @@ interface HandWrittenOperation {
   carriesSecret?: boolean;
 }
 
-/** Hand-written POST and PATCH operations (the admin API) take an Idempotency-Key like the table's rows: documented the same way. */
+/** A hand-written POST or PATCH operation takes an Idempotency-Key like the table's rows: documented the same way. */
+function idempotentOperation(method: string, { carriesSecret = false, ...op }: HandWrittenOperation) {
+  if (!takesIdempotencyKey({ method: method.toUpperCase() as RestRoute['method'] })) return op;
+  const own = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r.description]));
+  const successHeaders = carriesSecret ? secretAnswerHeaders : replayedHeader;
+  const responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) =>
+    [status, status.startsWith('2') ? { ...r, headers: { ...r.headers, ...successHeaders } } : r]));
+  for (const [status, text] of Object.entries(idempotencyProblems(own, carriesSecret))) responses[status] = problemResponse(text);
+  responses[400] ??= problemResponse('Invalid input (an Idempotency-Key that is not a printable key)');
+  return { ...op, parameters: [...op.parameters ?? [], idempotencyKeyParameter], responses };
+}
+
+/** The hand-written operations (the admin API), each as idempotentOperation documents it. */
 function withIdempotency(paths: Record<string, Record<string, HandWrittenOperation>>) {
-  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, Object.fromEntries(Object.entries(item).map(([method, { carriesSecret = false, ...op }]) => {
-    if (!takesIdempotencyKey({ method: method.toUpperCase() as RestRoute['method'] })) return [method, op];
-    const own = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r.description]));
-    const responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, status.startsWith('2')
-      ? { ...r, headers: { ...r.headers, ...(carriesSecret ? secretAnswerHeaders : replayedHeader) } }
-      : r]));
-    for (const [status, text] of Object.entries(idempotencyProblems(own, carriesSecret))) responses[status] = problemResponse(text);
-    responses[400] ??= problemResponse('Invalid input (an Idempotency-Key that is not a printable key)');
-    return [method, { ...op, parameters: [...op.parameters ?? [], idempotencyKeyParameter], responses }];
-  }))]));
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) =>
+    [path, Object.fromEntries(Object.entries(item).map(([method, op]) => [method, idempotentOperation(method, op)]))]));
 }
 
 /** An RFC 6749 5.2 error body, as the token endpoints answer their refusals. */

@@ -107,7 +107,8 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           throw error;
         }
         if (route.headers) reply.headers(route.headers(result.data ?? {}, req));
-        if (carriesSecret || route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
+        const noStore = carriesSecret || route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}));
+        if (noStore) reply.header('cache-control', 'no-store');
         else if (cache) {
           // Without a version, serialised here, once, so that the tag is of the bytes sent.
           if (!versionTag && typeof body !== 'string' && !Buffer.isBuffer(body)) {

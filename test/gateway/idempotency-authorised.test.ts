@@ -16,7 +16,9 @@ const ADMIN = '/platform/admin/v1/clients';
 const HOOKS = '/platform/webhooks/v1/subscriptions';
 const USERS = '/shared-mobility-insights/v2/users';
 const CREATE_USER = 'mutation CreateUser($zip: ZipCode) { createUser(input: { homeZip: $zip }) { userId homeZip } }';
-const CREATE_HOOK = 'mutation Hook($input: WebhookSubscriptionInput!) { createWebhookSubscription(input: $input) { secret subscription { id } } }';
+const CREATE_HOOK = `mutation Hook($input: WebhookSubscriptionInput!) {
+  createWebhookSubscription(input: $input) { secret subscription { id } }
+}`;
 
 let t: TestStack;
 /** The bootstrap client's token with `admin` (it holds every scope, granted only when asked). */
@@ -24,18 +26,25 @@ let admin: string;
 let keys = 0;
 const newKey = () => `authorised-${Date.now().toString(36)}-${++keys}`;
 
-const token = async (clientId: string, clientSecret: string, scope?: string) => t.request('POST', '/platform/oauth/v1/token', {
-  form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, ...(scope ? { scope } : {}) },
+const token = async (id: string, secret: string, scope?: string) => t.request('POST', '/platform/oauth/v1/token', {
+  form: { grant_type: 'client_credentials', client_id: id, client_secret: secret, ...(scope ? { scope } : {}) },
 });
-const tokenOf = async (clientId: string, clientSecret: string, scope?: string) => (await token(clientId, clientSecret, scope)).body.access_token as string;
+const tokenOf = async (id: string, secret: string, scope?: string) =>
+  (await token(id, secret, scope)).body.access_token as string;
 
 const keyed = (method: string, path: string, key: string, tok: string, body?: unknown) =>
   t.request(method, path, { token: tok, body, headers: { 'idempotency-key': key } });
-const gql = (key: string, tok: string, query: string, variables: Record<string, unknown> = {}) => keyed('POST', '/graphql', key, tok, { query, variables });
+const gql = (key: string, tok: string, query: string, variables: Record<string, unknown> = {}) =>
+  keyed('POST', '/graphql', key, tok, { query, variables });
 
-const rowOf = async (key: string) => (await t.stack.db.orm.em.fork().find(IdempotencyRecord, { key }, { disableIdentityMap: true }))[0];
-const clientRow = async (clientId: string) => ((await t.request('GET', ADMIN, { token: admin })).body.clients as { clientId: string; secretGeneration: number }[])
-  .find((c) => c.clientId === clientId);
+const rowOf = async (key: string) =>
+  (await t.stack.db.orm.em.fork().find(IdempotencyRecord, { key }, { disableIdentityMap: true }))[0];
+const clientRow = async (clientId: string) => {
+  const { body } = await t.request('GET', ADMIN, { token: admin });
+  const clients = body.clients as { clientId: string; secretGeneration: number }[];
+  return clients.find((c) => c.clientId === clientId);
+};
+const defaultOwner = { clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org };
 
 function expectProblem(res: HttpResult, status: number, code: string) {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
@@ -58,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => { await t?.close(); });
 
 describe('a replay goes only to a token holding the scopes of the first request', () => {
-  it('admin create and rotate: a token of the operator client without `admin` gets 403, not the new secret', async () => {
+  it('admin create and rotate: a token of the operator client without `admin` gets 403, not the secret', async () => {
     const createKey = newKey();
     const created = await keyed('POST', ADMIN, createKey, admin, { organisation: 'org-authorised-a' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -77,7 +86,7 @@ describe('a replay goes only to a token holding the scopes of the first request'
     expect(JSON.stringify(rotateReplay.body)).not.toContain(rotated.body.clientSecret);
   });
 
-  it('any keyed REST write and GraphQL mutation: a narrower token of the client gets 403 problem / FORBIDDEN, a token as wide the replay', async () => {
+  it('any keyed REST write and mutation: a narrower token gets 403 / FORBIDDEN, a token as wide the replay', async () => {
     const client = await t.clientFor('org-authorised-b', ['b2b', 'roadside']);
     const b2b = await tokenOf(client.clientId, client.clientSecret, 'b2b');
     const restKey = newKey();
@@ -87,7 +96,8 @@ describe('a replay goes only to a token holding the scopes of the first request'
     expectProblem(narrow, 403, 'FORBIDDEN');
     expect(narrow.body.detail).toMatch(/'roadside'/);
     expect(JSON.stringify(narrow.body)).not.toContain(first.body.userId);
-    const again = await keyed('POST', USERS, restKey, await tokenOf(client.clientId, client.clientSecret), { homeZip: '60601' });
+    const wide = await tokenOf(client.clientId, client.clientSecret);
+    const again = await keyed('POST', USERS, restKey, wide, { homeZip: '60601' });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
 
@@ -99,7 +109,7 @@ describe('a replay goes only to a token holding the scopes of the first request'
     expect(JSON.stringify(refused.body)).not.toContain(mutation.body.data.createUser.userId);
   });
 
-  it('a key taken over after its runner vanished is the taker\'s: its answer replays to the taker\'s scopes', async () => {
+  it('a key taken over after its runner vanished is the taker\'s: replayed to the taker\'s scopes', async () => {
     const store = t.stack.gateway.idempotency;
     const owner = { clientId: 'takeover-client', organisation: 'takeover-org' };
     const key = newKey();
@@ -142,7 +152,7 @@ describe('refusals of the caller are never kept', () => {
 });
 
 describe('a replay keeps the answer\'s headers, not the request\'s', () => {
-  it('Cache-Control and the answer\'s own headers come back; request id and rate-limit counters are the replaying request\'s', async () => {
+  it('Cache-Control and the answer\'s own headers come back; request id and rate-limit counters are new', async () => {
     const key = newKey();
     const first = await gql(key, t.token, CREATE_USER, { zip: '60603' });
     expect(first.headers.get('cache-control')).toBe('no-store');
@@ -153,10 +163,13 @@ describe('a replay keeps the answer\'s headers, not the request\'s', () => {
       expect(replay.headers.get(name), name).toBe(first.headers.get(name));
     }
     expect(replay.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
-    expect(Number(replay.headers.get('x-ratelimit-remaining'))).toBeLessThan(Number(first.headers.get('x-ratelimit-remaining')));
+    const remaining = (res: HttpResult) => Number(res.headers.get('x-ratelimit-remaining'));
+    expect(remaining(replay)).toBeLessThan(remaining(first));
     const stored = (await rowOf(key))!.headers!;
     expect(stored['cache-control']).toBe('no-store');
-    for (const name of ['x-request-id', 'x-ratelimit-remaining', 'date', 'vary', 'content-length']) expect(stored, name).not.toHaveProperty(name);
+    for (const name of ['x-request-id', 'x-ratelimit-remaining', 'date', 'vary', 'content-length']) {
+      expect(stored, name).not.toHaveProperty(name);
+    }
   });
 
   it('ETag, Link and Content-Disposition of a kept REST answer are replayed', async () => {
@@ -164,10 +177,16 @@ describe('a replay keeps the answer\'s headers, not the request\'s', () => {
     const body = { homeZip: '60604' };
     // A kept answer as a route with those headers would leave it (no POST row sets them yet).
     const answer = await t.request('POST', USERS, { token: t.token, body });
-    const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', etag: '"v1"', link: '</next>; rel="next"', 'content-disposition': 'attachment; filename="u.json"' };
+    const headers = {
+      'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', etag: '"v1"',
+      link: '</next>; rel="next"', 'content-disposition': 'attachment; filename="u.json"',
+    };
     const store = t.stack.gateway.idempotency;
-    const claim = await store.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, { key, fingerprint: requestFingerprint('POST', USERS, body), scopes: ['b2b'] });
-    await store.complete((claim as { id: string }).id, { status: 201, headers, body: Buffer.from(JSON.stringify(answer.body)) });
+    const claim = await store.claim(defaultOwner, {
+      key, fingerprint: requestFingerprint('POST', USERS, body), scopes: ['b2b'],
+    });
+    const kept = Buffer.from(JSON.stringify(answer.body));
+    await store.complete((claim as { id: string }).id, { status: 201, headers, body: kept });
     const replay = await keyed('POST', USERS, key, t.token, body);
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
@@ -192,21 +211,23 @@ describe('answers that carry a secret are never kept, and never run twice', () =
     const list = (await t.request('GET', ADMIN, { token: admin })).body.clients as { organisation: string }[];
     expect(list.filter((c) => c.organisation === body.organisation)).toHaveLength(1);
     // The answer of another request under the key is still 422.
-    expectProblem(await keyed('POST', ADMIN, key, admin, { organisation: 'org-authorised-f' }), 422, 'IDEMPOTENCY_KEY_REUSED');
+    const other = await keyed('POST', ADMIN, key, admin, { organisation: 'org-authorised-f' });
+    expectProblem(other, 422, 'IDEMPOTENCY_KEY_REUSED');
   });
 
-  it('rotate: the retry does not rotate again (the secret the caller may have missed stays valid); a concurrent burst rotates once', async () => {
+  it('rotate: a retry does not rotate again (the secret a caller missed stays valid); a burst rotates once', async () => {
+    const rotate = (clientId: string, key: string) => keyed('POST', `${ADMIN}/${clientId}/rotate`, key, admin);
     const client = await t.clientFor('org-authorised-g');
     const key = newKey();
     const rotated = await keyed('POST', `${ADMIN}/${client.clientId}/rotate`, key, admin);
     expect(rotated.status).toBe(200);
     expect((await clientRow(client.clientId))?.secretGeneration).toBe(1);
-    expectProblem(await keyed('POST', `${ADMIN}/${client.clientId}/rotate`, key, admin), 409, 'IDEMPOTENT_SECRET_NOT_REPLAYED');
+    expectProblem(await rotate(client.clientId, key), 409, 'IDEMPOTENT_SECRET_NOT_REPLAYED');
     expect((await clientRow(client.clientId))?.secretGeneration).toBe(1);
     expect((await token(client.clientId, rotated.body.clientSecret)).status).toBe(200);
 
     const burstKey = newKey();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => keyed('POST', `${ADMIN}/${client.clientId}/rotate`, burstKey, admin)));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => rotate(client.clientId, burstKey)));
     const ran = answers.filter((a) => a.status === 200);
     expect(ran).toHaveLength(1);
     for (const a of answers.filter((x) => x.status !== 200)) {
@@ -215,12 +236,12 @@ describe('answers that carry a secret are never kept, and never run twice', () =
     }
     expect((await clientRow(client.clientId))?.secretGeneration).toBe(2);
     expect((await token(client.clientId, ran[0].body.clientSecret)).status).toBe(200);
-    expectProblem(await keyed('POST', `${ADMIN}/${client.clientId}/rotate`, burstKey, admin), 409, 'IDEMPOTENT_SECRET_NOT_REPLAYED');
+    expectProblem(await rotate(client.clientId, burstKey), 409, 'IDEMPOTENT_SECRET_NOT_REPLAYED');
   });
 
-  it('webhook subscription create on REST and GraphQL: 409 on retry, one subscription each; a refused input is kept and replayed', async () => {
+  it('webhook subscription create, REST and GraphQL: 409 on retry, one subscription; a refused input is replayed', async () => {
     const client = await t.clientFor('org-authorised-h');
-    const subscriptions = async () => ((await t.request('GET', HOOKS, { token: client.token })).body.subscriptions as unknown[]).length;
+    const subscriptions = async () => ((await t.request('GET', HOOKS, { token: client.token })).body.subscriptions as []).length;
     const input = { url: 'http://127.0.0.1:9/hook', eventTypes: ['rescue.cancelled'] };
     const restKey = newKey();
     const created = await keyed('POST', HOOKS, restKey, client.token, input);
@@ -243,9 +264,10 @@ describe('answers that carry a secret are never kept, and never run twice', () =
 
     // Nothing ran, no secret: the answer is kept as any other.
     const badKey = newKey();
-    const bad = await keyed('POST', HOOKS, badKey, client.token, { url: 'ftp://example.com/hook', eventTypes: ['rescue.cancelled'] });
+    const badInput = { url: 'ftp://example.com/hook', eventTypes: ['rescue.cancelled'] };
+    const bad = await keyed('POST', HOOKS, badKey, client.token, badInput);
     expect(bad.status).toBe(400);
-    const badReplay = await keyed('POST', HOOKS, badKey, client.token, { url: 'ftp://example.com/hook', eventTypes: ['rescue.cancelled'] });
+    const badReplay = await keyed('POST', HOOKS, badKey, client.token, badInput);
     expect(badReplay.headers.get('idempotent-replayed')).toBe('true');
     expect(badReplay.body).toEqual(bad.body);
   });
@@ -254,9 +276,13 @@ describe('answers that carry a secret are never kept, and never run twice', () =
     const key = newKey();
     const body = { organisation: 'org-authorised-legacy' };
     const store = t.stack.gateway.idempotency;
-    const claim = await store.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, { key, fingerprint: requestFingerprint('POST', ADMIN, body), scopes: ['admin'] });
-    const secret = JSON.stringify({ clientId: 'client_legacy', clientSecret: 'legacy-secret-value', organisation: body.organisation, scopes: ['b2b'] });
-    await store.complete((claim as { id: string }).id, { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(secret) });
+    const claim = await store.claim(defaultOwner, {
+      key, fingerprint: requestFingerprint('POST', ADMIN, body), scopes: ['admin'],
+    });
+    const secret = { clientId: 'client_legacy', clientSecret: 'legacy-secret-value', organisation: body.organisation, scopes: ['b2b'] };
+    await store.complete((claim as { id: string }).id, {
+      status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(secret)),
+    });
     const retry = await keyed('POST', ADMIN, key, admin, body);
     expectProblem(retry, 409, 'IDEMPOTENT_SECRET_NOT_REPLAYED');
     expect(JSON.stringify(retry.body)).not.toContain('legacy-secret-value');

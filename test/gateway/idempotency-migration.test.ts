@@ -31,12 +31,13 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-/** The gateway's migrations up to `last` (by file name), written outside the project: the library imported by its resolved URL. */
+/** The gateway's migrations up to `last` (by file name), written outside the project: the library imported by its URL. */
 async function migrationsUpTo(path: string, last: string) {
   await mkdir(path, { recursive: true });
   for (const file of (await readdir(GATEWAY_MIGRATIONS)).filter((f) => f <= last)) {
     const text = await readFile(join(GATEWAY_MIGRATIONS, file), 'utf8');
-    await writeFile(join(path, file), text.replace("'@mikro-orm/migrations'", `'${import.meta.resolve('@mikro-orm/migrations')}'`));
+    const library = `'${import.meta.resolve('@mikro-orm/migrations')}'`;
+    await writeFile(join(path, file), text.replace("'@mikro-orm/migrations'", library));
   }
 }
 
@@ -55,16 +56,22 @@ it('rows kept before the migration get their client\'s scopes and replay only to
     values ('${crypto.randomUUID()}', 'legacy-client', 'x', 'org-legacy', '{b2b,roadside}', now(), now())`);
   for (const row of rows) {
     const ciphertext = vault.encrypt(Buffer.from(body).toString('base64'), row.id).toString('hex');
-    await sql(`insert into platform.idempotency_keys (id, client_id, organisation, key, fingerprint, state, locked_at, status, headers, body_ciphertext, key_id, created_at, expires_at)
-      values ('${row.id}', '${row.client}', 'org-legacy', '${row.key}', 'f', 'done', now(), 201, '{"content-type":"application/json"}', decode('${ciphertext}', 'hex'), '${vault.keyId}', now(), now() + interval '1 day')`);
+    await sql(`insert into platform.idempotency_keys
+      (id, client_id, organisation, key, fingerprint, state, locked_at, status, headers, body_ciphertext, key_id, created_at, expires_at)
+      values ('${row.id}', '${row.client}', 'org-legacy', '${row.key}', 'f', 'done', now(), 201, '{"content-type":"application/json"}',
+        decode('${ciphertext}', 'hex'), '${vault.keyId}', now(), now() + interval '1 day')`);
   }
   await db.close();
 
   await migrationsUpTo(path, SCOPES_MIGRATION);
   db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: path });
   try {
-    const scopes = await db.orm.em.getConnection().execute<{ key: string; scopes: string[] }[]>('select key, scopes from platform.idempotency_keys order by key');
-    expect(scopes.map((r: { key: string; scopes: string[] }) => [r.key, [...r.scopes].sort()])).toEqual([['kept-1', ['b2b', 'roadside']], ['kept-2', ['admin', 'b2b', 'roadside']]]);
+    type Row = { key: string; scopes: string[] };
+    const scopes = await db.orm.em.getConnection().execute<Row[]>('select key, scopes from platform.idempotency_keys order by key');
+    expect(scopes.map((r: Row) => [r.key, [...r.scopes].sort()])).toEqual([
+      ['kept-1', ['b2b', 'roadside']],
+      ['kept-2', ['admin', 'b2b', 'roadside']],
+    ]);
 
     const store = new IdempotencyStore(db.orm.em, vault);
     const claim = (client: string, key: string, tokenScopes: string[]) =>
