@@ -58,7 +58,10 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
     return parsed.data;
   };
 
-  api.post(ADMIN_CLIENTS_PATH, guarded(async (request, reply) => {
+  // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay
+  // (documented in adminClientPaths).
+  const secret = { config: { carriesSecret: true } };
+  api.post(ADMIN_CLIENTS_PATH, secret, guarded(async (request, reply) => {
     const body = parseBody(createBody, request.body);
     const created = await clients.create(body.organisation, parseScopes(body.scopes));
     return reply.code(201).header('cache-control', 'no-store').send(created);
@@ -69,7 +72,7 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
       createdAt: c.createdAt.toISOString(), secretRotatedAt: c.secretRotatedAt.toISOString(), secretGeneration: c.secretGeneration,
     })),
   })));
-  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, guarded(async (request, reply) => {
+  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, secret, guarded(async (request, reply) => {
     const clientId = clientIdOf(request);
     const rotated = await clients.rotate(clientId);
     revocation.forget(clientId);
@@ -104,6 +107,7 @@ export const adminClientPaths = {
   [ADMIN_CLIENTS_PATH]: {
     post: {
       operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security,
+      carriesSecret: true,
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', pattern: ORGANISATION_PATTERN.source }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
       responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...bodyErrors, ...errors },
     },
@@ -117,7 +121,8 @@ export const adminClientPaths = {
   },
   [`${ADMIN_CLIENTS_PATH}/{clientId}/rotate`]: {
     post: {
-      operationId: 'rotateClientSecret', summary: 'Rotate a client secret; every token issued before is refused (operators: admin scope)', tags: ['Admin'], security, parameters: [clientIdParameter],
+      operationId: 'rotateClientSecret', summary: 'Rotate a client secret; every token issued before is refused (operators: admin scope)',
+      tags: ['Admin'], security, carriesSecret: true, parameters: [clientIdParameter],
       responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: credentials } } }, 404: problem('Unknown client'), ...errors },
     },
   },

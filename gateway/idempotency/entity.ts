@@ -3,12 +3,18 @@ import { defineEntity, p } from '@mikro-orm/core';
 /** Longest accepted Idempotency-Key value. */
 export const KEY_MAX = 255;
 
-export const IDEMPOTENCY_STATES = ['in_progress', 'done'] as const;
+/**
+ * `withheld`: the request ran and its answer carried a secret shown once (a new client secret, a
+ * webhook signing secret), which is never kept: the key answers 409 IDEMPOTENT_SECRET_NOT_REPLAYED.
+ */
+export const IDEMPOTENCY_STATES = ['in_progress', 'done', 'withheld'] as const;
 
 /**
  * One Idempotency-Key of one client in one organisation: inserted before the request runs (the
  * unique constraint makes a concurrent duplicate lose), completed with the response to replay.
  * The response body is encrypted (it may hold personal data); 5xx responses are never stored.
+ * Tokens name a client, never an end user: if end-user tokens come, their subject joins the owner
+ * (the unique constraint) beside the client.
  */
 export const IdempotencyRecordSchema = defineEntity({
   name: 'IdempotencyRecord',
@@ -26,7 +32,9 @@ export const IdempotencyRecordSchema = defineEntity({
     /** When the request started running (or was taken over after its first runner vanished). */
     lockedAt: p.datetime(),
     status: p.integer().nullable(),
-    /** The response headers that matter (content-type, location). */
+    /** The scopes of the token that ran the request: its answer is replayed only to a token holding them all. */
+    scopes: p.array(),
+    /** The response's own headers (not the per-request ones: see plugin.ts). */
     headers: p.json<Record<string, string>>().nullable(),
     /** The response body, AES-256-GCM encrypted, bound to the row id. */
     bodyCiphertext: p.blob().nullable(),

@@ -2,12 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ParseOptions } from 'graphql';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
-import { statusForCode } from '../../subgraphs/platform/errors.ts';
 import { canonicalTarget } from '../canonical-target.ts';
 import { sendGraphqlErrors } from '../graphql-reply.ts';
 import { problem, sendProblem } from '../rest/problem.ts';
+import { answerHeaders, holdsSecret, keepable } from './answer.ts';
 import { graphqlMutation, IDEMPOTENCY_HEADER, parseIdempotencyKey, REPLAYED_HEADER, requestFingerprint, type DocumentByHash } from './request.ts';
-import type { Claim, IdempotencyStore } from './store.ts';
+import { selectsSecret } from './secrets.ts';
+import type { Claim, IdempotencyStore, StoredResponse } from './store.ts';
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;
@@ -24,52 +25,35 @@ export interface IdempotencyOptions {
 
 export type IdempotencyOutcome = Claim['kind'] | 'invalid' | 'released';
 
-/** Response headers kept with a stored response and given back on replay. */
-const KEPT_HEADERS = ['content-type', 'location'];
 const METHODS = new Set(['POST', 'PATCH']);
-/** Refusals about who asks, not what was asked (token, scope, rate): the request never ran, so they are not kept. */
-const NOT_KEPT = new Set([401, 403, 429]);
-/** Answers larger than this are not kept (the key is released): bounded storage per key. */
-export const MAX_STORED_BODY_BYTES = 1024 * 1024;
 
 interface IdempotentRequest extends FastifyRequest {
   caller?: Caller | null;
-  idempotencyRecord?: string;
+  idempotency?: { id: string; graphql: boolean; carriesSecret: boolean };
 }
 
-/** APQ answers asking for the document's text: nothing ran, and Apollo Client retries with the text under the same key. */
-const PERSISTED_QUERY_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
-
-/** A GraphQL answer not to keep: a server-side failure (an error whose code maps to a 5xx, or no code at all), or a request for the document. */
-function graphqlNotKept(payload: Buffer): boolean {
-  try {
-    const errors = (JSON.parse(payload.toString('utf8')) as { errors?: { extensions?: { code?: unknown } }[] }).errors;
-    return !!errors?.some(({ extensions }) => PERSISTED_QUERY_CODES.has(extensions?.code as string) || statusForCode(extensions?.code) >= 500);
-  } catch {
-    return true;
-  }
-}
-
-/**
- * Whether an answer is kept for replay. Not: a server error, a refusal of the caller, or a body
- * that cannot be kept (streamed, or over the bound); its key is released and a retry runs again.
- */
-function keepable(status: number, body: Buffer | null, graphql: boolean): body is Buffer {
-  if (!body || body.length > MAX_STORED_BODY_BYTES || status >= 500 || NOT_KEPT.has(status)) return false;
-  return !(graphql && graphqlNotKept(body));
-}
+const SECRET_NOT_REPLAYED = 'IDEMPOTENT_SECRET_NOT_REPLAYED';
 
 /**
  * `Idempotency-Key` (IETF HTTPAPI draft) on every POST and PATCH route of the scope it is
  * registered in (after the token gate, which names the caller), and on GraphQL mutations:
  * the first request with a key runs and its response is stored for the client and organisation;
- * a repeat gets that response again with `Idempotent-Replayed: true`, a repeat while it runs 409,
- * the key with another request 422. Server errors are not stored: the key is free again.
+ * a repeat gets that response again with `Idempotent-Replayed: true` when its token holds every scope
+ * of the first one's (else 403, as the route would answer a token without them: the replay runs
+ * before the route's own scope check), a repeat while it runs 409, the key with another request 422.
+ * Server errors and refusals of the caller are not stored: the key is free again. An answer that
+ * carries a secret is never stored: its request is marked as run, and a repeat answers 409.
  */
-export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphqlPath, parseOptions, documentByHash, purgeEveryMs, count = () => undefined }: IdempotencyOptions) => {
+export const idempotencyPlugin = fp(async (app: FastifyInstance, options: IdempotencyOptions) => {
+  const { store, graphqlPath, parseOptions, documentByHash, purgeEveryMs, count = () => undefined } = options;
   function refuse(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string) {
     if (request.routeOptions.url === graphqlPath) return sendGraphqlErrors(request, reply, status, [{ message: detail, extensions: { code, field: 'Idempotency-Key' } }]);
     return sendProblem(reply, problem(status, code, detail, { field: 'Idempotency-Key' }));
+  }
+  function replay(reply: FastifyReply, { status, headers, body }: StoredResponse) {
+    // The replaying request's own headers (security, rate-limit counters) stand; the answer's are added.
+    for (const [name, value] of Object.entries(headers)) if (!reply.hasHeader(name)) reply.header(name, value);
+    return reply.code(status).header(REPLAYED_HEADER, 'true').send(body);
   }
 
   app.addHook('preHandler', async (request: IdempotentRequest, reply) => {
@@ -78,21 +62,38 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
     if (header === undefined || !METHODS.has(request.method) || !request.caller) return;
     // On GraphQL the operation is the request (however its document was sent); a query takes no part.
     const graphql = request.routeOptions.url === graphqlPath;
-    const operation = graphql ? await graphqlMutation(request.body, documentByHash, parseOptions) : request.body;
-    if (graphql && !operation) return;
+    const mutation = graphql ? await graphqlMutation(request.body, documentByHash, parseOptions) : null;
+    if (graphql && !mutation) return;
     const key = parseIdempotencyKey(header);
     if (key === null) {
       count('invalid');
       return refuse(request, reply, 400, 'BAD_USER_INPUT', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a bare value or a quoted string)');
     }
-    const claim = await store.claim({ clientId: request.caller.clientId, organisation: request.caller.orgId }, key, requestFingerprint(request.method, canonicalTarget(request.url), operation));
-    count(claim.kind);
+    const carriesSecret = mutation ? selectsSecret(mutation.document) : !!request.routeOptions.config.carriesSecret;
+    const fingerprint = requestFingerprint(request.method, canonicalTarget(request.url), mutation ? mutation.operation : request.body);
+    const { caller } = request;
+    const owner = { clientId: caller.clientId, organisation: caller.orgId };
+    const claim = await store.claim(owner, { key, fingerprint, scopes: caller.scopes });
+    // An answer kept before secrets were withheld (or by a version that did not mark this request) is not shown either.
+    const withheld = claim.kind === 'withheld'
+      || (claim.kind === 'replay' && carriesSecret && holdsSecret(claim.response.status, claim.response.body, graphql));
+    count(withheld ? 'withheld' : claim.kind);
+    if (withheld) {
+      return refuse(request, reply, 409, SECRET_NOT_REPLAYED, 'This Idempotency-Key\'s request ran, and its answer carried a '
+        + 'secret, which is shown once and never kept: it is not shown again, and the request is not run again (that would '
+        + 'void the secret). Use a new key to run it again');
+    }
     switch (claim.kind) {
       case 'claimed':
-        request.idempotencyRecord = claim.id;
+        request.idempotency = { id: claim.id, graphql, carriesSecret };
         return;
       case 'replay':
-        return reply.code(claim.response.status).headers({ ...claim.response.headers, [REPLAYED_HEADER]: 'true' }).send(claim.response.body);
+        return replay(reply, claim.response);
+      case 'forbidden': {
+        const missing = claim.missing.map((scope) => `'${scope}'`).join(', ');
+        return refuse(request, reply, 403, 'FORBIDDEN', `The access token lacks the ${missing} scope of the token that made `
+          + 'this Idempotency-Key\'s request, whose answer it would replay');
+      }
       case 'in_progress':
         reply.header('retry-after', '1');
         return refuse(request, reply, 409, 'CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -102,20 +103,20 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, { store, graphq
   });
 
   app.addHook('onSend', async (request: IdempotentRequest, reply, payload) => {
-    const id = request.idempotencyRecord;
-    if (!id) return payload;
-    request.idempotencyRecord = undefined;
+    const claimed = request.idempotency;
+    if (!claimed) return payload;
+    request.idempotency = undefined;
+    const { id, graphql, carriesSecret } = claimed;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : payload == null ? Buffer.alloc(0) : null;
     try {
-      if (!keepable(reply.statusCode, body, request.routeOptions.url === graphqlPath)) {
+      // Before keepable: a mutation that ran beside a failed one must not run again either.
+      if (carriesSecret && body && holdsSecret(reply.statusCode, body, graphql)) {
+        await store.withhold(id);
+      } else if (!keepable(reply.statusCode, body, graphql)) {
         count('released');
         await store.release(id);
       } else {
-        const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => {
-          const value = reply.getHeader(name);
-          return value === undefined ? [] : [[name, String(value)]];
-        }));
-        await store.complete(id, { status: reply.statusCode, headers, body });
+        await store.complete(id, { status: reply.statusCode, headers: answerHeaders(reply.getHeaders()), body });
       }
     } catch (error) {
       // The request itself succeeded or failed already; its answer goes out. The key stays

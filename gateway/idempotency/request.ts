@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { Kind, parse, type ParseOptions } from 'graphql';
+import { Kind, parse, type DocumentNode, type ParseOptions } from 'graphql';
 import { KEY_MAX } from './entity.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -37,27 +37,35 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
 /** The text of a document this process has seen under its APQ hash (Apollo Server's persisted-query cache). */
 export type DocumentByHash = (sha256Hash: string) => Promise<string | undefined>;
 
+/** A mutation sent to POST /graphql: what tells two requests apart (requestFingerprint's body), and its document. */
+export interface GraphqlMutation { operation: object; document: DocumentNode }
+
 /**
- * The mutation a POST /graphql body asks to run, as what tells two requests apart (see
- * requestFingerprint), or null when it runs none. Its document is the text sent, or the one its APQ
- * hash names (unknown here: Apollo answers PERSISTED_QUERY_NOT_FOUND and runs nothing). The document
- * counts by its sha256, which is the APQ hash: a full-text and a hash-only send of one operation are
- * the same request, whichever process has the text cached.
+ * The mutation a POST /graphql body asks to run, or null when it runs none. Its document is the text
+ * sent, or the one its APQ hash names (unknown here: Apollo answers PERSISTED_QUERY_NOT_FOUND and
+ * runs nothing). The document counts by its sha256, which is the APQ hash: a full-text and a
+ * hash-only send of one operation are the same request, whichever process has the text cached.
  */
-export async function graphqlMutation(body: unknown, documentByHash: DocumentByHash, options: ParseOptions): Promise<object | null> {
+export async function graphqlMutation(
+  body: unknown, documentByHash: DocumentByHash, options: ParseOptions,
+): Promise<GraphqlMutation | null> {
   if (typeof body !== 'object' || body === null) return null;
   const { query, variables, operationName, extensions } = body as { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } };
   const hash = extensions?.persistedQuery?.sha256Hash;
   const text = typeof query === 'string' ? query : typeof hash === 'string' ? await documentByHash(hash) : undefined;
-  if (text === undefined || !hasMutation(text, options)) return null;
-  return { document: createHash('sha256').update(text).digest('hex'), variables: variables ?? null, operationName: operationName ?? null };
+  const document = text === undefined ? null : mutationDocument(text, options);
+  if (!document) return null;
+  const hashed = createHash('sha256').update(text!).digest('hex');
+  return { operation: { document: hashed, variables: variables ?? null, operationName: operationName ?? null }, document };
 }
 
-/** True when a document holds a mutation (a document that does not parse runs no mutation). */
-function hasMutation(text: string, options: ParseOptions): boolean {
+/** The parsed document when it holds a mutation (a document that does not parse runs no mutation). */
+function mutationDocument(text: string, options: ParseOptions): DocumentNode | null {
   try {
-    return parse(text, options).definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation');
+    const document = parse(text, options);
+    const mutation = document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation');
+    return mutation ? document : null;
   } catch {
-    return false;
+    return null;
   }
 }

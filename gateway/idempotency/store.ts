@@ -20,6 +20,9 @@ const PURGE_BATCHES_PER_RUN = 20;
 /** Whose key it is: keys never collide across clients or organisations. */
 export interface KeyOwner { clientId: string; organisation: string }
 
+/** A request with a key: the key, what makes the request itself (requestFingerprint) and its token's scopes. */
+export interface KeyedRequest { key: string; fingerprint: string; scopes: readonly string[] }
+
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
@@ -27,10 +30,14 @@ export interface StoredResponse {
 }
 
 export type Claim =
-  /** This request owns the key now: run it, then complete() or release(). */
+  /** This request owns the key now: run it, then complete(), withhold() or release(). */
   | { kind: 'claimed'; id: string }
   /** The key's request completed: answer with its response. */
   | { kind: 'replay'; response: StoredResponse }
+  /** The key's request completed for a token with scopes this one lacks (`missing`): not this token's answer to see. */
+  | { kind: 'forbidden'; missing: string[] }
+  /** The key's request ran and its answer carried a secret, not kept: it is neither shown nor run again. */
+  | { kind: 'withheld' }
   /** The key's first request is still running. */
   | { kind: 'in_progress' }
   /** The key was used for a different request. */
@@ -53,13 +60,16 @@ export class IdempotencyStore {
     this.vault = vault;
   }
 
-  async claim(owner: KeyOwner, key: string, fingerprint: string, now = new Date()): Promise<Claim> {
+  async claim(owner: KeyOwner, { key, fingerprint, scopes }: KeyedRequest, now = new Date()): Promise<Claim> {
     const em = this.em.fork();
     // Two rounds at most: a row that expired (or vanished) between the insert and the read is gone by the second.
     for (let round = 0; round < 2; round++) {
       const id = crypto.randomUUID();
       const inserted = await (em as SqlEntityManager).createQueryBuilder(IdempotencyRecord)
-        .insert({ id, ...owner, key, fingerprint, state: 'in_progress', lockedAt: now, createdAt: now, expiresAt: new Date(now.getTime() + RETENTION_MS) })
+        .insert({
+          id, ...owner, key, fingerprint, scopes: [...scopes], state: 'in_progress', lockedAt: now, createdAt: now,
+          expiresAt: new Date(now.getTime() + RETENTION_MS),
+        })
         .onConflict(['clientId', 'organisation', 'key']).ignore()
         .execute<QueryResult>('run');
       if (inserted.affectedRows === 1) return { kind: 'claimed', id };
@@ -70,13 +80,26 @@ export class IdempotencyStore {
         continue;
       }
       if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (existing.state === 'done') return { kind: 'replay', response: this.open(existing) };
-      if (existing.lockedAt.getTime() <= now.getTime() - ABANDONED_AFTER_MS) {
-        // Taken over by whoever moves the lock first.
-        const taken = await em.nativeUpdate(IdempotencyRecord, { id: existing.id, state: 'in_progress', lockedAt: existing.lockedAt }, { lockedAt: now });
-        if (taken === 1) return { kind: 'claimed', id: existing.id };
-      }
-      return { kind: 'in_progress' };
+      if (existing.state === 'in_progress') return this.takeOver(em, existing, scopes, now);
+      const missing = existing.scopes.filter((scope) => !scopes.includes(scope));
+      if (missing.length) return { kind: 'forbidden', missing };
+      if (existing.state === 'withheld') return { kind: 'withheld' };
+      return { kind: 'replay', response: this.open(existing) };
+    }
+    return { kind: 'in_progress' };
+  }
+
+  /**
+   * A running request's key: still running, or taken over by whoever moves the lock first once
+   * abandoned. The taker runs the request with its own token, so the answer it keeps is for its scopes.
+   */
+  private async takeOver(
+    em: EntityManager, existing: IdempotencyRecord, scopes: readonly string[], now: Date,
+  ): Promise<Claim> {
+    if (existing.lockedAt.getTime() <= now.getTime() - ABANDONED_AFTER_MS) {
+      const lock = { id: existing.id, state: 'in_progress' as const, lockedAt: existing.lockedAt };
+      const taken = await em.nativeUpdate(IdempotencyRecord, lock, { lockedAt: now, scopes: [...scopes] });
+      if (taken === 1) return { kind: 'claimed', id: existing.id };
     }
     return { kind: 'in_progress' };
   }
@@ -87,6 +110,14 @@ export class IdempotencyStore {
     await this.em.fork().nativeUpdate(IdempotencyRecord, { id, state: 'in_progress' }, {
       state: 'done', status: response.status, headers: response.headers, bodyCiphertext, keyId: this.vault.keyId,
     });
+  }
+
+  /**
+   * Records that a claimed key's request ran and answered a secret, without the answer: a retry is
+   * told so (409) and does not run again.
+   */
+  async withhold(id: string): Promise<void> {
+    await this.em.fork().nativeUpdate(IdempotencyRecord, { id, state: 'in_progress' }, { state: 'withheld' });
   }
 
   /** Gives a claimed key up (its request failed on our side): a retry runs again. */

@@ -91,7 +91,12 @@ export class GatewayMetrics {
       },
     });
     new Gauge({ name: 'gateway_risk_answer_cache_bytes', help: 'Estimated bytes of the Risk Index answers held (RISK_ANSWER_CACHE_MB bounds it)', registers, collect() { const stats = riskAnswers?.(); if (stats) this.set(stats.bytes); } });
-    this.idempotency = new Counter({ name: 'gateway_idempotency_requests_total', help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replayed, in_progress (409), mismatch (422), invalid (400), released (not kept)', labelNames: ['outcome'], registers });
+    this.idempotency = new Counter({
+      name: 'gateway_idempotency_requests_total',
+      help: 'Requests with an Idempotency-Key by outcome: claimed (ran), replay, forbidden (403), withheld (409, a secret), '
+        + 'in_progress (409), mismatch (422), invalid (400), released (not kept)',
+      labelNames: ['outcome'], registers,
+    });
     this.collapsed = new Counter({ name: 'gateway_collapsed_requests_total', help: 'Requests answered with the answer of an identical one in flight instead of running (REQUEST_COLLAPSING), by kind: graphql (/graphql) or rest (a REST row)', labelNames: ['kind'], registers });
     this.subscriptionsActive = new Gauge({ name: 'gateway_subscriptions_active', help: 'Subscriptions held now by transport (ws: graphql-ws on /graphql, sse: graphql-sse at /graphql/stream)', labelNames: ['transport'], registers });
     this.subscriptionEvents = new Counter({ name: 'gateway_subscription_events_pushed_total', help: 'Results pushed to subscribers (one per event and subscription) by transport', labelNames: ['transport'], registers });

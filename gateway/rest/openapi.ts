@@ -1,7 +1,10 @@
 import type { RestRoute } from '../../subgraphs/platform/rest/types.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
-import { idempotencyKeyParameter, idempotencyProblems, replayedHeader, takesIdempotencyKey } from '../idempotency/openapi.ts';
+import {
+  idempotencyKeyParameter, idempotencyProblems, replayedHeader, secretAnswerHeaders, takesIdempotencyKey,
+} from '../idempotency/openapi.ts';
+import { selectsSecret } from '../idempotency/secrets.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { RISK_MAP_EXAMPLE } from '../../subgraphs/risk/rest.ts';
 import { withExamples } from './examples.ts';
@@ -48,8 +51,14 @@ function operation(route: RestRoute) {
   const status = String(route.status ?? 200);
   const contentTypes = route.docs?.contentTypes ?? ['application/json'];
   const idempotent = takesIdempotencyKey(route);
+  // An answer with a secret is never replayed: no Idempotent-Replayed on it.
+  const secret = idempotent && selectsSecret(route.operation);
+  const replayed = idempotent && !secret;
   const cache = route.cache && route.cache !== 'no-store' ? cacheDocs(route.cache.maxAge) : undefined;
-  const problems = idempotent ? { ...route.docs?.problems, ...idempotencyProblems({ 409: 'State conflict', ...route.docs?.problems }) } : route.docs?.problems ?? {};
+  const scoped: Record<number, string> = route.scope && route.scope !== 'any' ? { 403: 'Token lacks the scope' } : {};
+  const problems = idempotent
+    ? { ...route.docs?.problems, ...idempotencyProblems({ ...scoped, 409: 'State conflict', ...route.docs?.problems }, secret) }
+    : route.docs?.problems ?? {};
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -64,10 +73,13 @@ function operation(route: RestRoute) {
       },
     } : {}),
     responses: {
-      [status]: status === '204' ? { description: 'No content', ...(idempotent ? { headers: replayedHeader } : {}) } : {
+      [status]: status === '204' ? { description: 'No content', ...(replayed ? { headers: replayedHeader } : {}) } : {
         description: 'Success',
         ...(idempotent || route.docs?.responseHeaders || route.cache ? {
-          headers: { ...(idempotent ? replayedHeader : {}), ...route.docs?.responseHeaders, ...(cache ? cache.headers : route.cache ? noStoreDocs : {}) },
+          headers: {
+            ...(replayed ? replayedHeader : secret ? secretAnswerHeaders : {}), ...route.docs?.responseHeaders,
+            ...(cache ? cache.headers : route.cache ? noStoreDocs : {}),
+          },
         } : {}),
         content: route.docs?.responseContentTypes
           ? Object.fromEntries(route.docs.responseContentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
@@ -94,18 +106,29 @@ function operation(route: RestRoute) {
   };
 }
 
-interface HandWrittenOperation { parameters?: unknown[]; responses: Record<string, { description: string; headers?: object }> }
+interface HandWrittenOperation {
+  parameters?: unknown[];
+  responses: Record<string, { description: string; headers?: object }>;
+  /** Its success answer carries a secret, never replayed (the route's `config.carriesSecret`); not written out. */
+  carriesSecret?: boolean;
+}
 
-/** Hand-written POST and PATCH operations (the admin API) take an Idempotency-Key like the table's rows: documented the same way. */
+/** A hand-written POST or PATCH operation takes an Idempotency-Key like the table's rows: documented the same way. */
+function idempotentOperation(method: string, { carriesSecret = false, ...op }: HandWrittenOperation) {
+  if (!takesIdempotencyKey({ method: method.toUpperCase() as RestRoute['method'] })) return op;
+  const own = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r.description]));
+  const successHeaders = carriesSecret ? secretAnswerHeaders : replayedHeader;
+  const responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) =>
+    [status, status.startsWith('2') ? { ...r, headers: { ...r.headers, ...successHeaders } } : r]));
+  for (const [status, text] of Object.entries(idempotencyProblems(own, carriesSecret))) responses[status] = problemResponse(text);
+  responses[400] ??= problemResponse('Invalid input (an Idempotency-Key that is not a printable key)');
+  return { ...op, parameters: [...op.parameters ?? [], idempotencyKeyParameter], responses };
+}
+
+/** The hand-written operations (the admin API), each as idempotentOperation documents it. */
 function withIdempotency(paths: Record<string, Record<string, HandWrittenOperation>>) {
-  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, Object.fromEntries(Object.entries(item).map(([method, op]) => {
-    if (!takesIdempotencyKey({ method: method.toUpperCase() as RestRoute['method'] })) return [method, op];
-    const own = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r.description]));
-    const responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, status.startsWith('2') ? { ...r, headers: { ...r.headers, ...replayedHeader } } : r]));
-    for (const [status, text] of Object.entries(idempotencyProblems(own))) responses[status] = problemResponse(text);
-    responses[400] ??= problemResponse('Invalid input (an Idempotency-Key that is not a printable key)');
-    return [method, { ...op, parameters: [...op.parameters ?? [], idempotencyKeyParameter], responses }];
-  }))]));
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) =>
+    [path, Object.fromEntries(Object.entries(item).map(([method, op]) => [method, idempotentOperation(method, op)]))]));
 }
 
 /** An RFC 6749 5.2 error body, as the token endpoints answer their refusals. */

@@ -8,6 +8,7 @@ import type { RestRequest, RestRoute } from '../../subgraphs/platform/rest/types
 import { unknownField } from '../../subgraphs/platform/rest/body.ts';
 import { addVary } from '../vary.ts';
 import { cacheControl, etagOf, matchesIfNoneMatch, versionTagOf } from './http-cache.ts';
+import { selectsSecret } from '../idempotency/secrets.ts';
 
 export interface OperationResult {
   data?: Record<string, unknown> | null;
@@ -58,10 +59,11 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
       });
       continue;
     }
+    const carriesSecret = selectsSecret(route.operation);
     app.route({
       method: route.method,
       url: route.path,
-      config: { securityHeaders: route.securityHeaders },
+      config: { securityHeaders: route.securityHeaders, carriesSecret },
       handler: async (request, reply) => {
         if (route.negotiated) addVary(reply, 'Accept');
         // Who may call comes before what was sent: a caller without a token (or scope) learns nothing about input rules.
@@ -107,7 +109,8 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
           throw error;
         }
         if (route.headers) reply.headers(route.headers(result.data ?? {}, req));
-        if (route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}))) reply.header('cache-control', 'no-store');
+        const noStore = carriesSecret || route.cache === 'no-store' || (cache && !cache.when(result.data ?? {}));
+        if (noStore) reply.header('cache-control', 'no-store');
         else if (cache) {
           // Without a version, serialised here, once, so that the tag is of the bytes sent.
           if (!versionTag && typeof body !== 'string' && !Buffer.isBuffer(body)) {

@@ -36,6 +36,12 @@ export interface SubgraphDefinition<Loaders = unknown> {
   migrationsPath: string;
   /** The token scope every entry point needs; null for a public subgraph. */
   scope: Scope | null;
+  /**
+   * Mutation fields whose answer carries a secret shown only there (a signing secret): the gateway
+   * never keeps their answers for an Idempotency-Key, and a retry answers 409
+   * IDEMPOTENT_SECRET_NOT_REPLAYED instead of running them again (on GraphQL and on REST rows that run them).
+   */
+  secretMutations?: readonly string[];
   createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
   /**
    * The area's documented REST paths (its `rest.ts`), served by the gateway wherever the area runs: rows and

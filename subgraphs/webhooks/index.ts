@@ -14,6 +14,7 @@ export const webhooks: SubgraphDefinition = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,
+  secretMutations: ['createWebhookSubscription'],
   createLoaders: () => ({}),
   rest: webhookRoutes,
   onStart: async (db, config) => {

@@ -34,7 +34,7 @@ function send(method: string, path: string, key: string | null, options: { body?
 function expectSameAnswer(replay: HttpResult, first: HttpResult) {
   expect(replay.status).toBe(first.status);
   expect(replay.body).toEqual(first.body);
-  for (const name of ['content-type', 'location']) expect(replay.headers.get(name)).toBe(first.headers.get(name));
+  for (const name of ['content-type', 'location', 'cache-control', 'etag', 'link', 'content-disposition']) expect(replay.headers.get(name), name).toBe(first.headers.get(name));
   expect(first.headers.get('idempotent-replayed')).toBeNull();
   expect(replay.headers.get('idempotent-replayed')).toBe('true');
 }
@@ -181,7 +181,8 @@ describe('what a key refuses', () => {
     const body = { userId: 'idem-409' };
     const { requestFingerprint } = await import('../../gateway/idempotency/request.ts');
     // The first request is "running": its key is claimed, as the gateway does before executing it.
-    const claim = await t.stack.gateway.idempotency.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, key, requestFingerprint('POST', `${REG}/users`, body));
+    const fingerprint = requestFingerprint('POST', `${REG}/users`, body);
+    const claim = await t.stack.gateway.idempotency.claim({ clientId: DEFAULT_CLIENT.id, organisation: DEFAULT_CLIENT.org }, { key, fingerprint, scopes: ['b2b'] });
     expect(claim.kind).toBe('claimed');
     const duplicate = await send('POST', `${REG}/users`, key, { body });
     expectProblem(duplicate, 409, 'CONFLICT');
@@ -216,25 +217,26 @@ describe('what a key refuses', () => {
   it('the store: a key whose request never finished is taken over once abandoned; only the claim\'s owner completes it', async () => {
     const store = t.stack.gateway.idempotency;
     const owner = { clientId: 'store-client', organisation: 'store-org' };
+    const scopes = ['b2b'];
     const key = newKey();
     const start = new Date();
-    const first = await store.claim(owner, key, 'f1', start);
+    const first = await store.claim(owner, { key, fingerprint: 'f1', scopes }, start);
     expect(first.kind).toBe('claimed');
-    expect((await store.claim(owner, key, 'f1', new Date(start.getTime() + ABANDONED_AFTER_MS - 1000))).kind).toBe('in_progress');
-    expect((await store.claim(owner, key, 'f2', new Date(start.getTime() + 1000))).kind).toBe('mismatch');
+    expect((await store.claim(owner, { key, fingerprint: 'f1', scopes }, new Date(start.getTime() + ABANDONED_AFTER_MS - 1000))).kind).toBe('in_progress');
+    expect((await store.claim(owner, { key, fingerprint: 'f2', scopes }, new Date(start.getTime() + 1000))).kind).toBe('mismatch');
     const later = new Date(start.getTime() + ABANDONED_AFTER_MS + 1000);
-    const takeover = await store.claim(owner, key, 'f1', later);
+    const takeover = await store.claim(owner, { key, fingerprint: 'f1', scopes }, later);
     expect(takeover).toEqual(first);
     // Taken over once: a second latecomer waits for the new runner.
-    expect((await store.claim(owner, key, 'f1', later)).kind).toBe('in_progress');
+    expect((await store.claim(owner, { key, fingerprint: 'f1', scopes }, later)).kind).toBe('in_progress');
     await store.complete((takeover as { id: string }).id, { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') });
-    const replay = await store.claim(owner, key, 'f1', later);
+    const replay = await store.claim(owner, { key, fingerprint: 'f1', scopes }, later);
     expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: { location: '/x' }, body: Buffer.from('{"ok":true}') } });
     // Released keys run again.
     const other = newKey();
-    const claim = await store.claim(owner, other, 'f1');
+    const claim = await store.claim(owner, { key: other, fingerprint: 'f1', scopes });
     await store.release((claim as { id: string }).id);
-    expect((await store.claim(owner, other, 'f2')).kind).toBe('claimed');
+    expect((await store.claim(owner, { key: other, fingerprint: 'f2', scopes })).kind).toBe('claimed');
   });
 
   it('does not keep a refusal of the caller (missing scope): the same key runs once the token allows it', async () => {
@@ -455,9 +457,10 @@ describe('JSON answers end with a newline (curl prints each on its own line)', (
 });
 
 describe('OpenAPI', () => {
-  it('documents the header, the replay marker and the 409 and 422 answers on every POST and PATCH path, and on no other', () => {
+  it('documents the header, the replay marker and the 403, 409 and 422 answers on every POST and PATCH path, and on no other', () => {
     const doc = buildOpenApi(restRoutes) as unknown as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>> };
     let documented = 0;
+    const secrets: string[] = [];
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         const header = operation.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
@@ -468,13 +471,20 @@ describe('OpenAPI', () => {
         expect(header, `${method} ${path}`).toBe(true);
         expect(operation.responses['409'].description, `${method} ${path}`).toMatch(/Idempotency-Key is still running/);
         expect(operation.responses['422'].description, `${method} ${path}`).toMatch(/IDEMPOTENCY_KEY_REUSED/);
+        expect(operation.responses['403'].description, `${method} ${path}`).toMatch(/lacks a scope of the token that made the request/);
         const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1];
-        expect(success.headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
+        // An answer with a secret is never replayed: 409 IDEMPOTENT_SECRET_NOT_REPLAYED instead, and never cached.
+        if (/IDEMPOTENT_SECRET_NOT_REPLAYED/.test(operation.responses['409'].description)) {
+          secrets.push(`${method} ${path}`);
+          expect(success.headers, `${method} ${path}`).not.toHaveProperty('Idempotent-Replayed');
+          expect(success.headers, `${method} ${path}`).toHaveProperty('Cache-Control');
+        } else expect(success.headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
         documented += 1;
       }
     }
     const adminWrites = Object.values(adminClientPaths).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
     expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length + adminWrites);
+    expect(secrets.sort()).toEqual(['post /platform/admin/v1/clients', 'post /platform/admin/v1/clients/{clientId}/rotate', 'post /platform/webhooks/v1/subscriptions']);
   });
 
   it('gives the header no example value, which Swagger UI would pre-fill on every Try it out (a replay or a 422 the second time)', () => {
