@@ -47,7 +47,9 @@ export function recordUserUpdated(tx: EntityManager, user: User, changedFields: 
 function scoreResource(result: PrequalResult) {
   if (result.kind === 'missing') return { userId: result.userId, score: null, missingFields: result.missingFields };
   const { userId, score, modelVersion, mvrRecord, asOf, reasons } = result;
-  return restScore({ userId, score, modelVersion, mvrRecordId: mvrRecord.id, mvrRecord: { source: mvrRecord.source }, asOf, reasons });
+  return restScore({
+    userId, score, modelVersion, mvrRecordId: mvrRecord.id, mvrRecord: { source: mvrRecord.source }, asOf, reasons,
+  });
 }
 
 /** Records score.changed: the score as GET returns it now, with the score a reader saw before. */

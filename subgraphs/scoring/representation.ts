@@ -1,4 +1,6 @@
-import type { MvrSource, RestMvrFragment, RestMvrRecordFragment, RestScoreFragment, RestUserFragment } from './rest.generated.ts';
+import type {
+  MvrSource, RestMvrFragment, RestMvrRecordFragment, RestScoreFragment, RestUserFragment,
+} from './rest.generated.ts';
 
 /**
  * The REST body of each scoring resource, one function each: REST answers feed them the GraphQL result,
@@ -6,7 +8,8 @@ import type { MvrSource, RestMvrFragment, RestMvrRecordFragment, RestScoreFragme
  */
 
 /** The MVR sources as REST paths spell them (`/users/{userId}/sourcea-mvr`). */
-export const REST_MVR_SOURCE = { SOURCE_A: 'sourcea', SOURCE_B: 'sourceb' } as const satisfies Record<MvrSource, string>;
+export const REST_MVR_SOURCE = { SOURCE_A: 'sourcea', SOURCE_B: 'sourceb' } as const satisfies
+  Record<MvrSource, string>;
 
 /** A user: both id spellings, the enrollment status in lower case. */
 export const restUser = (u: RestUserFragment) => ({
@@ -24,6 +27,7 @@ export const restMvr = (r: RestMvrFragment) => ({ ...restMvrRecord(r), summary: 
 
 /** A coverage score: the MVR it used by id and source, the reason codes alone and with their descriptions. */
 export const restScore = (s: RestScoreFragment) => ({
-  userId: s.userId, score: s.score, modelVersion: s.modelVersion, mvrId: s.mvrRecordId, mvrSource: REST_MVR_SOURCE[s.mvrRecord.source],
-  asOf: s.asOf, reasonCodes: s.reasons.map((r) => r.code), reasons: s.reasons,
+  userId: s.userId, score: s.score, modelVersion: s.modelVersion,
+  mvrId: s.mvrRecordId, mvrSource: REST_MVR_SOURCE[s.mvrRecord.source], asOf: s.asOf,
+  reasonCodes: s.reasons.map((r) => r.code), reasons: s.reasons,
 });
