@@ -1,20 +1,25 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { recordEvent } from '../platform/webhooks/outbox.ts';
-import type { MvrRecord, User } from './entities.ts';
+import type { EnrollmentStatus, MvrRecord, User } from './entities.ts';
 import type { PrequalResult } from './prequal.ts';
+import { REST_MVR_SOURCE, restMvrRecord, restScore, restUser } from './representation.ts';
+import type { EnrollmentStatus as GraphqlEnrollmentStatus } from './rest.generated.ts';
 
 const USERS_PATH = '/shared-mobility-insights/v2/users';
 const userPath = (userId: string) => `${USERS_PATH}/${encodeURIComponent(userId)}`;
 
-/** The MVR sources as REST paths spell them (`/users/{userId}/sourcea-mvr`). */
-const restMvrSource = (source: MvrRecord['source']) => (source === 'SOURCE_A' ? 'sourcea' : 'sourceb');
+/** The stored enrollment status as GraphQL spells it. */
+const graphqlEnrollment = (status: EnrollmentStatus): GraphqlEnrollmentStatus =>
+  ({ accepted: 'ACCEPTED', pending: 'PENDING', rejected: 'REJECTED' } as const)[status];
 
 /** Records mvr.created: partners learn that an MVR arrived, never what it says. */
 export function recordMvrCreated(em: EntityManager, record: MvrRecord) {
-  const source = restMvrSource(record.source);
+  const resource = restMvrRecord({
+    id: record.id, userId: record.userId, source: record.source, createdAt: record.createdAt.toISOString(),
+  });
   recordEvent(em, {
-    type: 'mvr.created', resourceKey: `user:${record.userId}`, resourcePath: `${userPath(record.userId)}/${source}-mvr`,
-    resource: { mvrId: record.id, userId: record.userId, source, createdAt: record.createdAt.toISOString() },
+    type: 'mvr.created', resourceKey: `user:${record.userId}`,
+    resourcePath: `${userPath(record.userId)}/${REST_MVR_SOURCE[record.source]}-mvr`, resource,
   });
 }
 
@@ -27,28 +32,30 @@ export type UserField = 'dateOfBirth' | 'homeZip' | 'enrollmentStatus';
  * the change, so `updatedAt` is the stored one.
  */
 export function recordUserUpdated(tx: EntityManager, user: User, changedFields: UserField[]) {
+  const { dateOfBirth: _never, ...resource } = restUser({
+    userId: user.userId, dateOfBirth: null, homeZip: user.homeZip ?? null,
+    enrollmentStatus: graphqlEnrollment(user.enrollmentStatus),
+    createdAt: user.createdAt.toISOString(), updatedAt: user.updatedAt.toISOString(),
+  });
   recordEvent(tx, {
     type: 'user.updated', resourceKey: `user:${user.userId}`, resourcePath: userPath(user.userId),
-    resource: {
-      userId: user.userId, userID: user.userId, homeZip: user.homeZip, enrollmentStatus: user.enrollmentStatus,
-      createdAt: user.createdAt.toISOString(), updatedAt: user.updatedAt.toISOString(), changedFields,
-    },
+    resource: { ...resource, changedFields },
   });
 }
 
 /** The score as GET /users/{userId}/prequal-coverage-score returns it; with data missing, what is missing. */
-function restScore(result: PrequalResult): Record<string, unknown> {
+function scoreResource(result: PrequalResult) {
   if (result.kind === 'missing') return { userId: result.userId, score: null, missingFields: result.missingFields };
-  return {
-    userId: result.userId, score: result.score, modelVersion: result.modelVersion, mvrId: result.mvrRecord.id,
-    mvrSource: restMvrSource(result.mvrRecord.source), asOf: result.asOf, reasonCodes: result.reasons.map((r) => r.code), reasons: result.reasons,
-  };
+  const { userId, score, modelVersion, mvrRecord, asOf, reasons } = result;
+  return restScore({
+    userId, score, modelVersion, mvrRecordId: mvrRecord.id, mvrRecord: { source: mvrRecord.source }, asOf, reasons,
+  });
 }
 
 /** Records score.changed: the score as GET returns it now, with the score a reader saw before. */
 export function recordScoreChanged(tx: EntityManager, was: PrequalResult, now: PrequalResult) {
   recordEvent(tx, {
     type: 'score.changed', resourceKey: `user:${now.userId}`, resourcePath: `${userPath(now.userId)}/prequal-coverage-score`,
-    resource: { ...restScore(now), previousScore: was.kind === 'score' ? was.score : null },
+    resource: { ...scoreResource(now), previousScore: was.kind === 'score' ? was.score : null },
   });
 }

@@ -1,51 +1,18 @@
-import { AppError, notFound } from '../platform/errors.ts';
+import { AppError } from '../platform/errors.ts';
 import { readFileSync } from 'node:fs';
-import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
+import { typedRoute } from '../platform/rest/operation.ts';
+import type { JsonSchema, RestRoute } from '../platform/rest/types.ts';
 import { answer, arrayOf, bool, component, date, nullable, str } from '../platform/rest/components.ts';
+import { restMvr, restScore } from './representation.ts';
+import { CreateMvr, GetPrequalCoverageScore, type GetPrequalCoverageScoreQuery } from './rest.generated.ts';
 import { SMI_PREFIX } from './rest-users.ts';
 
-/** REST spelling of the MVR sources: the path segments. */
-const REST_SOURCE = { SOURCE_A: 'sourcea', SOURCE_B: 'sourceb' } as const;
-
-const MVR_FIELDS = `id userId source createdAt summary {
-  providerReportId
-  license { status reportedStatus number state licenseClass issueDate firstIssueDate expirationDate restrictions endorsements }
-  violations { acdCode category severity severityBasis moving date violationDate convictionDate description }
-  accidents { date atFault injuries fatalities description }
-  withdrawals { acdCode startDate endDate description }
-}`;
-
-const createMvr = `mutation CreateMvr($userId: ID!, $source: MvrSource!, $reportJson: String!) {
-  createMvr(userId: $userId, source: $source, reportJson: $reportJson) { ${MVR_FIELDS} }
-}`;
-
-const getScore = `query GetPrequalCoverageScore($userId: ID!) {
-  prequalCoverageScore(userId: $userId) {
-    __typename
-    ... on PrequalCoverageScore { userId score modelVersion mvrRecordId asOf mvrRecord { source } reasons { code description } }
-    ... on MissingUserData { userId missingFields message }
-  }
-}`;
-
-/** The created record as REST returns it: its id (`mvrId`), the source as in the path, the normalised summary. */
-function restMvr(record: unknown): Record<string, unknown> {
-  const r = record as { id: string; userId: string; source: keyof typeof REST_SOURCE; createdAt: string; summary: unknown };
-  return { mvrId: r.id, userId: r.userId, source: REST_SOURCE[r.source], createdAt: r.createdAt, summary: r.summary };
-}
-
 /** A score, or a 422 MISSING_DATA problem that lists `missingFields`. */
-function restScore(result: unknown, req: RestRequest): Record<string, unknown> {
-  if (!result) throw notFound('User', req.params.userId);
-  const r = result as Record<string, unknown> & { __typename: string };
-  if (r.__typename === 'MissingUserData') {
-    throw new AppError('MISSING_DATA', `${String(r.message)}; then request the score again`, { missingFields: r.missingFields });
+function restScoreResult({ prequalCoverageScore: result }: GetPrequalCoverageScoreQuery) {
+  if (result.__typename === 'MissingUserData') {
+    throw new AppError('MISSING_DATA', `${result.message}; then request the score again`, { missingFields: result.missingFields });
   }
-  const reasons = r.reasons as { code: string; description: string }[];
-  const mvr = r.mvrRecord as { source: keyof typeof REST_SOURCE };
-  return {
-    userId: r.userId, score: r.score, modelVersion: r.modelVersion, mvrId: r.mvrRecordId, mvrSource: REST_SOURCE[mvr.source],
-    asOf: r.asOf, reasonCodes: reasons.map((x) => x.code), reasons,
-  };
+  return restScore(result);
 }
 
 const nullableDate = nullable(date);
@@ -115,9 +82,9 @@ function mvrReportComponent(name: string, schemaFile: string): JsonSchema {
 }
 
 function mvrRoute(segment: 'sourcea-mvr' | 'sourceb-mvr', source: 'SOURCE_A' | 'SOURCE_B', operationId: string, label: string, schemaFile: string, example: unknown): RestRoute {
-  return {
+  return typedRoute(CreateMvr, {
     method: 'POST', path: `${SMI_PREFIX}/users/:userId/${segment}`, operationId, summary: `Add a full MVR from provider ${label}`,
-    tag: 'Pre-qualification scoring', scope: 'b2b', status: 201, rawBody: true, operation: createMvr,
+    tag: 'Pre-qualification scoring', scope: 'b2b', status: 201, rawBody: true,
     variables: (req) => ({ userId: req.params.userId, source, reportJson: req.rawBody ?? '' }),
     result: (d) => restMvr(d.createMvr),
     docs: {
@@ -129,18 +96,18 @@ function mvrRoute(segment: 'sourcea-mvr' | 'sourceb-mvr', source: 'SOURCE_A' | '
       requestExample: example,
       response: mvrResponseSchema,
     },
-  };
+  });
 }
 
-export const scoringRoutes: RestRoute[] = [
+export const scoringRoutes: readonly RestRoute[] = [
   mvrRoute('sourcea-mvr', 'SOURCE_A', 'createSourceAMVR', 'A', 'source-a.schema.json', SOURCE_A_EXAMPLE),
   mvrRoute('sourceb-mvr', 'SOURCE_B', 'createSourceBMVR', 'B', 'source-b.schema.json', SOURCE_B_EXAMPLE),
-  {
+  typedRoute(GetPrequalCoverageScore, {
     method: 'GET', path: `${SMI_PREFIX}/users/:userId/prequal-coverage-score`, operationId: 'getPrequalCoverageScore',
     summary: 'Pre-qualification coverage score (0-900, higher is safer) from the latest MVR',
-    tag: 'Pre-qualification scoring', scope: 'b2b', operation: getScore,
+    tag: 'Pre-qualification scoring', scope: 'b2b',
     variables: (req) => ({ userId: req.params.userId }),
-    result: (d, req) => restScore(d.prequalCoverageScore, req),
+    result: restScoreResult,
     docs: {
       description: 'Scores the user from dateOfBirth, homeZip and the most recently created MVR (model documented in docs/score-model.md). '
         + 'When dateOfBirth, homeZip or an MVR is missing the answer is 422 application/problem+json with code MISSING_DATA and '
@@ -158,5 +125,5 @@ export const scoringRoutes: RestRoute[] = [
         required: ['userId', 'score', 'modelVersion', 'mvrId', 'reasonCodes'],
       },
     },
-  },
+  }),
 ];
