@@ -21,7 +21,7 @@ import { createTokenGate } from './auth/token-gate.ts';
 import { addRequestRateLimit, registerRateLimitPlugin, tokenAttemptLimiter } from './limits.ts';
 import { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { restRoutes } from './rest/index.ts';
-import { RISK_PREFIX } from '../subgraphs/risk/rest.ts';
+import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
 import { registerRestRoutes, type OperationResult } from './rest/register.ts';
@@ -60,8 +60,11 @@ export interface GatewayOptions {
   subgraphUrls: Record<string, string>;
   /** Subgraphs built in this process that the gateway executes without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
   localSubgraphs?: readonly Subgraph[];
-  /** The risk subgraph's answers when it runs in this process (any transport): their version (REST ETags before evaluation) and cache use (metrics). */
-  riskAnswers?: PublicAnswers;
+  /**
+   * The answers of the subgraph whose answers are public and versioned (SubgraphDefinition.answers), when it runs
+   * in this process (any transport): their version (REST ETags before evaluation) and cache use (metrics).
+   */
+  publicAnswers?: PublicAnswers;
   /** How long an SSE reservation waits for its stream to open (tests shorten it). */
   reservationUnopenedMs?: number;
 }
@@ -75,9 +78,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** A Risk Index evaluation takes well under a second: a refused caller may retry soon. */
-const RISK_RETRY_AFTER_SECONDS = 1;
-
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
 
@@ -87,7 +87,7 @@ const contextFrom = (request: FastifyRequest): GatewayContext => {
 };
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, riskAnswers, reservationUnopenedMs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -129,7 +129,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   });
 
   const probes = subgraphProbes(subgraphUrls, localSubgraphs);
-  const metrics = new GatewayMetrics({ probes, db, riskAnswers: riskAnswers?.stats });
+  const metrics = new GatewayMetrics({ probes, db, riskAnswers: publicAnswers?.stats });
   // A worker's own numbers are a part that changes with each scrape: with WORKERS>1 only METRICS_PORT serves them, added up.
   await app.register(metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 });
   await app.register(idePlugin);
@@ -138,14 +138,15 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await app.register(homePlugin);
   const supergraphSdl = readSupergraphSdl();
   const limits = graphqlLimits(config, parse(supergraphSdl));
-  const riskBound = inFlightBound({ field: 'riskIndex', label: 'Risk Index', max: config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: RISK_RETRY_AFTER_SECONDS });
-  // A REST Risk Index path asks for one evaluation: with none free it is refused before the token
+  const bounds = Object.values(subgraphDefinitions).flatMap(({ inFlight }) => (inFlight
+    ? [{ ...inFlight, bound: inFlightBound({ ...inFlight, max: inFlight.max(config) }) }] : []));
+  // A REST path of a bounded field asks for one evaluation: with none free it is refused before the token
   // gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get. A
   // revalidation (If-None-Match) may be a 304 that needs none: the bound's plugin refuses it otherwise.
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url?.startsWith(`${RISK_PREFIX}/`) && riskBound.full() && request.headers['if-none-match'] === undefined) {
-      throw new ServiceUnavailable(riskBound.busy, RISK_RETRY_AFTER_SECONDS);
-    }
+    if (request.headers['if-none-match'] !== undefined) return;
+    const full = bounds.find(({ restPrefix, bound }) => request.routeOptions.url?.startsWith(`${restPrefix}/`) && bound.full());
+    if (full) throw new ServiceUnavailable(full.bound.busy, full.retryAfterSeconds);
   });
   // Apollo Server keeps the texts of automatic persisted queries in its cache under `apq:` (its APQ_CACHE_PREFIX).
   const apqDocument = async (hash: string): Promise<string | undefined> => apollo.cache.get(`apq:${hash}`);
@@ -162,7 +163,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, subscriptionsElsewherePlugin as ApolloServerPlugin<GatewayContext>,
-      riskBound.plugin as ApolloServerPlugin<GatewayContext>, ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>(),
+      ...bounds.map(({ bound }) => bound.plugin as ApolloServerPlugin<GatewayContext>), ...(limits.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), metrics.apolloPlugin<GatewayContext>(),
       ...(collapsing ? [collapsing.plugin] : [])],
   });
   await apollo.start();
@@ -210,7 +211,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
       },
     });
     api.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: SSE_PATH, handler: subscriptions.sseHandler });
-    registerRestRoutes(api, restRoutes, execute, { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: riskAnswers?.version });
+    registerRestRoutes(api, restRoutes, execute, { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: publicAnswers?.version });
     registerAdminClientRoutes(api, clients, revocation);
   });
 

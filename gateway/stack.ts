@@ -61,8 +61,8 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     const databases = Object.fromEntries(subgraphs.map((s) => [s.name, s.db]));
     for (const subgraph of subgraphs) subgraph.startWorker(databases);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
-    const riskAnswers = subgraphs.find((s) => s.name === 'risk')?.answers;
-    const gateway = await buildGateway({ ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, riskAnswers });
+    const publicAnswers = subgraphs.find((s) => s.answers)?.answers;
+    const gateway = await buildGateway({ ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }

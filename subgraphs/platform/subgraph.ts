@@ -58,8 +58,25 @@ export interface SubgraphDefinition<Loaders = unknown> {
   pending?: (db: Database) => string | null;
   /** Its answers' version and cache, when they are public and versioned (the gateway's ETags and metrics). */
   answers?: (db: Database) => PublicAnswers;
+  /**
+   * A bound the gateway keeps, per process, on costly evaluations of one root query field
+   * (gateway/in-flight.ts), wherever the subgraph runs: past `max` running at once, answers are 503.
+   */
+  inFlight?: InFlightField;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
   prepare?: () => Promise<string>;
+}
+
+export interface InFlightField {
+  /** The root query field, e.g. `riskIndex`; each occurrence (alias) takes a slot. */
+  field: string;
+  /** Named in the refusal, e.g. `Risk Index`. */
+  label: string;
+  max: (config: Config) => number;
+  /** How soon a refused caller may retry. */
+  retryAfterSeconds: number;
+  /** The REST paths that each ask for one evaluation: with none free they are refused before any other work. */
+  restPrefix: string;
 }
 
 export interface WorkerContext {

@@ -6,7 +6,7 @@ import { riskDataLoaded, riskDataStatus } from './data/status.ts';
 import { riskEntities } from './entities.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
-import { riskRoutes } from './rest.ts';
+import { RISK_PREFIX, riskRoutes } from './rest.ts';
 import { createAnswerCache, registerAnswerCache, riskAnswers } from './services/answer-cache.ts';
 
 /** Risk Index (area E): public (no token), reference data only (no orgId). */
@@ -19,6 +19,8 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   scope: null,
   createLoaders: () => ({}),
   rest: riskRoutes,
+  // An evaluation takes well under a second: a refused caller may retry soon.
+  inFlight: { field: 'riskIndex', label: 'Risk Index', max: (config) => config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: 1, restPrefix: RISK_PREFIX },
   // On the embedded database a first start copies in the data prepared at install time before it
   // answers. Otherwise (PostgreSQL, or no prepared data) it loads the shipped FARS crashes and builds
   // the aggregates in the background: the service answers meanwhile (area.dataStatus LOADING, /readyz
