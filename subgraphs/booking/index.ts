@@ -1,4 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { ideExamples } from './ide-examples.ts';
 import { Booking, Vehicle } from './entities.ts';
 import { createLoaders, type BookingLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
@@ -14,4 +15,5 @@ export const booking: SubgraphDefinition<BookingLoaders> = {
   scope: 'b2b',
   createLoaders,
   rest: bookingRoutes,
+  examples: ideExamples,
 };

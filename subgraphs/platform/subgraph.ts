@@ -48,6 +48,8 @@ export interface SubgraphDefinition<Loaders = unknown> {
    * their mapping only, importing no service, entity or database code.
    */
   rest?: readonly RestRoute[];
+  /** Its tabs in the GraphQL IDE (its `ide-examples.ts`), one named operation each. */
+  examples?: readonly IdeExample[];
   /** Runs once after migrations (reference data, samples). */
   onStart?: (db: Database, config: Config, log: FastifyBaseLogger) => Promise<void>;
   /** Runs once when the subgraph closes, before its database (what onStart started: worker pools). */
@@ -65,6 +67,13 @@ export interface SubgraphDefinition<Loaders = unknown> {
   inFlight?: InFlightField;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
   prepare?: () => Promise<string>;
+}
+
+/** An example operation, preloaded as a GraphQL IDE tab. */
+export interface IdeExample {
+  /** One named operation; the IDE titles the tab with its name. */
+  query: string;
+  variables?: Record<string, unknown>;
 }
 
 export interface InFlightField {

@@ -1,4 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { ideExamples } from './ide-examples.ts';
 import { registrationEntities } from './entities.ts';
 import { createLoaders, type RegistrationLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
@@ -13,4 +14,5 @@ export const registration: SubgraphDefinition<RegistrationLoaders> = {
   scope: 'b2b',
   createLoaders,
   rest: registrationRoutes,
+  examples: ideExamples,
 };

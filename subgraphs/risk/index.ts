@@ -1,4 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { ideExamples } from './ide-examples.ts';
 import { startRiskDataLoad } from './data/load.ts';
 import { prepareRiskData } from './data/prepare.ts';
 import { preparedRiskDataReady } from './data/prepared.ts';
@@ -19,6 +20,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   scope: null,
   createLoaders: () => ({}),
   rest: riskRoutes,
+  examples: ideExamples,
   // An evaluation takes well under a second: a refused caller may retry soon.
   inFlight: { field: 'riskIndex', label: 'Risk Index', max: (config) => config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: 1, restPrefix: RISK_PREFIX },
   // On the embedded database a first start copies in the data prepared at install time before it

@@ -1,4 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { ideExamples } from './ide-examples.ts';
 import { loadReferenceData } from './data/load.ts';
 import { roadsideEntities } from './entities.ts';
 import { createLoaders, type RoadsideLoaders } from './loaders.ts';
@@ -14,6 +15,7 @@ export const roadside: SubgraphDefinition<RoadsideLoaders> = {
   scope: 'roadside',
   createLoaders,
   rest: roadsideRoutes,
+  examples: ideExamples,
   /** Loads the shipped sample reference data (makes/models, providers, tow-to locations, plans); idempotent. */
   onStart: async (db, _config, log) => {
     const counts = await loadReferenceData(db.orm.em.fork({ clear: true, useContext: false }));

@@ -1,4 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { ideExamples } from './ide-examples.ts';
 import { MvrRecord, User } from './entities.ts';
 import { WebhookOutbox } from '../platform/webhooks/outbox.ts';
 import { createLoaders, type ScoringLoaders } from './loaders.ts';
@@ -17,6 +18,7 @@ export const scoring: SubgraphDefinition<ScoringLoaders> = {
   scope: 'b2b',
   createLoaders,
   rest: [...userRoutes, ...scoringRoutes],
+  examples: ideExamples,
   /** Loads the MVR keys and checks them against the database (refusing to start on a mismatch). */
   async onStart(db, config) {
     const keyring = await loadMvrKeyring(config);

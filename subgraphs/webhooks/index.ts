@@ -1,4 +1,5 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
+import { ideExamples } from './ide-examples.ts';
 import { WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { resolvers } from './resolvers.ts';
 import { webhookRoutes } from './rest.ts';
@@ -17,6 +18,7 @@ export const webhooks: SubgraphDefinition = {
   secretMutations: ['createWebhookSubscription'],
   createLoaders: () => ({}),
   rest: webhookRoutes,
+  examples: ideExamples,
   onStart: async (db, config) => {
     registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });
   },

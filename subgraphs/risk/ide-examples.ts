@@ -1,0 +1,23 @@
+import type { IdeExample } from '../platform/subgraph.ts';
+import { RISK_MAP_EXAMPLE } from './rest.ts';
+
+/**
+ * The GraphQL IDE's example tabs for the Risk Index: validated against the API schema (test/gateway/ide.test.ts) and
+ * typed by `npm run codegen`.
+ */
+export const ideExamples: readonly IdeExample[] = [
+  {
+    query: `# Risk Index (public: no token needed). The area is WKT, longitude first; radius (degrees, as the original service) buffers it.
+# Crashes: NHTSA FARS 2013-2015. A map of the Loop (SVG, open it in the browser): ${RISK_MAP_EXAMPLE}
+# (the report's \`map\` field gives the same SVG text).
+query RiskIndex($wkt: WKT!, $radius: Float) {
+  riskIndex(wkt: $wkt, radius: $radius) {
+    area { coverage states cellsTouched message }
+    riskInfo { index maxCellIndex cellsWithCrashes riskiestCells { cell riskIndex latitude longitude } }
+    accidentSummary { total fatal injury propertyDamageOnly }
+    realtimeTraffic { sensors meanSpeedKph asOf }
+  }
+}`,
+    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.005 },
+  },
+];
