@@ -87,7 +87,7 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
     errorHandler(error, socket, request) {
       if (failed.has(socket)) return;
       failed.add(socket);
-      request.log.warn({ err: { type: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }, 'WebSocket error: connection closed');
+      request.log.warn({ error: { type: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }, 'WebSocket error: connection closed');
       if (socket.readyState === socket.OPEN) socket.terminate();
     },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.

@@ -164,3 +164,19 @@ describe('SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT with REDIS_URL', () => {
     for (const ws of [first, third, fourth]) ws.dispose();
   });
 });
+
+describe('the rate limit of an anonymous request (a WebSocket upgrade, whose token comes later)', () => {
+  let t: TestStack;
+  beforeAll(async () => { t = await startTestStack({ subgraphs: ['roadside'], env: { RATE_LIMIT_PER_MINUTE: '2' } }); });
+  afterAll(async () => { await t?.close(); });
+
+  it('is keyed by the address, an IPv6 address by its /64', async () => {
+    const upgrade = (remoteAddress: string) => t.stack.gateway.app.inject({ method: 'GET', url: '/graphql', remoteAddress, headers: { connection: 'Upgrade', upgrade: 'websocket' } }).then((r) => r.statusCode);
+    expect(await upgrade('2001:db8:1:2::1')).not.toBe(429);
+    expect(await upgrade('2001:db8:1:2:aaaa::2')).not.toBe(429);
+    // The third from the same /64 (another address in it), then another /64, and IPv4 on its own.
+    expect(await upgrade('2001:db8:1:2:ffff::3')).toBe(429);
+    expect(await upgrade('2001:db8:1:3::1')).not.toBe(429);
+    expect(await upgrade('192.0.2.1')).not.toBe(429);
+  });
+});
