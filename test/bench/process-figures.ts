@@ -18,5 +18,9 @@ export async function collectGarbage(inspectPort: number) {
   const collected = new Promise((resolve) => { socket.onmessage = (message) => { if (JSON.parse(String(message.data)).id === 1) resolve(undefined); }; });
   socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
   await collected;
+  // A second pass: what the first freed may only be finalised (weak references, sockets' buffers) by then.
+  const again = new Promise((resolve) => { socket.onmessage = (message) => { if (JSON.parse(String(message.data)).id === 2) resolve(undefined); }; });
+  socket.send(JSON.stringify({ id: 2, method: 'HeapProfiler.collectGarbage' }));
+  await again;
   socket.close();
 }

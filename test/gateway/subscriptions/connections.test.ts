@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import type { Gateway } from '../../../gateway/app.ts';
 import { bookedRescue, updateRescue } from '../../support/rescues.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
-import { subscriptionsActive, wsClient, type Closed } from '../../support/subscriptions.ts';
+import { sseClient, subscriptionsActive, wsClient, type Closed } from '../../support/subscriptions.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const WATCH = 'subscription { rescueUpdated(reqId: "r") { status } }';
@@ -81,6 +81,25 @@ describe('WebSocket connections', () => {
     const refused = wsClient(t.url, `Bearer ${other.token}`);
     expect(await refused.closed).toEqual({ code: 4429, reason: 'Too many connections: this server holds its maximum of 3; retry on another' });
     for (const ws of [...held, refused]) ws.dispose();
+  });
+});
+
+describe('gateway_subscriptions_closed_total over SSE (the engine counts streams as they end)', () => {
+  it('counts a stream its client ended as client_closed, and one the server ended with its reason', async () => {
+    const own = await startTestStack({ subgraphs: ['roadside'] });
+    const before = await closedByReason(own.stack.gateway);
+    const sse = sseClient(own.url, `Bearer ${own.token}`);
+    const ended = sse.subscribe(WATCH);
+    await subscriptionsActive(own.stack.gateway, 1);
+    ended.dispose();
+    await untilClosed(own.stack.gateway, before, 'client_closed');
+    const cut = sse.subscribe(WATCH);
+    await subscriptionsActive(own.stack.gateway, 1);
+    const gateway = own.stack.gateway;
+    await own.close();
+    await cut.ended;
+    expect((await closedByReason(gateway)).shutdown).toBe((before.shutdown ?? 0) + 1);
+    sse.dispose();
   });
 });
 
