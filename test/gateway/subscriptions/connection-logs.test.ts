@@ -45,6 +45,10 @@ describe('the WebSocket log', () => {
     const from = mark();
     const { socket, closed } = open({ autoPong: false });
     socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } })));
+    // Deaf only once acknowledged (and so known as its client), however long the token check takes.
+    let acknowledged = false;
+    socket.on('message', (data) => { acknowledged ||= JSON.parse(String(data)).type === 'connection_ack'; });
+    socket.on('ping', () => { if (!acknowledged) socket.pong(); });
     expect(await closed).toBe(1006);
     await new Promise((r) => setTimeout(r, 300));
     expect(linesSince(from).map(parsed)).toContainEqual(expect.objectContaining({ level: 40, clientId: CLIENT.id, msg: 'subscription connection dropped: keep-alive timeout (no answer to a ping)' }));
