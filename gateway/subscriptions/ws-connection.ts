@@ -101,8 +101,9 @@ export function graphqlWsConnections(serverOptions: ServerOptions<Record<string,
       unresponsive(connection);
     }, keepAliveMs);
     socket.on('pong', () => { awaitingPong = false; connection.unread = false; });
-    // Logged by the plugin's errorHandler (index.ts); `ws` closes the socket itself.
-    socket.on('error', () => connection.ended('protocol_error'));
+    // Logged by the plugin's errorHandler (index.ts). A frame `ws` refused (WS_ERR_*: too big, malformed) closes the
+    // socket with its code; other errors are the network's (a reset), the client's close.
+    socket.on('error', (error: NodeJS.ErrnoException) => { if (error.code?.startsWith('WS_ERR_')) connection.ended('protocol_error'); });
     const ended = server.opened({
       protocol: socket.protocol,
       send: (data) => new Promise((resolve, reject) => {

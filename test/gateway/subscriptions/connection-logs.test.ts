@@ -38,6 +38,7 @@ describe('the WebSocket log', () => {
     expect(lines.filter((l) => /websocket/i.test(String(l.msg)))).toEqual([
       expect.objectContaining({ level: 40, msg: 'WebSocket error: connection closed', error: expect.objectContaining({ type: 'RangeError', code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' }) }),
     ]);
+    expect(await (await fetch(`${server.base}/metrics`)).text()).toMatch(/^gateway_subscriptions_closed_total\{reason="protocol_error"\} 1$/m);
   });
 
   it('logs a keep-alive timeout as one JSON line naming the client', async () => {
