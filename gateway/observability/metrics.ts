@@ -6,7 +6,7 @@
  *   subscription runs per event): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
  * - requests collapsed into an identical one in flight (graphql or rest); operations count executions, so a collapsed request counts there only once;
- * - subscriptions held (by transport), the results pushed to them, and the connections and streams that ended (by reason);
+ * - subscriptions held (by transport), the results pushed to them, the connections and streams that ended (by reason);
  * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults;
  * - the Risk Index answer cache of a risk subgraph in this process: lookups by outcome, bytes held.
  * Each metric's `aggregator` says how node:cluster workers' values add up (see metrics-server.ts).

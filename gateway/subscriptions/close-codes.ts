@@ -38,14 +38,17 @@ export const closeErrorCode: Record<number, string> = {
  * gateway_subscriptions_closed_total. `unauthorized` is a token refused at connect, `revoked` one
  * refused later; `protocol_error` a message graphql-ws or `ws` refused (malformed, too big).
  */
-export type CloseReason = 'client_closed' | 'keepalive_timeout' | 'slow_consumer' | 'idle' | 'too_many' | 'revoked' | 'shutdown'
-  | 'unauthorized' | 'unavailable' | 'protocol_error';
+export type CloseReason = 'client_closed' | 'keepalive_timeout' | 'slow_consumer' | 'idle' | 'too_many' | 'revoked'
+  | 'shutdown' | 'unauthorized' | 'unavailable' | 'protocol_error';
+
+const reasonByCode: Record<number, CloseReason> = {
+  [CloseCode.Idle]: 'idle', [CloseCode.GoingAway]: 'shutdown', [CloseCode.TryAgainLater]: 'unavailable',
+  [CloseCode.Unauthorized]: 'revoked', [CloseCode.SlowConsumer]: 'slow_consumer',
+  [CloseCode.TooManySubscriptions]: 'too_many',
+};
 
 /** The reason of a close the server decided with `code`. */
-export const closeReasonOf = (code: number): CloseReason => ({
-  [CloseCode.Idle]: 'idle', [CloseCode.GoingAway]: 'shutdown', [CloseCode.TryAgainLater]: 'unavailable', [CloseCode.Unauthorized]: 'revoked',
-  [CloseCode.SlowConsumer]: 'slow_consumer', [CloseCode.TooManySubscriptions]: 'too_many',
-} as Record<number, CloseReason>)[code] ?? 'protocol_error';
+export const closeReasonOf = (code: number): CloseReason => reasonByCode[code] ?? 'protocol_error';
 
 /** A WebSocket close reason is at most 123 bytes. */
 export const closeReason = (reason: string) => (Buffer.byteLength(reason) <= 123 ? reason : `${Buffer.from(reason).subarray(0, 120).toString().replace(/\uFFFD+$/, '')}...`);

@@ -75,7 +75,8 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
   const sse = sseHandler(engine, rules);
   const ws = webSocketHandler(engine, rules, {
     clientConnections: clientLimit(config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, 'connections'),
-    maxPerClient: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, maxPerProcess: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS,
+    maxPerClient: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT,
+    maxPerProcess: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS,
     idleCloseMs: config.SUBSCRIPTIONS_IDLE_CLOSE_MS, keepAliveMs: config.SUBSCRIPTIONS_KEEPALIVE_MS,
     closed: metrics.subscriptionsClosed, log: app.log,
   });
@@ -83,11 +84,12 @@ export async function startSubscriptions(app: FastifyInstance, { config, apollo,
   const failed = new WeakSet<object>();
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_PAYLOAD, handleProtocols },
-    // One JSON line per connection (an oversized message, a reset); `ws` closes the socket itself after a refused message.
+    // One JSON line per connection (an oversized message, a reset); `ws` closes the socket after a refused frame.
     errorHandler(error, socket, request) {
       if (failed.has(socket)) return;
       failed.add(socket);
-      request.log.warn({ error: { type: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code } }, 'WebSocket error: connection closed');
+      const { code } = error as NodeJS.ErrnoException;
+      request.log.warn({ error: { type: error.name, message: error.message, code } }, 'WebSocket error: connection closed');
       if (socket.readyState === socket.OPEN) socket.terminate();
     },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.

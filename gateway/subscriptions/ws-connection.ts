@@ -26,7 +26,7 @@ export class Connection {
     this.closed = closed;
   }
 
-  /** Counts the close once, with the first reason given: the server's decision, else `client_closed` when the socket closes. */
+  /** Counts the close once, with the first reason given (the server's; else `client_closed` at the socket's close). */
   ended(reason: CloseReason) {
     if (this.reason) return;
     this.reason = reason;
@@ -48,7 +48,9 @@ export class Connection {
   /** A first subscription started: the connection is no longer idle. */
   subscribed() { clearTimeout(this.idle); }
 
-  idleAfter(ms: number) { this.idle = setTimeout(() => this.close(CloseCode.Idle, `idle: no subscription within ${ms} ms`), ms); }
+  idleAfter(ms: number) {
+    this.idle = setTimeout(() => this.close(CloseCode.Idle, `idle: no subscription within ${ms} ms`), ms);
+  }
 
 }
 
@@ -73,7 +75,10 @@ export interface ConnectionOptions {
  * errors go to the JSON log, not to the console; connections are bounded per process and closed
  * when idle.
  */
-export function graphqlWsConnections(serverOptions: ServerOptions<Record<string, unknown>, ConnectionExtra>, options: ConnectionOptions) {
+export function graphqlWsConnections(
+  serverOptions: ServerOptions<Record<string, unknown>, ConnectionExtra>,
+  options: ConnectionOptions,
+) {
   const server = makeServer(serverOptions);
   const open = new Set<Connection>();
   const { keepAliveMs, idleCloseMs, maxPerProcess, closed, log } = options;
@@ -82,8 +87,10 @@ export function graphqlWsConnections(serverOptions: ServerOptions<Record<string,
   const unresponsive = (connection: Connection) => {
     const { clientId, socket } = connection;
     if (connection.unread || socket.bufferedAmount > 0) {
-      log.warn({ clientId, unsent: socket.bufferedAmount }, 'subscription connection dropped: slow consumer (no answer to a ping)');
-      return connection.close(CloseCode.SlowConsumer, `slow consumer: results unread and no answer to a ping within ${keepAliveMs} ms`);
+      const unsent = socket.bufferedAmount;
+      log.warn({ clientId, unsent }, 'subscription connection dropped: slow consumer (no answer to a ping)');
+      const why = `slow consumer: results unread and no answer to a ping within ${keepAliveMs} ms`;
+      return connection.close(CloseCode.SlowConsumer, why);
     }
     log.warn({ clientId }, 'subscription connection dropped: keep-alive timeout (no answer to a ping)');
     connection.terminate('keepalive_timeout');
@@ -103,19 +110,23 @@ export function graphqlWsConnections(serverOptions: ServerOptions<Record<string,
     socket.on('pong', () => { awaitingPong = false; connection.unread = false; });
     // Logged by the plugin's errorHandler (index.ts). A frame `ws` refused (WS_ERR_*: too big, malformed) closes the
     // socket with its code; other errors are the network's (a reset), the client's close.
-    socket.on('error', (error: NodeJS.ErrnoException) => { if (error.code?.startsWith('WS_ERR_')) connection.ended('protocol_error'); });
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code?.startsWith('WS_ERR_')) connection.ended('protocol_error');
+    });
     const ended = server.opened({
       protocol: socket.protocol,
       send: (data) => new Promise((resolve, reject) => {
         if (socket.readyState !== socket.OPEN) return resolve();
         socket.send(data, (error) => (error ? reject(error) : resolve()));
       }),
-      close: (code = INTERNAL_ERROR, reason = '') => connection.close(code, reason, code === GRAPHQL_WS_INIT_TIMEOUT ? 'idle' : 'protocol_error'),
+      close: (code = INTERNAL_ERROR, reason = '') =>
+        connection.close(code, reason, code === GRAPHQL_WS_INIT_TIMEOUT ? 'idle' : 'protocol_error'),
       onMessage: (received) => socket.on('message', async (data) => {
         try {
           await received(String(data));
         } catch (error) {
-          log.error({ clientId: connection.clientId, err: { type: (error as Error).name, message: (error as Error).message } }, 'a graphql-ws message failed');
+          const err = { type: (error as Error).name, message: (error as Error).message };
+          log.error({ clientId: connection.clientId, err }, 'a graphql-ws message failed');
           connection.close(INTERNAL_ERROR, 'Internal server error', 'protocol_error');
         }
       }),
@@ -128,7 +139,8 @@ export function graphqlWsConnections(serverOptions: ServerOptions<Record<string,
       void ended(code, String(reason));
     });
     if (open.size >= maxPerProcess) {
-      return connection.close(CloseCode.TooManyConnections, `Too many connections: this server holds its maximum of ${maxPerProcess}; retry on another`);
+      const why = `Too many connections: this server holds its maximum of ${maxPerProcess}; retry on another`;
+      return connection.close(CloseCode.TooManyConnections, why);
     }
     open.add(connection);
     connection.idleAfter(idleCloseMs);

@@ -40,7 +40,8 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
         const { clientId } = subscriber.caller;
         const place = { clientId, id: randomUUID() };
         if (!(await clientConnections.acquire(clientId, place.id))) {
-          connection.close(CloseCode.TooManyConnections, `Too many connections: client ${clientId} holds its maximum of ${maxPerClient}`);
+          const why = `Too many connections: client ${clientId} holds its maximum of ${maxPerClient}`;
+          connection.close(CloseCode.TooManyConnections, why);
           return false;
         }
         // Closed while its place was being taken (a Redis round trip): onClose has run already.
@@ -50,14 +51,18 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
         }
         places.set(ctx, place);
         connection.clientId = clientId;
-        const holder: Holder = { transport: 'ws', subscriber, close: (code, reason) => connection.close(code, reason), buffered: () => socket.bufferedAmount };
+        const holder: Holder = {
+          transport: 'ws', subscriber,
+          close: (code, reason) => connection.close(code, reason),
+          buffered: () => socket.bufferedAmount,
+        };
         holders.set(ctx, holder);
         engine.open(holder);
         return true;
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        if (error.code === 'UNAUTHENTICATED') connection.close(CloseCode.Unauthorized, `Unauthorized: ${error.message}`, 'unauthorized');
-        else connection.close(CloseCode.TryAgainLater, `Try again later: ${error.message}`);
+        if (error.code !== 'UNAUTHENTICATED') connection.close(CloseCode.TryAgainLater, `Try again later: ${error.message}`);
+        else connection.close(CloseCode.Unauthorized, `Unauthorized: ${error.message}`, 'unauthorized');
         return false;
       }
     },
@@ -79,7 +84,8 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
         return results;
       } catch (error) {
         if (!(error instanceof TooManySubscriptions) && !(error instanceof AppError)) throw error;
-        engine.close(holder, error instanceof TooManySubscriptions ? CloseCode.TooManySubscriptions : CloseCode.TryAgainLater, error.message);
+        const code = error instanceof TooManySubscriptions ? CloseCode.TooManySubscriptions : CloseCode.TryAgainLater;
+        engine.close(holder, code, error.message);
         return { errors: [] };
       }
     },

@@ -50,7 +50,7 @@ const schema = z.object({
   SUBSCRIPTIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   /** Active subscriptions one gateway process holds, over every client. */
   SUBSCRIPTIONS_MAX_PER_PROCESS: z.coerce.number().int().min(1).default(10_000),
-  /** A client's open WebSockets on /graphql over every gateway process (counted in Redis with REDIS_URL, else per process). */
+  /** A client's open WebSockets on /graphql over every gateway process (in Redis with REDIS_URL, else per process). */
   SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(1).default(20),
   /** Open WebSockets one gateway process holds, over every client (about 40 KB and 0.02% of a core each, idle). */
   SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS: z.coerce.number().int().min(1).default(2_000),
