@@ -98,6 +98,11 @@ export function graphqlWsConnections(
 
   function handle(socket: WebSocket, request: FastifyRequest) {
     const connection = new Connection(socket, closed);
+    // Refused before graphql-ws reads anything from it.
+    if (open.size >= maxPerProcess) {
+      const why = `Too many connections: this server holds its maximum of ${maxPerProcess}; retry on another`;
+      return connection.close(CloseCode.TooManyConnections, why);
+    }
     let awaitingPong = false;
     const keepAlive = setInterval(() => {
       if (!awaitingPong) {
@@ -138,10 +143,6 @@ export function graphqlWsConnections(
       connection.ended('client_closed');
       void ended(code, String(reason));
     });
-    if (open.size >= maxPerProcess) {
-      const why = `Too many connections: this server holds its maximum of ${maxPerProcess}; retry on another`;
-      return connection.close(CloseCode.TooManyConnections, why);
-    }
     open.add(connection);
     connection.idleAfter(idleCloseMs);
   }
