@@ -12,10 +12,13 @@ import { problem, sendProblem } from './rest/problem.ts';
 const COUNTERS_DOWN_RETRY_SECONDS = 5;
 const countersDown = 'the shared rate-limit counters (Redis) are unavailable; retry shortly';
 
-/** The verified caller's client id (set by the token gate), else the address, keys the rate limit. */
+/**
+ * The verified caller's client id (set by the token gate), else its address (an IPv6 /64, as for
+ * token attempts), keys the rate limit: a WebSocket upgrade, whose token comes later, is counted so.
+ */
 const callerKey = (request: FastifyRequest) => {
   const caller = (request as FastifyRequest & { caller?: { clientId: string } | null }).caller;
-  return caller ? `client:${caller.clientId}` : `ip:${request.ip}`;
+  return caller ? `client:${caller.clientId}` : `ip:${attemptAddress(request.ip)}`;
 };
 
 /**

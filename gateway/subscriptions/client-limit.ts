@@ -2,9 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 
-/** SUBSCRIPTIONS_MAX_PER_CLIENT: a client's active subscriptions, counted where the rate limits are. */
+/**
+ * SUBSCRIPTIONS_MAX_PER_CLIENT (a client's active subscriptions) or SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT
+ * (its open WebSockets), counted where the rate limits are.
+ */
 export interface ClientLimit {
-  /** Takes one of the client's places for subscription `id`; false when the client has none left. */
+  /** Takes one of the client's places for `id` (a subscription's, a connection's); false when it has none left. */
   acquire(clientId: string, id: string): Promise<boolean>;
   release(clientId: string, id: string): void;
   close(): void;
@@ -45,8 +48,11 @@ return 1`;
  * places (member: the subscription's id, score: when its lease ends). A Redis outage refuses new
  * subscriptions (SERVICE_UNAVAILABLE), never lets them through unbounded.
  */
-export function redisClientLimit(redis: Redis, prefix: string, max: number, log: FastifyBaseLogger): ClientLimit {
-  const key = (clientId: string) => `${prefix}subscriptions:${clientId}`;
+export function redisClientLimit(
+  redis: Redis, prefix: string, max: number, log: FastifyBaseLogger,
+  counted: 'subscriptions' | 'connections' = 'subscriptions',
+): ClientLimit {
+  const key = (clientId: string) => `${prefix}${counted}:${clientId}`;
   const held = new Map<string, Set<string>>();
   const renew = setInterval(() => {
     if (!held.size) return;

@@ -8,7 +8,7 @@ import { AppError } from '../../subgraphs/platform/errors.ts';
 import type { Subscriber, SubscriberAuth } from './auth.ts';
 import { Channel } from './channel.ts';
 import type { ClientLimit } from './client-limit.ts';
-import { CloseCode, closeErrorCode } from './close-codes.ts';
+import { CloseCode, closeErrorCode, closeReasonOf } from './close-codes.ts';
 import type { PreparedSubscription } from './document.ts';
 
 export type Transport = 'ws' | 'sse';
@@ -138,11 +138,12 @@ export class SubscriptionEngine {
   close(holder: Holder, code: number, reason: string) {
     if (!this.holders.has(holder) || this.closing.has(holder)) return;
     this.closing.add(holder);
-    this.options.metrics.closed.inc({ reason: (closeErrorCode[code] ?? 'closed').toLowerCase() });
+    // A WebSocket's close is counted by its connection (ws-connection.ts), whoever closes it.
     if (holder.close) {
       holder.close(code, reason);
       return;
     }
+    this.options.metrics.closed.inc({ reason: closeReasonOf(code) });
     for (const watch of this.holders.get(holder) ?? []) watch.channel.end(closingResult(code, reason));
     this.holders.delete(holder);
   }
@@ -210,7 +211,10 @@ export class SubscriptionEngine {
     const held = this.holders.get(watch.holder);
     held?.delete(watch);
     // An SSE holder is its one subscription; a WebSocket connection stays until it closes.
-    if (held && !held.size && !watch.holder.close) this.holders.delete(watch.holder);
+    if (held && !held.size && !watch.holder.close) {
+      this.holders.delete(watch.holder);
+      if (!this.closing.has(watch.holder)) this.options.metrics.closed.inc({ reason: 'client_closed' });
+    }
     this.options.clientLimit.release(watch.holder.subscriber.caller.clientId, watch.id);
     this.count -= 1;
     this.options.metrics.active.dec({ transport: watch.holder.transport });

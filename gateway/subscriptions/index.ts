@@ -3,6 +3,7 @@ import type { ApolloServer } from '@apollo/server';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
+import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
 import type { Redis } from 'ioredis';
@@ -15,7 +16,6 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { GatewayContext } from '../supergraph.ts';
 import { subscriberAuth } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
-import { CloseCode } from './close-codes.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
 import { sseHandler } from './sse.ts';
@@ -65,10 +65,13 @@ export async function startSubscriptions(app: FastifyInstance, options: Subscrip
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
     return asSubscriptionResult(prepared, response.body.singleResult);
   };
+  const clientLimit = (max: number, counted: 'subscriptions' | 'connections') => (redis
+    ? redisClientLimit(redis, config.REDIS_KEY_PREFIX, max, app.log, counted)
+    : memoryClientLimit(max));
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
     live, execute, auth: subscriberAuth(verify),
-    clientLimit: redis ? redisClientLimit(redis, config.REDIS_KEY_PREFIX, max, app.log) : memoryClientLimit(max),
+    clientLimit: clientLimit(max, 'subscriptions'),
     maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
     // Half the revocation cache: a disable elsewhere closes subscriptions within about 1.5 of it.
@@ -79,15 +82,32 @@ export async function startSubscriptions(app: FastifyInstance, options: Subscrip
   const sse = sseHandler(engine, rules, {
     reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs,
   });
+  const ws = webSocketHandler(engine, rules, {
+    clientConnections: clientLimit(config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, 'connections'),
+    maxPerClient: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT,
+    maxPerProcess: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS,
+    idleCloseMs: config.SUBSCRIPTIONS_IDLE_CLOSE_MS, keepAliveMs: config.SUBSCRIPTIONS_KEEPALIVE_MS,
+    closed: metrics.subscriptionsClosed, log: app.log,
+  });
+  /** Sockets whose error was logged: `ws` may report more than one while closing. */
+  const failed = new WeakSet<object>();
   await app.register(websocket, {
-    options: { maxPayload: WS_MAX_PAYLOAD },
+    options: { maxPayload: WS_MAX_PAYLOAD, handleProtocols },
+    // One JSON line per connection (an oversized message, a reset); `ws` closes the socket after a refused frame.
+    errorHandler(error, socket, request) {
+      if (failed.has(socket)) return;
+      failed.add(socket);
+      const { code } = error as NodeJS.ErrnoException;
+      request.log.warn({ error: { type: error.name, message: error.message, code } }, 'WebSocket error: connection closed');
+      if (socket.readyState === socket.OPEN) socket.terminate();
+    },
     // Before the server stops taking connections: subscriptions end with 1001, and so do connections not initialised yet.
     async preClose() {
       await engine.shutdown();
-      for (const socket of app.websocketServer.clients) socket.close(CloseCode.GoingAway, 'going away: the server is shutting down');
+      ws.shutdown();
       await sse.drain();
     },
   });
   app.addHook('onClose', async () => { await live.close(); });
-  return { engine, wsHandler: webSocketHandler(engine, rules), sseHandler: sse.handle };
+  return { engine, wsHandler: ws.handler, sseHandler: sse.handle };
 }

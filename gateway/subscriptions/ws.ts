@@ -1,46 +1,75 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
-import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
+import type { Context } from 'graphql-ws';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import { connectionAuthorization } from './auth.ts';
-import { CloseCode, closeReason } from './close-codes.ts';
+import type { ClientLimit } from './client-limit.ts';
+import { CloseCode } from './close-codes.ts';
 import { prepareSubscription, SubscriptionRefused, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
+import { graphqlWsConnections, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
 
-/** WebSocket's "try again later": the token could not be checked now (the database is down). */
-const TRY_AGAIN_LATER = 1013;
+interface Started { prepared: PreparedSubscription; holder: Holder; extra: ConnectionExtra }
+type WsContext = Context<Record<string, unknown>, ConnectionExtra>;
 
-interface Started { prepared: PreparedSubscription; holder: Holder }
+export interface WebSocketOptions extends ConnectionOptions {
+  /** SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, counted where the subscriptions of a client are. */
+  clientConnections: ClientLimit;
+  maxPerClient: number;
+}
 
 /**
  * The graphql-ws protocol on `GET /graphql` (a WebSocket upgrade), for @fastify/websocket's `wsHandler`.
  * The token comes in `connection_init` (`{ "authorization": "Bearer <jwt>" }`) and is checked before
- * the acknowledgement: a bad one closes with 4401. Only subscriptions are run here; a query or a
- * mutation gets an error naming POST /graphql. Results are sent as the gateway formatted them.
+ * the acknowledgement: a bad one closes with 4401, a client over its connections 4429. Only
+ * subscriptions are run here; a query or a mutation gets an error naming POST /graphql. Results are
+ * sent as the gateway formatted them.
  */
-export function webSocketHandler(engine: SubscriptionEngine, rules: SubscriptionRules) {
+export function webSocketHandler(engine: SubscriptionEngine, rules: SubscriptionRules, options: WebSocketOptions) {
   const holders = new WeakMap<object, Holder>();
-  return makeHandler({
+  /** Each acknowledged connection's place among its client's connections. */
+  const places = new WeakMap<object, { clientId: string; id: string }>();
+  const { clientConnections, maxPerClient } = options;
+  const connections = graphqlWsConnections({
     schema: rules.schema,
-    async onConnect(ctx) {
-      const { socket } = ctx.extra;
+    async onConnect(ctx: WsContext) {
+      const { connection, socket } = ctx.extra;
       try {
         const subscriber = await engine.authenticate(connectionAuthorization(ctx.connectionParams));
-        const holder: Holder = { transport: 'ws', subscriber, close: (code, reason) => socket.close(code, closeReason(reason)), buffered: () => socket.bufferedAmount };
+        const { clientId } = subscriber.caller;
+        const place = { clientId, id: randomUUID() };
+        if (!(await clientConnections.acquire(clientId, place.id))) {
+          const why = `Too many connections: client ${clientId} holds its maximum of ${maxPerClient}`;
+          connection.close(CloseCode.TooManyConnections, why);
+          return false;
+        }
+        // Closed while its place was being taken (a Redis round trip): onClose has run already.
+        if (socket.readyState === socket.CLOSED) {
+          clientConnections.release(clientId, place.id);
+          return false;
+        }
+        places.set(ctx, place);
+        connection.clientId = clientId;
+        const holder: Holder = {
+          transport: 'ws', subscriber,
+          close: (code, reason) => connection.close(code, reason),
+          buffered: () => socket.bufferedAmount,
+        };
         holders.set(ctx, holder);
         engine.open(holder);
         return true;
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        const unauthorized = error.code === 'UNAUTHENTICATED';
-        socket.close(unauthorized ? CloseCode.Unauthorized : TRY_AGAIN_LATER, closeReason(`${unauthorized ? 'Unauthorized' : 'Try again later'}: ${error.message}`));
+        if (error.code !== 'UNAUTHENTICATED') connection.close(CloseCode.TryAgainLater, `Try again later: ${error.message}`);
+        else connection.close(CloseCode.Unauthorized, `Unauthorized: ${error.message}`, 'unauthorized');
         return false;
       }
     },
-    onSubscribe(ctx, _id, payload) {
+    onSubscribe(ctx: WsContext, _id, payload) {
       try {
         const prepared = prepareSubscription(rules, payload);
-        const started: Started = { prepared, holder: holders.get(ctx)! };
+        const started: Started = { prepared, holder: holders.get(ctx)!, extra: ctx.extra };
         return { schema: rules.schema, document: prepared.document, operationName: prepared.operationName, variableValues: prepared.variables, contextValue: started };
       } catch (error) {
         if (error instanceof SubscriptionRefused) return error.errors;
@@ -48,22 +77,37 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
       }
     },
     async subscribe({ contextValue }) {
-      const { prepared, holder } = contextValue as Started;
+      const { prepared, holder, extra } = contextValue as Started;
       try {
-        return await engine.subscribe(holder, prepared) as unknown as AsyncIterable<ExecutionResult>;
+        const results = await engine.subscribe(holder, prepared) as unknown as AsyncIterable<ExecutionResult>;
+        extra.connection.subscribed();
+        return results;
       } catch (error) {
         if (!(error instanceof TooManySubscriptions) && !(error instanceof AppError)) throw error;
-        engine.close(holder, error instanceof TooManySubscriptions ? CloseCode.TooManySubscriptions : TRY_AGAIN_LATER, error.message);
+        const code = error instanceof TooManySubscriptions ? CloseCode.TooManySubscriptions : CloseCode.TryAgainLater;
+        engine.close(holder, code, error.message);
         return { errors: [] };
       }
     },
     // The engine's results are already formatted (Apollo Server's); graphql-ws would format them again.
-    onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
-    onClose(ctx) {
+    onNext: (ctx: WsContext, _id, _payload, _args, result) => {
+      ctx.extra.connection.unread = true;
+      return result as FormattedExecutionResult;
+    },
+    onClose(ctx: WsContext) {
       const holder = holders.get(ctx);
       if (holder) engine.release(holder);
+      const place = places.get(ctx);
+      if (place) clientConnections.release(place.clientId, place.id);
     },
-  });
+  }, options);
+  return {
+    handler: (socket: ConnectionExtra['socket'], request: FastifyRequest) => connections.handle(socket, request),
+    shutdown() {
+      connections.shutdown();
+      clientConnections.close();
+    },
+  };
 }
 
 /** The origin of the page that opens a WebSocket is its own host's, or one CORS_ORIGINS allows; clients outside a browser send none. */

@@ -52,6 +52,14 @@ const schema = z.object({
   SUBSCRIPTIONS_MAX_PER_PROCESS: z.coerce.number().int().min(1).default(10_000),
   /** graphql-sse streams one client holds reserved (PUT /graphql/stream), opened or not, in one gateway process. */
   SSE_RESERVATIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(10),
+  /** A client's open WebSockets on /graphql over every gateway process (in Redis with REDIS_URL, else per process). */
+  SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(1).default(20),
+  /** Open WebSockets one gateway process holds, over every client (about 40 KB and 0.02% of a core each, idle). */
+  SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS: z.coerce.number().int().min(1).default(2_000),
+  /** A WebSocket that has started no subscription this long after it opened is closed (1000). */
+  SUBSCRIPTIONS_IDLE_CLOSE_MS: z.coerce.number().int().min(100).default(30_000),
+  /** A WebSocket is pinged this often; one that has not answered by the next ping is closed. */
+  SUBSCRIPTIONS_KEEPALIVE_MS: z.coerce.number().int().min(100).default(12_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),

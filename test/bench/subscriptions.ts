@@ -26,6 +26,7 @@ import { wsClient } from '../support/subscriptions.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
 import { flag, percentile } from './args.ts';
+import { collectGarbage, processFigures as figuresAt } from './process-figures.ts';
 
 const EVENTS = Math.round(flag('events', 100, 1000));
 const HELD = Math.round(flag('held', 2000, 5000));
@@ -137,27 +138,7 @@ async function queryRoundTrip(g: Gateway): Promise<string> {
   return `the same query over HTTP: p50 ${percentile(ms, 50).toFixed(1)} ms`;
 }
 
-/** The gateway's own figures from its /metrics. */
-async function processFigures(g: Gateway) {
-  const text = await (await fetch(`${g.server.base}/metrics`)).text();
-  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? NaN);
-  return { rss: value('process_resident_memory_bytes'), heap: value('nodejs_heap_size_used_bytes'), cpuSeconds: value('process_cpu_seconds_total') };
-}
-
-/**
- * A full garbage collection in the gateway through its inspector (the embedded gateway runs with
- * --inspect on loopback), so that the heap figure is what it holds, not garbage not yet collected.
- */
-async function collectGarbage(inspectPort: number) {
-  const [target] = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json() as { webSocketDebuggerUrl: string }[];
-  const socket = new WebSocket(target!.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => { socket.onopen = resolve; socket.onerror = reject; });
-  const collected = new Promise((resolve) => { socket.onmessage = (message) => { if (JSON.parse(String(message.data)).id === 1) resolve(undefined); }; });
-  socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
-  await collected;
-  socket.close();
-}
-
+const processFigures = (g: Gateway) => figuresAt(g.server.base);
 const settle = () => new Promise((r) => setTimeout(r, 2_000));
 const IDLE_MS = 10_000;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

@@ -1,33 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { sseClient, subscriptionsActive, wsClient, type Watcher } from '../../support/subscriptions.ts';
-import { CHICAGO } from '../../roadside/helpers.ts';
+import { bookedRescue as bookedRescueOn, gqlOn, updateRescue } from '../../support/rescues.ts';
 
 let t: TestStack;
-let members = 0;
 
 beforeAll(async () => { t = await startTestStack({ subgraphs: ['roadside', 'booking', 'scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
-const gql = async (query: string, variables: Record<string, unknown>, token = t.token) => {
-  const res = await t.graphql(query, variables, token);
-  if (res.errors) throw new Error(JSON.stringify(res.errors));
-  return res.data;
-};
-
-/** A booked rescue of the token's organisation; returns its reqId. */
-async function bookedRescue(token = t.token) {
-  members += 1;
-  const memberId = `SUB-${members}`;
-  await gql(`mutation($m: String!, $vin: String!) { provisionRescueMember(input: { partnerCode: "SUB", memberId: $m, assetIntegrationId: "car", productType: "basic", firstName: "Ana", lastName: "Ruiz",
-    make: "TOYOTA", model: "Camry", year: 2020, vin: $vin, effectiveEndDate: "2031-01-31" }) { memberId } }`, { m: memberId, vin: `4T1B11HK5LU${String(100000 + members)}` }, token);
-  const { startRescueSession: s } = await gql('mutation($m: String!) { startRescueSession(input: { appId: "sub-app", benefits: [{ key: "policy", value: $m }, { key: "partnerCode", value: "SUB" }] }) { sessionId } }', { m: memberId }, token);
-  const { dispatchRescue: r } = await gql('mutation($s: ID!, $at: RescueLocationInput!) { dispatchRescue(service: GAS, input: { sessionId: $s, disablementLocation: $at, fuelType: REGULAR }) { reqId } }', { s: s.sessionId, at: CHICAGO }, token);
-  return r.reqId as string;
-}
-
-const update = (reqId: string, status: string, token = t.token) =>
-  gql('mutation($id: ID!, $st: RescueStatus!) { updateRescueStatus(input: { reqId: $id, status: $st, latitude: 41.88, longitude: -87.636 }) { status } }', { id: reqId, st: status }, token);
+const gql = (query: string, variables: Record<string, unknown>, token = t.token) => gqlOn(t)(query, variables, token);
+const bookedRescue = (token = t.token) => bookedRescueOn(t, token);
+const update = (reqId: string, status: string, token = t.token) => updateRescue(t, reqId, status, token);
 
 const RESCUE = 'subscription($id: ID!) { rescueUpdated(reqId: $id) { reqId status etaMinutes providerPosition { latitude } } }';
 const STATUSES = ['EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'];
