@@ -190,7 +190,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     api.addHook('onRequest', gate.hook((request, reply, error) => (request.url.startsWith('/graphql')
       ? sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }])
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
-    addRequestRateLimit(api, app, config);
+    addRequestRateLimit(api, app);
     // Before the idempotency plugin, which parses the document.
     boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });
