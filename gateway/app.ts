@@ -156,6 +156,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     allowBatchedHttpRequests: false,
     // Replaced by gateway/browser-access.ts, which lets GET queries through.
     csrfPrevention: false,
+    // Our shutdown (onShutdown) stops it; its own SIGTERM handler re-sends the signal once stopped, killing the process mid-shutdown.
+    stopOnTerminationSignals: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, subscriptionsElsewherePlugin as ApolloServerPlugin<GatewayContext>,
