@@ -7,6 +7,9 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { buildContext } from './build-context.ts';
@@ -41,6 +44,22 @@ describe('the image and npm start', () => {
     const context = new Set(await buildContext(ROOT));
     const files = [...start.argv.filter((a) => a.endsWith('.ts')), 'subgraphs/serve.ts'].map((f) => f.replace(/^\.\//, ''));
     expect(files.filter((file) => !context.has(file))).toEqual([]);
+  });
+
+  it('imports only packages that `npm ci --omit=dev` installs', async () => {
+    // What runs in a container: the commands and their preloads, the build step, the Risk Index
+    // worker threads' module, and the operator CLIs the README has run there.
+    const entryPoints = [...start.argv.filter((a) => a.endsWith('.ts')), 'subgraphs/serve.ts', 'subgraphs/prepare-cli.ts',
+      'subgraphs/risk/geometry/area-task.ts', 'gateway/auth/clients-cli.ts', 'subgraphs/platform/auth/keys-cli.ts',
+      'subgraphs/scoring/mvr/mvr-cli.ts', 'subgraphs/risk/ingest-cli.ts', 'subgraphs/platform/tracing/sdk.ts'];
+    const { metafile } = await build({
+      absWorkingDir: ROOT, entryPoints, bundle: true, packages: 'external', platform: 'node', format: 'esm', write: false, metafile: true, outdir: 'out', logLevel: 'error',
+    });
+    const imported = new Set(Object.values(metafile.inputs).flatMap((input) => input.imports).filter((i) => i.external && !i.path.startsWith('node:'))
+      .map((i) => i.path.split('/').slice(0, i.path.startsWith('@') ? 2 : 1).join('/')));
+    const { dependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(imported.size).toBeGreaterThan(20);
+    expect([...imported].filter((name) => !(name in dependencies))).toEqual([]);
   });
 });
 
