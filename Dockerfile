@@ -15,8 +15,9 @@ RUN npm ci --omit=dev --no-audit --no-fund
 # Only what .dockerignore lets through: package files, gateway/, subgraphs/, schema/; never .env or keys.
 COPY . .
 # What npm ci's postinstall would have prepared had subgraphs/ been there (the PGlite cluster template
-# and the Risk Index's data, under node_modules/.cache), while node_modules is still writable.
-RUN node subgraphs/prepare-cli.ts
+# and the Risk Index's data, under node_modules/.cache), while node_modules is still writable; made
+# readable by the runtime user (the folder is created private).
+RUN node subgraphs/prepare-cli.ts && chmod -R a+rX node_modules/.cache
 # DATA_DIR must be writable by the runtime user (mount a volume there to keep it).
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node

@@ -40,6 +40,14 @@ describe('the image and npm start', () => {
     expect(dockerfile().find(([i]) => i === 'EXPOSE')![1]).toBe(env.PORT);
   });
 
+  it('prepares the first start\'s data at build, readable by that user (the cache folder is made private)', () => {
+    const steps = dockerfile().map(([i, args]) => `${i} ${args}`);
+    const prepare = steps.findIndex((step) => step.startsWith('RUN node subgraphs/prepare-cli.ts'));
+    expect(prepare).toBeGreaterThan(steps.indexOf('COPY . .'));
+    expect(steps[prepare]).toContain('chmod -R a+rX node_modules/.cache');
+    expect(prepare).toBeLessThan(steps.findIndex((step) => step.startsWith('USER')));
+  });
+
   it('copies every file its commands load into the image', async () => {
     const context = new Set(await buildContext(ROOT));
     const files = [...start.argv.filter((a) => a.endsWith('.ts')), 'subgraphs/serve.ts'].map((f) => f.replace(/^\.\//, ''));
