@@ -160,6 +160,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     allowBatchedHttpRequests: false,
     // Replaced by gateway/browser-access.ts, which lets GET queries through.
     csrfPrevention: false,
+    // Our shutdown (onShutdown) stops it; its own SIGTERM handler re-sends the signal once stopped, killing the process mid-shutdown.
+    stopOnTerminationSignals: false,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), operationResolutionPlugin as ApolloServerPlugin<GatewayContext>, subscriptionsElsewherePlugin as ApolloServerPlugin<GatewayContext>,
@@ -194,7 +196,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     api.addHook('onRequest', gate.hook((request, reply, error) => (answersInGraphqlShape(request)
       ? sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }])
       : sendProblem(reply, problemFromErrors([error.toJSON()])))));
-    addRequestRateLimit(api, app, config);
+    addRequestRateLimit(api, app);
     // Before the idempotency plugin, which parses the document.
     boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
     await api.register(idempotencyPlugin, { store: idempotency, graphqlPath: '/graphql', parseOptions: limits.parseOptions, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS, count: (outcome) => metrics.idempotency.inc({ outcome }) });

@@ -22,13 +22,27 @@ const callerKey = (request: FastifyRequest) => {
 };
 
 /**
- * Registers the rate-limit plugin on the gateway; limits are attached where they apply. With
- * REDIS_URL the counters live in Redis, so every gateway process counts against one limit;
- * without it each process counts on its own. Returns the Redis client, for the token-attempt counters.
+ * Registers the rate-limit plugin on the gateway with the per-client request limit; routes opt in
+ * with addRequestRateLimit. With REDIS_URL the counters live in Redis, so every gateway process
+ * counts against one limit; without it each process counts on its own. Returns the Redis client,
+ * for the token-attempt counters.
  */
 export async function registerRateLimitPlugin(app: FastifyInstance, config: Config): Promise<Redis | undefined> {
+  // The limit's options go here, not to app.rateLimit(options): a limiter made with options keys
+  // its counters by a route it does not have (`limit:undefinedundefined-request:...` in Redis).
+  const requestLimit = {
+    global: false,
+    max: config.RATE_LIMIT_PER_MINUTE,
+    timeWindow: 60_000,
+    keyGenerator: callerKey,
+    errorResponseBuilder: (_request: FastifyRequest, context: { max: number; ttl: number }) => ({
+      statusCode: 429,
+      code: 'RATE_LIMITED',
+      message: `Rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`,
+    }),
+  };
   if (!config.REDIS_URL) {
-    await app.register(rateLimit, { global: false });
+    await app.register(rateLimit, requestLimit);
     return undefined;
   }
   // Loaded only here: most starts have no Redis, and the client's modules cost ~50 ms to load.
@@ -37,22 +51,13 @@ export async function registerRateLimitPlugin(app: FastifyInstance, config: Conf
   const redis = new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1, commandTimeout: 2_000 });
   redis.on('error', (error: Error) => app.log.warn({ err: { type: error.name, message: error.message } }, 'redis'));
   app.addHook('onClose', async () => { await redis.quit().catch(() => redis.disconnect()); });
-  await app.register(rateLimit, { global: false, redis, nameSpace: `${config.REDIS_KEY_PREFIX}limit:` });
+  await app.register(rateLimit, { ...requestLimit, redis, nameSpace: `${config.REDIS_KEY_PREFIX}limit:request:` });
   return redis;
 }
 
 /** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
-export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance, config: Config) {
-  const limit = app.rateLimit({
-    max: config.RATE_LIMIT_PER_MINUTE,
-    timeWindow: 60_000,
-    keyGenerator: (request) => `request:${callerKey(request)}`,
-    errorResponseBuilder: (_request, context) => ({
-      statusCode: 429,
-      code: 'RATE_LIMITED',
-      message: `Rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`,
-    }),
-  });
+export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance) {
+  const limit = app.rateLimit();
   // A Redis outage answers 503 with Retry-After, never a 500 and never an unlimited pass.
   scope.addHook('preHandler', async (request, reply) => {
     try {

@@ -185,6 +185,8 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       includeStacktraceInErrorResponses: false,
       formatError: (formatted: GraphQLFormattedError, error: unknown) => formatError(formatted, error, app.log),
       allowBatchedHttpRequests: false,
+      // Our shutdown (onShutdown) stops it; its own SIGTERM handler re-sends the signal once stopped, killing the process mid-shutdown.
+      stopOnTerminationSignals: false,
       validationRules: limits.validationRules,
       parseOptions: limits.parseOptions,
       plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), noStore, nulGuard, subscriptionsElsewherePlugin as ApolloServerPlugin<SubgraphContext>, ...(limits.plugins as unknown as ApolloServerPlugin<SubgraphContext>[])],
