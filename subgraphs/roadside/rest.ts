@@ -282,8 +282,7 @@ const dispatchRoutes = Object.entries(SERVICE_DOCS).map(([service, doc]) => type
 const routes: RestRoute[] = [
   typedRoute(StartRescueSession, {
     method: 'POST', path: `${ROADSIDE_PREFIX}/rescue/session`, operationId: 'createSession',
-    summary: 'Start a rescue session',
-    tag: TAG, scope: 'roadside', status: 201,
+    summary: 'Start a rescue session', tag: TAG, scope: 'roadside', status: 201,
     variables: (req) => {
       const body = objectBody(req);
       return {
@@ -317,8 +316,7 @@ const routes: RestRoute[] = [
   }),
   typedRoute(RescueBenefits, {
     method: 'GET', path: `${ROADSIDE_PREFIX}/rescue/benefits`, operationId: 'getBenefits',
-    summary: "The session member's benefits and usage",
-    tag: TAG, scope: 'roadside',
+    summary: "The session member's benefits and usage", tag: TAG, scope: 'roadside',
     variables: (req) => defined({ sessionId: queryString(req, 'sessionId'), appId: queryString(req, 'appId') }),
     result: (d) => d.rescueBenefits,
     docs: {
@@ -328,10 +326,9 @@ const routes: RestRoute[] = [
       },
       response: answer({
         status: { type: 'string', enum: ['Active', 'Inactive'] }, maxClaimCount: { type: 'integer' },
-        usageCount: { type: 'integer' },
-        towToDealershipRequired: { type: 'boolean' }, membershipExpDate: { type: ['string', 'null'], format: 'date' },
-        policyNumber: { type: ['string', 'null'] }, memberId: { type: ['string', 'null'] },
-        partnerCode: { type: ['string', 'null'] },
+        usageCount: { type: 'integer' }, towToDealershipRequired: { type: 'boolean' },
+        membershipExpDate: { type: ['string', 'null'], format: 'date' }, policyNumber: { type: ['string', 'null'] },
+        memberId: { type: ['string', 'null'] }, partnerCode: { type: ['string', 'null'] },
         planCode: { type: ['string', 'null'], description: 'The member\'s plan (productType)' },
         payPerUse: { type: 'boolean' }, towMiles: { type: 'number', description: 'Tow miles covered per tow' },
         services: {
@@ -353,8 +350,7 @@ const routes: RestRoute[] = [
       return {
         input: defined({
           partnerCode: blank(body.partnerCode), memberId: blank(body.memberId),
-          assetIntegrationId: blank(body.assetIntegrationId),
-          ...provisioningFields(body),
+          assetIntegrationId: blank(body.assetIntegrationId), ...provisioningFields(body),
         }),
       };
     },
@@ -513,8 +509,7 @@ const routes: RestRoute[] = [
   }),
   typedRoute(Rescue, {
     method: 'GET', path: `${ROADSIDE_PREFIX}/rescue/reqId/:reqId`, operationId: 'getRequestStatus',
-    summary: 'A rescue request and its status',
-    tag: TAG, scope: 'roadside',
+    summary: 'A rescue request and its status', tag: TAG, scope: 'roadside',
     variables: (req) => ({ reqId: req.params.reqId, ...sessionQuery(req) }),
     result: (d, req) => ({ serviceRequest: restRescue(found(d.rescue, 'Rescue request', req.params.reqId)) }),
     docs: { query: sessionQueryDoc, response: answer({ serviceRequest }) },
