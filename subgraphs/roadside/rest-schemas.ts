@@ -1,4 +1,7 @@
-import { EMAIL_PATTERN, FILE_TYPES, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS, STATE_CODE_PATTERN } from './rules.ts';
+import {
+  BATTERY_SERVICES, EMAIL_PATTERN, FILE_TYPES, FUEL_TYPES, KEYS_LOCATIONS, PHONE_PATTERN, PROVISIONING_LIMITS, SERVICE_WEIGHTS,
+  STATE_CODE_PATTERN,
+} from './rules.ts';
 import { VIN_PATTERN, ZIP_PATTERN } from '../platform/scalars.ts';
 import { answer, arrayOf, bool, component, date, dateTime, int, nullable, num, str } from '../platform/rest/components.ts';
 import type { JsonSchema } from '../platform/rest/types.ts';
@@ -11,9 +14,6 @@ const SERVICES = ['TIRE', 'LOCKOUT', 'GAS', 'TOW', 'BATTERY'];
 export const REST_SERVICES = SERVICES.map((s) => s.toLowerCase());
 /** Rescue statuses as REST spells them (EN_ROUTE is EN-ROUTE). */
 export const REST_STATUSES = ['BOOKED', 'EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED', 'CANCELLED'];
-export const FUEL_TYPES = ['REGULAR', 'MIDGRADE', 'PREMIUM', 'DIESEL'];
-export const KEYS_LOCATIONS = ['IN_VEHICLE', 'IN_TRUNK', 'LOST', 'BROKEN'];
-export const BATTERY_SERVICES = ['JUMP', 'REPLACE'];
 const restStatus: JsonSchema = { type: 'string', enum: REST_STATUSES };
 const pattern = (re: RegExp) => re.source;
 

@@ -8,6 +8,11 @@ export const ALLOWED_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'i
 /** A provider file's kinds (any case on input). */
 export const FILE_TYPES = ['PHOTO', 'INVOICE', 'RECEIPT', 'SIGNATURE', 'DAMAGE_REPORT', 'OTHER'] as const;
 
+/** Fuel a gas call delivers, where a locked-out vehicle's keys are, what a battery call does (any case on input). */
+export const FUEL_TYPES = ['REGULAR', 'MIDGRADE', 'PREMIUM', 'DIESEL'] as const;
+export const KEYS_LOCATIONS = ['IN_VEHICLE', 'IN_TRUNK', 'LOST', 'BROKEN'] as const;
+export const BATTERY_SERVICES = ['JUMP', 'REPLACE'] as const;
+
 /** A provisioned asset's service weights (any case on input). */
 export const SERVICE_WEIGHTS = ['LIGHT', 'MEDIUM', 'HEAVY'];
 /** Longest provisioning text fields, in characters. */

@@ -103,6 +103,11 @@ describe('webhooks: delivery of rescue events', () => {
     }, 5_000, 'two events');
     expect(both.map((h) => h.json.type)).toEqual(['rescue.status_changed', 'rescue.cancelled']);
     expect(both[1].json.data.resource).toMatchObject({ requestId: reqId, status: 'CANCELLED', cancelReason: 'changed plans' });
+    // Once done (no ETA left), the payload but previousStatus is the rescue as its REST path returns it, every field.
+    const { previousStatus, ...resource } = both[1].json.data.resource;
+    const rest = await t.request('GET', `${RS}/rescue/reqId/${reqId}`, { token: t.token });
+    expect(previousStatus).toBe('BOOKED');
+    expect(resource).toEqual(rest.body.serviceRequest);
     const one = await waitFor(() => receiver.received.filter((r) => r.path === '/cancel-only').at(0), 5_000, 'the cancel event');
     expect(one.json.type).toBe('rescue.cancelled');
     expect(receiver.received.filter((r) => r.path === '/cancel-only')).toHaveLength(1);

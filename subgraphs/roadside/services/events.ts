@@ -1,15 +1,15 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { recordEvent } from '../../platform/webhooks/outbox.ts';
-import { RescueProvider, RescueStatusEvent, type RescueRequest, type RescueStatus } from '../entities.ts';
+import {
+  RESCUE_SERVICES, RescueProvider, RescueStatusEvent, type RescueRequest, type RescueStatus,
+} from '../entities.ts';
+import { restRescue } from '../representation.ts';
+import type {
+  RestCostFragment, RestLocationFragment, RestProviderFragment, RestRescueFragment,
+} from '../rest.generated.ts';
+import { BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS } from '../rules.ts';
 
-type Obj = Record<string, unknown>;
-
-const restStatus = (status: string) => (status === 'EN_ROUTE' ? 'EN-ROUTE' : status);
-/** The listed fields of a stored JSON object, null where absent (as GraphQL selects them). */
-const fields = (value: Obj | null | undefined, names: string) =>
-  (value == null ? null : Object.fromEntries(names.split(' ').map((n) => [n, value[n] ?? null])));
-const LOCATION = 'latitude longitude address1 city state zip landmark towLocationId';
-const COST = 'service towMiles coveredMiles billableMiles serviceFee mileageFee partsFee totalCost coveredAmount customerPays covered currency';
+const RESCUE_PATH = '/services/roadside/v1/rescue/reqId';
 
 /** A rescue right after a change: the new values that are not on the (stale) entity yet. */
 export interface RescueChange {
@@ -22,46 +22,86 @@ export interface RescueChange {
   cancelReason?: string | null;
 }
 
-/** The rescue as GET /services/roadside/v1/rescue/reqId/{reqId} returns its `serviceRequest`, plus `previousStatus`. */
-async function restRescue(tx: EntityManager, change: RescueChange): Promise<Obj> {
-  const { rescue: r } = change;
+// A stored JSON field read as GraphQL serializes it: an absent one is null.
+const text = (value: unknown) => (value == null ? null : String(value));
+const number = (value: unknown) => (value == null ? null : Number(value));
+const flag = (value: unknown) => (value == null ? null : Boolean(value));
+/** A stored enum value; any other is a bug, refused as GraphQL would refuse it. */
+function choice<T extends string>(values: readonly T[], value: unknown): T {
+  const known = values.find((v) => v === value);
+  if (known === undefined) throw new Error(`Unexpected stored value ${String(value)}, not one of ${values.join(', ')}`);
+  return known;
+}
+const optionalChoice = <T extends string>(values: readonly T[], value: unknown) =>
+  (value == null ? null : choice(values, value));
+
+type Stored = Record<string, unknown>;
+
+const location = (l: Stored): RestLocationFragment => ({
+  latitude: Number(l.latitude), longitude: Number(l.longitude), address1: text(l.address1), city: text(l.city),
+  state: text(l.state), zip: text(l.zip), landmark: text(l.landmark), towLocationId: text(l.towLocationId),
+});
+
+/** The price stored at booking, with the rescue's payPerUse (as the RescueRequest.cost resolver adds it). */
+const cost = (c: Stored, payPerUse: boolean): RestCostFragment => ({
+  service: choice(RESCUE_SERVICES, c.service), towMiles: Number(c.towMiles), coveredMiles: Number(c.coveredMiles),
+  billableMiles: Number(c.billableMiles), serviceFee: Number(c.serviceFee), mileageFee: Number(c.mileageFee),
+  partsFee: Number(c.partsFee), totalCost: Number(c.totalCost), coveredAmount: Number(c.coveredAmount),
+  customerPays: Number(c.customerPays), covered: Boolean(c.covered), currency: String(c.currency), payPerUse,
+});
+
+const provider = (p: RescueProvider): RestProviderFragment => ({
+  providerId: p.providerId, name: p.name, phone: p.phone, metro: p.metro, state: p.state,
+  position: { latitude: p.latitude, longitude: p.longitude }, coverageMiles: p.coverageMiles,
+  services: p.services.map((s) => choice(RESCUE_SERVICES, s)), opensAt: p.opensAt ?? null, closesAt: p.closesAt ?? null,
+  timeZone: p.timeZone,
+});
+
+/**
+ * The rescue right after `change` as the REST rows read it from GraphQL (the RestRescue fragment),
+ * from the stored entity, its provider and its status history.
+ */
+async function rescueAfter(tx: EntityManager, change: RescueChange): Promise<RestRescueFragment> {
+  const { rescue: r, etaAt } = change;
   const done = change.status === 'COMPLETED' || change.status === 'CANCELLED';
-  const provider = await tx.findOne(RescueProvider, { providerId: r.providerId });
+  const assigned = await tx.findOne(RescueProvider, { providerId: r.providerId });
   const history = await tx.find(RescueStatusEvent, { reqId: r.reqId }, { orderBy: { at: 'asc', id: 'asc' } });
-  const customer = fields(r.customer, 'firstName lastName phone') as Obj;
+  const { customer: c, vehicle: v, details: d } = r;
   return {
-    requestId: r.reqId, sessionId: r.sessionId, status: restStatus(change.status), previousStatus: restStatus(change.previousStatus),
-    serviceType: r.service.toLowerCase(),
-    consumer: { ...customer, name: [customer.firstName, customer.lastName].filter(Boolean).join(' ') || null },
-    vehicle: fields(r.vehicle, 'make model year color vin'), cost: { ...fields(r.cost, COST), payPerUse: r.payPerUse }, payPerUse: r.payPerUse,
-    requestCreationTime: r.createdAt.toISOString(),
-    eta: done || !change.etaAt ? null : Math.max(0, Math.ceil((change.etaAt.getTime() - change.at.getTime()) / 60000)),
-    etaTime: done || !change.etaAt ? null : change.etaAt.toISOString(),
-    disablementAddress: fields(r.disablement, LOCATION), destinationAddress: fields(r.destination, LOCATION),
-    details: fields(r.details, 'spareAvailable fuelType keysLocation batteryService comments'),
-    provider: provider && {
-      providerId: provider.providerId, name: provider.name, phone: provider.phone, metro: provider.metro, state: provider.state,
-      position: { latitude: provider.latitude, longitude: provider.longitude }, coverageMiles: provider.coverageMiles, services: provider.services,
-      opensAt: provider.opensAt, closesAt: provider.closesAt, timeZone: provider.timeZone,
+    reqId: r.reqId, sessionId: r.sessionId, service: r.service, status: change.status, payPerUse: r.payPerUse,
+    customer: { firstName: text(c.firstName), lastName: text(c.lastName), phone: text(c.phone) },
+    vehicle: { make: text(v.make), model: text(v.model), year: number(v.year), color: text(v.color), vin: text(v.vin) },
+    disablement: location(r.disablement), destination: r.destination == null ? null : location(r.destination),
+    details: {
+      spareAvailable: flag(d.spareAvailable), fuelType: optionalChoice(FUEL_TYPES, d.fuelType),
+      keysLocation: optionalChoice(KEYS_LOCATIONS, d.keysLocation),
+      batteryService: optionalChoice(BATTERY_SERVICES, d.batteryService), comments: text(d.comments),
     },
-    driver: { name: r.driverName, position: change.position },
+    cost: cost(r.cost, r.payPerUse), provider: assigned && provider(assigned),
+    driverName: r.driverName, providerPosition: change.position,
+    etaMinutes: done || !etaAt ? null : Math.max(0, Math.ceil((etaAt.getTime() - change.at.getTime()) / 60000)),
+    etaAt: done || !etaAt ? null : etaAt.toISOString(),
     cancelReason: change.cancelReason ?? r.cancelReason ?? null,
     statusHistory: history.map((e) => ({
-      status: restStatus(e.status), at: e.at.toISOString(),
-      position: e.latitude == null || e.longitude == null ? null : { latitude: e.latitude, longitude: e.longitude }, etaMinutes: e.etaMinutes, note: e.note,
+      status: e.status, at: e.at.toISOString(),
+      position: e.latitude == null || e.longitude == null ? null : { latitude: e.latitude, longitude: e.longitude },
+      etaMinutes: e.etaMinutes ?? null, note: e.note ?? null,
     })),
-    updatedTime: change.at.toISOString(),
+    createdAt: r.createdAt.toISOString(), updatedAt: change.at.toISOString(),
   };
 }
 
 /**
  * Records rescue.status_changed (and rescue.cancelled for a cancellation), or rescue.updated for a
  * provider's report of position or ETA that keeps the status, in the roadside outbox, on `tx`, the
- * transaction that makes the change (after its status event was created).
+ * transaction that makes the change (after its status event was created). The payload is the rescue's
+ * `serviceRequest` as GET /services/roadside/v1/rescue/reqId/{reqId} answers it, plus `previousStatus`.
  */
 export async function recordRescueEvents(tx: EntityManager, change: RescueChange) {
-  const resource = await restRescue(tx, change);
-  const event = { resourceKey: `rescue:${change.rescue.reqId}`, resourcePath: `/services/roadside/v1/rescue/reqId/${change.rescue.reqId}`, resource };
-  recordEvent(tx, { type: change.status === change.previousStatus ? 'rescue.updated' : 'rescue.status_changed', ...event });
+  const resource = restRescue(await rescueAfter(tx, change), change.previousStatus);
+  const { reqId } = change.rescue;
+  const event = { resourceKey: `rescue:${reqId}`, resourcePath: `${RESCUE_PATH}/${reqId}`, resource };
+  const type = change.status === change.previousStatus ? 'rescue.updated' : 'rescue.status_changed';
+  recordEvent(tx, { type, ...event });
   if (change.status === 'CANCELLED') recordEvent(tx, { type: 'rescue.cancelled', ...event });
 }

@@ -10,10 +10,7 @@ import { priceRescue, type Quote } from './pricing.ts';
 import { ReferenceService } from './reference.ts';
 import { SessionService } from './sessions.ts';
 import { recordRescueEvents } from './events.ts';
-
-export const FUEL_TYPES = ['REGULAR', 'MIDGRADE', 'PREMIUM', 'DIESEL'] as const;
-export const KEYS_LOCATIONS = ['IN_VEHICLE', 'IN_TRUNK', 'LOST', 'BROKEN'] as const;
-export const BATTERY_SERVICES = ['JUMP', 'REPLACE'] as const;
+import { BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS } from '../rules.ts';
 
 /** The forward path of a rescue; CANCELLED is reached only through cancel. */
 export const LIFECYCLE: readonly RescueStatus[] = ['BOOKED', 'EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'];
