@@ -8,11 +8,11 @@ import {
   restAssociation, restConsent, restDevice, restRegistration, restReplacement, restUser, restVehicle,
 } from './representation.ts';
 import {
-  AssignRegisteredDevice, AssociateRegisteredDeviceWithVehicle, CreateRegisteredVehicle, CreateRegisteredVehicleWithDevices,
-  EndRegisteredDeviceAssociation, RecordConsent, RegisterUser, RegisterUserProduct, RegisterUserProducts, RegisterVehicleProduct,
-  RegisteredDevice, RegisteredDevicesByUser, RegisteredUser, RegisteredUserByDevice, RegisteredVehicle, RegistrationConsents,
-  ReplaceRegisteredDevice, ReplaceRegisteredUserDevice, SetRegisteredDeviceStatus, SetRegisteredUserActivation,
-  UnenrollUserProduct, UpdateRegisteredVehicle,
+  AssignRegisteredDevice, AssociateRegisteredDeviceWithVehicle, CreateRegisteredVehicle,
+  CreateRegisteredVehicleWithDevices, EndRegisteredDeviceAssociation, RecordConsent, RegisterUser, RegisterUserProduct,
+  RegisterUserProducts, RegisterVehicleProduct, RegisteredDevice, RegisteredDevicesByUser, RegisteredUser,
+  RegisteredUserByDevice, RegisteredVehicle, RegistrationConsents, ReplaceRegisteredDevice, ReplaceRegisteredUserDevice,
+  SetRegisteredDeviceStatus, SetRegisteredUserActivation, UnenrollUserProduct, UpdateRegisteredVehicle,
 } from './rest.generated.ts';
 
 export const REGISTRATION_PREFIX = '/registration/v2';
@@ -281,7 +281,9 @@ export const registrationRoutes: readonly RestRoute[] = [
     summary: 'Assign a device to a user, or move it from another user (the vehicle stays); creates an unknown device',
     variables: (req) => ({ deviceId: req.params.deviceId, userId: req.params.userId, input: associationInput(req) }),
     result: (d) => restDevice(d.assignRegisteredDevice),
-    docs: { ...deviceDocs, requestBody: associationBody, requestExample: { effectiveDate: '2026-11-01', type: 'mobile' } },
+    docs: {
+      ...deviceDocs, requestBody: associationBody, requestExample: { effectiveDate: '2026-11-01', type: 'mobile' },
+    },
   }),
   typedRoute(SetRegisteredDeviceStatus, {
     ...b2b, method: 'PUT', path: `${P}/devices/:deviceId/status`, operationId: 'setDeviceStatus', tag: TAG_DEVICES,
@@ -368,7 +370,8 @@ export const registrationRoutes: readonly RestRoute[] = [
     docs: { params: { productName: productNameParam('vehicle') }, requestBody: closedBody({ type: 'object', properties: { additionalParameters: additionalParametersSchema } }), response: registrationSchema },
   }),
   typedRoute(CreateRegisteredVehicle, {
-    ...b2b, method: 'POST', path: `${P}/vehicles`, operationId: 'createRegisteredVehicle', tag: TAG_VEHICLES, status: 201,
+    ...b2b, method: 'POST', path: `${P}/vehicles`, operationId: 'createRegisteredVehicle', tag: TAG_VEHICLES,
+    status: 201,
     summary: 'Create a vehicle (id generated when absent)',
     variables: (req) => ({ input: vehicleInput(objectBody(req)) }),
     result: (d) => restVehicle(d.createRegisteredVehicle),
@@ -415,7 +418,8 @@ export const registrationRoutes: readonly RestRoute[] = [
     result: (d) => restUser(d.setRegisteredUserActivation),
     docs: {
       description: 'A deactivated user cannot take new devices or products (409).',
-      requestBody: activationBody, requestExample: { status: 'Inactive', reason: 'contract ended' }, response: userSchema,
+      requestBody: activationBody, requestExample: { status: 'Inactive', reason: 'contract ended' },
+      response: userSchema,
     },
   }),
   typedRoute(SetRegisteredUserActivation, {
