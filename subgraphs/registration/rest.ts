@@ -44,12 +44,16 @@ function required(body: Row, field: string, ...aliases: string[]): string {
 /** `mobile` / `obd` in any case, as the GraphQL enum. */
 function deviceType(value: unknown, field = 'type'): string | undefined {
   if (value == null) return undefined;
-  if (typeof value !== 'string' || !/^(mobile|obd)$/i.test(value.trim())) throw badInput(`${field} must be mobile or obd`, field);
+  if (typeof value !== 'string' || !/^(mobile|obd)$/i.test(value.trim())) {
+    throw badInput(`${field} must be mobile or obd`, field);
+  }
   return value.trim().toUpperCase();
 }
 
 function deviceStatus(value: unknown): string {
-  if (typeof value !== 'string' || !/^(active|inactive)$/i.test(value.trim())) throw badInput('status must be Active or Inactive', 'status');
+  if (typeof value !== 'string' || !/^(active|inactive)$/i.test(value.trim())) {
+    throw badInput('status must be Active or Inactive', 'status');
+  }
   return value.trim().toUpperCase();
 }
 
@@ -60,7 +64,10 @@ function associationInput(req: RestRequest) {
 
 function replaceInput(req: RestRequest) {
   const body = objectBody(req);
-  return defined({ newDeviceId: required(body, 'newDeviceId'), effectiveDate: required(body, 'effectiveDate'), type: deviceType(body.type) });
+  return defined({
+    newDeviceId: required(body, 'newDeviceId'), effectiveDate: required(body, 'effectiveDate'),
+    type: deviceType(body.type),
+  });
 }
 
 /** `status` (Active/Inactive) or `active` (boolean), `reason`, `effectiveDate`. */
@@ -79,7 +86,9 @@ function activationInput(req: RestRequest) {
 
 function vehicleInput(body: Row) {
   const year = body.year;
-  if (year != null && (typeof year !== 'number' || !Number.isInteger(year))) throw badInput('year must be a whole number', 'year');
+  if (year != null && (typeof year !== 'number' || !Number.isInteger(year))) {
+    throw badInput('year must be a whole number', 'year');
+  }
   return defined({
     vehicleId: str(body, 'vehicleId'), vin: str(body, 'vin', 'VIN'), make: str(body, 'make'), model: str(body, 'model'),
     year: body.year === undefined ? undefined : year, userId: str(body, 'userId'),
@@ -89,10 +98,14 @@ function vehicleInput(body: Row) {
 /** `devices: [{ deviceId, type }]` or `devices: ["id", ...]` (or `deviceIds`). */
 function vehicleDevices(body: Row) {
   const list = pick(body, 'devices', 'deviceIds');
-  if (!Array.isArray(list) || list.length === 0) throw badInput('devices must be a non-empty list of { deviceId, type } or of device ids', 'devices');
+  if (!Array.isArray(list) || list.length === 0) {
+    throw badInput('devices must be a non-empty list of { deviceId, type } or of device ids', 'devices');
+  }
   return list.map((d, i) => {
     if (typeof d === 'string') return { deviceId: d };
-    if (typeof d !== 'object' || d === null || Array.isArray(d)) throw badInput('each device must be { deviceId, type } or a device id', `devices.${i}`);
+    if (typeof d !== 'object' || d === null || Array.isArray(d)) {
+      throw badInput('each device must be { deviceId, type } or a device id', `devices.${i}`);
+    }
     const entry = d as Row;
     if (typeof entry.deviceId !== 'string') throw badInput('deviceId is required', `devices.${i}.deviceId`);
     return defined({ deviceId: entry.deviceId, type: deviceType(entry.type, `devices.${i}.type`) });
@@ -101,7 +114,9 @@ function vehicleDevices(body: Row) {
 
 function additionalParameters(body: Row) {
   const value = body.additionalParameters;
-  if (value != null && (typeof value !== 'object' || Array.isArray(value))) throw badInput('additionalParameters must be a JSON object', 'additionalParameters');
+  if (value != null && (typeof value !== 'object' || Array.isArray(value))) {
+    throw badInput('additionalParameters must be a JSON object', 'additionalParameters');
+  }
   return value ?? null;
 }
 
@@ -110,7 +125,9 @@ function consentInput(req: RestRequest) {
   let action: string | undefined;
   const rawAction = pick(body, 'action', 'status');
   if (rawAction != null) {
-    if (typeof rawAction !== 'string' || !/^(granted|withdrawn)$/i.test(rawAction.trim())) throw badInput('action must be granted or withdrawn', 'action');
+    if (typeof rawAction !== 'string' || !/^(granted|withdrawn)$/i.test(rawAction.trim())) {
+      throw badInput('action must be granted or withdrawn', 'action');
+    }
     action = rawAction.trim().toUpperCase();
   }
   if (body.granted != null) {
@@ -119,7 +136,11 @@ function consentInput(req: RestRequest) {
     if (action && action !== fromGranted) throw badInput('granted contradicts action', 'granted');
     action = fromGranted;
   }
-  if (!action) throw badInput('Say whether the consent is granted or withdrawn: granted (true|false) or action (granted|withdrawn)', 'granted');
+  if (!action) {
+    throw badInput(
+      'Say whether the consent is granted or withdrawn: granted (true|false) or action (granted|withdrawn)', 'granted',
+    );
+  }
   return defined({
     userId: required(body, 'userId'), type: required(body, 'type', 'consentType'), version: required(body, 'version'),
     action, timestamp: str(body, 'timestamp'), source: required(body, 'source'),
@@ -137,61 +158,84 @@ function includeHistory(req: RestRequest) {
 
 const nullableString = { type: ['string', 'null'] };
 const date = { type: 'string', format: 'date' };
+const nullableDate = { type: ['string', 'null'], format: 'date' };
+const dateTime = { type: 'string', format: 'date-time' };
+const deviceTypeSchema = { type: 'string', enum: ['mobile', 'obd'] };
+/** A device's or a user's status. */
+const activeInactive = { type: 'string', enum: ['Active', 'Inactive'] };
 const associationSchema: JsonSchema = {
   type: 'object',
   properties: {
     deviceId: { type: 'string' }, userId: nullableString, vehicleId: nullableString, effectiveFrom: date,
-    effectiveTo: { type: ['string', 'null'], format: 'date' }, endReason: { type: ['string', 'null'], enum: ['ended', 'replaced', 'reassociated', null] },
+    effectiveTo: nullableDate,
+    endReason: { type: ['string', 'null'], enum: ['ended', 'replaced', 'reassociated', null] },
     current: { type: 'boolean' },
   },
 };
 const deviceSchema: JsonSchema = {
   type: 'object',
   properties: {
-    deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] }, status: { type: 'string', enum: ['Active', 'Inactive'] },
-    userId: nullableString, vehicleId: nullableString, effectiveDate: { type: ['string', 'null'], format: 'date' },
-    effectiveEndDate: { type: ['string', 'null'], format: 'date' }, replacedByDeviceId: nullableString, replacesDeviceId: nullableString,
-    history: { type: 'array', items: associationSchema }, createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' },
+    deviceId: { type: 'string' }, type: deviceTypeSchema, status: activeInactive,
+    userId: nullableString, vehicleId: nullableString, effectiveDate: nullableDate,
+    effectiveEndDate: nullableDate, replacedByDeviceId: nullableString, replacesDeviceId: nullableString,
+    history: { type: 'array', items: associationSchema }, createdAt: dateTime, updatedAt: dateTime,
   },
   required: ['deviceId', 'type', 'status', 'history'],
 };
 /** Partner-defined parameters of a registration: any JSON object, stored and answered as sent. */
-const additionalParametersSchema: JsonSchema = { type: ['object', 'null'], additionalProperties: true, description: 'Partner-defined parameters, any JSON object, kept as sent' };
-/** A product name as the registration service reads it: any case, spaces, dashes or underscores anywhere ("driving-behavior" is "Driving Behavior"). */
+const additionalParametersSchema: JsonSchema = {
+  type: ['object', 'null'], additionalProperties: true,
+  description: 'Partner-defined parameters, any JSON object, kept as sent',
+};
+/**
+ * A product name as the registration service reads it: any case, spaces, dashes or underscores anywhere
+ * ("driving-behavior" is "Driving Behavior").
+ */
 function productNameParam(subject: 'user' | 'vehicle'): JsonSchema & { description: string } {
-  const names = (Object.keys(PRODUCT_SUBJECTS) as ProductName[]).filter((n) => (PRODUCT_SUBJECTS[n] as readonly string[]).includes(subject));
-  const loose = (name: string) => [...name.toLowerCase().replace(/[^a-z0-9]/g, '')].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('[^A-Za-z0-9]*');
+  const names = (Object.keys(PRODUCT_SUBJECTS) as ProductName[])
+    .filter((n) => (PRODUCT_SUBJECTS[n] as readonly string[]).includes(subject));
+  const loose = (name: string) => [...name.toLowerCase().replace(/[^a-z0-9]/g, '')]
+    .map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('[^A-Za-z0-9]*');
   return {
     pattern: `^[^A-Za-z0-9]*(${names.map(loose).join('|')})[^A-Za-z0-9]*$`, example: names[0],
-    description: `A product a ${subject} can be registered for: ${names.join(', ')}. Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400.`,
+    description: `A product a ${subject} can be registered for: ${names.join(', ')}. `
+      + 'Case, spaces, dashes and underscores do not matter (driving-behavior); another name is 400.',
   };
 }
 const registrationSchema: JsonSchema = {
   type: 'object',
   properties: {
-    registrationId: { type: 'string' }, productName: { type: 'string' }, userId: nullableString, vehicleId: nullableString,
+    registrationId: { type: 'string' }, productName: { type: 'string' }, userId: nullableString,
+    vehicleId: nullableString,
     status: { type: 'string', enum: ['enrolled', 'unenrolled'] }, additionalParameters: additionalParametersSchema,
-    registeredAt: { type: 'string', format: 'date-time' }, unenrolledAt: { type: ['string', 'null'], format: 'date-time' },
+    registeredAt: dateTime, unenrolledAt: { type: ['string', 'null'], format: 'date-time' },
   },
 };
 const userSchema: JsonSchema = {
   type: 'object',
   properties: {
-    userId: { type: 'string' }, status: { type: 'string', enum: ['Active', 'Inactive'] }, active: { type: 'boolean' },
-    activationReason: nullableString, activationEffectiveDate: { type: ['string', 'null'], format: 'date' },
+    userId: { type: 'string' }, status: activeInactive, active: { type: 'boolean' },
+    activationReason: nullableString, activationEffectiveDate: nullableDate,
     deviceIds: { type: 'array', items: { type: 'string' } }, products: { type: 'array', items: registrationSchema },
-    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' },
+    createdAt: dateTime, updatedAt: dateTime,
   },
   required: ['userId', 'status', 'active'],
 };
 const vehicleSchema: JsonSchema = {
   type: 'object',
   properties: {
-    vehicleId: { type: 'string' }, vin: { type: ['string', 'null'], pattern: VIN_PATTERN.source }, make: nullableString, model: nullableString, year: { type: ['integer', 'null'] },
+    vehicleId: { type: 'string' }, vin: { type: ['string', 'null'], pattern: VIN_PATTERN.source }, make: nullableString,
+    model: nullableString, year: { type: ['integer', 'null'] },
     userId: nullableString,
-    devices: { type: 'array', items: { type: 'object', properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] }, status: { type: 'string', enum: ['Active', 'Inactive'] } }, required: ['deviceId', 'type', 'status'] } },
+    devices: {
+      type: 'array',
+      items: {
+        type: 'object', properties: { deviceId: { type: 'string' }, type: deviceTypeSchema, status: activeInactive },
+        required: ['deviceId', 'type', 'status'],
+      },
+    },
     products: { type: 'array', items: registrationSchema },
-    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' },
+    createdAt: dateTime, updatedAt: dateTime,
   },
   required: ['vehicleId', 'vin', 'make', 'model', 'year', 'userId', 'devices', 'products', 'createdAt', 'updatedAt'],
 };
@@ -200,37 +244,47 @@ const vehicleInputSchema: JsonSchema = closedBody({
   properties: {
     vehicleId: { type: ['string', 'null'], description: 'Optional on creation; generated when absent' },
     vin: { type: ['string', 'null'], pattern: '^[A-Za-z0-9]{17}$' }, make: nullableString, model: nullableString,
-    year: { type: ['integer', 'null'] }, userId: { type: ['string', 'null'], description: 'The vehicle\'s user; must exist' },
+    year: { type: ['integer', 'null'] },
+    userId: { type: ['string', 'null'], description: 'The vehicle\'s user; must exist' },
   },
 }, { VIN: 'vin' });
 const consentSchema: JsonSchema = {
   type: 'object',
   properties: {
     consentId: { type: 'string' }, userId: { type: 'string' }, type: { type: 'string' }, version: { type: 'string' },
-    action: { type: 'string', enum: ['granted', 'withdrawn'] }, granted: { type: 'boolean' }, timestamp: { type: 'string', format: 'date-time' },
-    source: { type: 'string' }, recordedAt: { type: 'string', format: 'date-time' },
+    action: { type: 'string', enum: ['granted', 'withdrawn'] }, granted: { type: 'boolean' }, timestamp: dateTime,
+    source: { type: 'string' }, recordedAt: dateTime,
   },
 };
 const replaceBody: JsonSchema = closedBody({
   type: 'object',
-  properties: { newDeviceId: { type: 'string' }, effectiveDate: date, type: { type: 'string', enum: ['mobile', 'obd'] } },
+  properties: { newDeviceId: { type: 'string' }, effectiveDate: date, type: deviceTypeSchema },
   required: ['newDeviceId', 'effectiveDate'],
 });
 const replaceResponse: JsonSchema = {
   type: 'object',
-  properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] }, replacesDeviceId: { type: 'string' }, effectiveDate: date },
+  properties: {
+    deviceId: { type: 'string' }, type: deviceTypeSchema, replacesDeviceId: { type: 'string' }, effectiveDate: date,
+  },
   required: ['deviceId', 'type'],
 };
 const associationBody: JsonSchema = closedBody({
   type: 'object',
-  properties: { effectiveDate: { ...date, description: 'First day of the association; today when absent' }, type: { type: 'string', enum: ['mobile', 'obd'], description: 'For a new device; mobile by default' } },
+  properties: {
+    effectiveDate: { ...date, description: 'First day of the association; today when absent' },
+    type: { ...deviceTypeSchema, description: 'For a new device; mobile by default' },
+  },
 });
 const activationBody: JsonSchema = closedBody({
   type: 'object',
   properties: {
-    status: { type: 'string', enum: ['Active', 'Inactive'], description: 'Any case; or use `active`' }, active: { type: 'boolean' },
+    status: { ...activeInactive, description: 'Any case; or use `active`' }, active: { type: 'boolean' },
     reason: { type: ['string', 'null'] }, effectiveDate: { ...date, description: 'Today when absent' },
   },
+});
+/** The body of a product registration: its partner-defined parameters. */
+const additionalParametersBody = closedBody({
+  type: 'object', properties: { additionalParameters: additionalParametersSchema },
 });
 const deviceDocs = { response: deviceSchema };
 
@@ -254,15 +308,21 @@ export const registrationRoutes: readonly RestRoute[] = [
     },
     result: (d) => restAssociation(d.endRegisteredDeviceAssociation),
     docs: {
-      description: 'The association ends on that day (exclusive); it may lie in the future. Its row is kept in the device history.',
-      requestBody: closedBody({ type: 'object', properties: { effectiveEndDate: date }, required: ['effectiveEndDate'] }, { effectiveDate: 'effectiveEndDate', endDate: 'effectiveEndDate' }),
+      description: 'The association ends on that day (exclusive); it may lie in the future. '
+        + 'Its row is kept in the device history.',
+      requestBody: closedBody(
+        { type: 'object', properties: { effectiveEndDate: date }, required: ['effectiveEndDate'] },
+        { effectiveDate: 'effectiveEndDate', endDate: 'effectiveEndDate' },
+      ),
       requestExample: { effectiveEndDate: '2026-12-31' }, response: associationSchema,
     },
   }),
   typedRoute(AssociateRegisteredDeviceWithVehicle, {
     ...b2b, method: 'PUT', path: `${P}/devices/:deviceId/vehicle/:vehicleId`, operationId: 'associateDeviceWithVehicle',
     tag: TAG_DEVICES, summary: 'Associate a device with a vehicle (the user, if any, stays); creates an unknown device',
-    variables: (req) => ({ deviceId: req.params.deviceId, vehicleId: req.params.vehicleId, input: associationInput(req) }),
+    variables: (req) => ({
+      deviceId: req.params.deviceId, vehicleId: req.params.vehicleId, input: associationInput(req),
+    }),
     result: (d) => restDevice(d.associateRegisteredDeviceWithVehicle),
     docs: { ...deviceDocs, requestBody: associationBody, requestExample: { effectiveDate: '2026-11-01' } },
   }),
@@ -277,7 +337,8 @@ export const registrationRoutes: readonly RestRoute[] = [
     },
   }),
   typedRoute(AssignRegisteredDevice, {
-    ...b2b, method: 'PUT', path: `${P}/devices/:deviceId/users/:userId`, operationId: 'assignDeviceToUser', tag: TAG_DEVICES,
+    ...b2b, method: 'PUT', path: `${P}/devices/:deviceId/users/:userId`, operationId: 'assignDeviceToUser',
+    tag: TAG_DEVICES,
     summary: 'Assign a device to a user, or move it from another user (the vehicle stays); creates an unknown device',
     variables: (req) => ({ deviceId: req.params.deviceId, userId: req.params.userId, input: associationInput(req) }),
     result: (d) => restDevice(d.assignRegisteredDevice),
@@ -290,7 +351,13 @@ export const registrationRoutes: readonly RestRoute[] = [
     summary: 'Set a device\'s status: Active or Inactive',
     variables: (req) => ({ deviceId: req.params.deviceId, status: deviceStatus(objectBody(req).status) }),
     result: (d) => restDevice(d.setRegisteredDeviceStatus),
-    docs: { ...deviceDocs, requestBody: closedBody({ type: 'object', properties: { status: { type: 'string', enum: ['Active', 'Inactive'], description: 'Any case' } }, required: ['status'] }), requestExample: { status: 'Inactive' } },
+    docs: {
+      ...deviceDocs,
+      requestBody: closedBody({
+        type: 'object', properties: { status: { ...activeInactive, description: 'Any case' } }, required: ['status'],
+      }),
+      requestExample: { status: 'Inactive' },
+    },
   }),
   typedRoute(RegisteredDevicesByUser, {
     ...b2b, method: 'GET', path: `${P}/devices/users/:userId`, operationId: 'getUserDevices', tag: TAG_DEVICES,
@@ -299,7 +366,9 @@ export const registrationRoutes: readonly RestRoute[] = [
     result: (d, req) => ({ userId: req.params.userId, devices: d.registeredDevicesByUser.map(restDevice) }),
     docs: {
       query: { includeHistory: { type: 'boolean', description: 'Also list devices whose association has ended' } },
-      response: { type: 'object', properties: { userId: { type: 'string' }, devices: { type: 'array', items: deviceSchema } } },
+      response: {
+        type: 'object', properties: { userId: { type: 'string' }, devices: { type: 'array', items: deviceSchema } },
+      },
     },
   }),
   typedRoute(RegisteredDevice, {
@@ -315,7 +384,8 @@ export const registrationRoutes: readonly RestRoute[] = [
     variables: (req) => ({ deviceId: req.params.deviceId, input: replaceInput(req) }),
     result: (d) => restReplacement(d.replaceRegisteredDevice),
     docs: {
-      description: 'The old device\'s association ends on effectiveDate and it becomes Inactive; both rows stay in the history.',
+      description: 'The old device\'s association ends on effectiveDate and it becomes Inactive; '
+        + 'both rows stay in the history.',
       requestBody: replaceBody, requestExample: { effectiveDate: '2026-11-20', newDeviceId: '356938035643810' },
       response: replaceResponse,
     },
@@ -327,7 +397,9 @@ export const registrationRoutes: readonly RestRoute[] = [
     summary: 'Create a vehicle and associate new or unassociated devices with it, all or nothing',
     variables: (req) => {
       const body = objectBody(req);
-      return { input: vehicleInput(body), devices: vehicleDevices(body), effectiveDate: str(body, 'effectiveDate') ?? null };
+      return {
+        input: vehicleInput(body), devices: vehicleDevices(body), effectiveDate: str(body, 'effectiveDate') ?? null,
+      };
     },
     result: (d) => restVehicle(d.createRegisteredVehicleWithDevices),
     docs: {
@@ -335,12 +407,23 @@ export const registrationRoutes: readonly RestRoute[] = [
         ...vehicleInputSchema,
         properties: {
           ...(vehicleInputSchema.properties as object),
-          devices: { type: 'array', minItems: 1, description: 'Devices as { deviceId, type } or as ids', items: { oneOf: [{ type: 'object', properties: { deviceId: { type: 'string' }, type: { type: 'string', enum: ['mobile', 'obd'] } }, required: ['deviceId'] }, { type: 'string' }] } },
+          devices: {
+            type: 'array', minItems: 1, description: 'Devices as { deviceId, type } or as ids',
+            items: {
+              oneOf: [{
+                type: 'object', properties: { deviceId: { type: 'string' }, type: deviceTypeSchema },
+                required: ['deviceId'],
+              }, { type: 'string' }],
+            },
+          },
           effectiveDate: date,
         },
         required: ['devices'],
       }, { deviceIds: 'devices' }),
-      requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', userId: 'driver-001', devices: [{ deviceId: 'obd-7781', type: 'obd' }] },
+      requestExample: {
+        vehicleId: 'veh-42', vin: '1HGCM82633A004352', userId: 'driver-001',
+        devices: [{ deviceId: 'obd-7781', type: 'obd' }],
+      },
       response: vehicleSchema,
     },
   }),
@@ -356,7 +439,9 @@ export const registrationRoutes: readonly RestRoute[] = [
     summary: 'Change the vehicle fields sent (null clears one)',
     variables: (req) => ({ vehicleId: req.params.vehicleId, input: vehicleInput(objectBody(req)) }),
     result: (d) => restVehicle(d.updateRegisteredVehicle),
-    docs: { requestBody: vehicleInputSchema, requestExample: { make: 'Honda', model: 'Civic' }, response: vehicleSchema },
+    docs: {
+      requestBody: vehicleInputSchema, requestExample: { make: 'Honda', model: 'Civic' }, response: vehicleSchema,
+    },
   }),
   typedRoute(RegisterVehicleProduct, {
     ...b2b, method: 'PUT', path: `${P}/product/:productName/vehicle/:vehicleId/register`,
@@ -367,7 +452,10 @@ export const registrationRoutes: readonly RestRoute[] = [
       additionalParameters: additionalParameters(objectBody(req)),
     }),
     result: (d) => restRegistration(d.registerVehicleProduct),
-    docs: { params: { productName: productNameParam('vehicle') }, requestBody: closedBody({ type: 'object', properties: { additionalParameters: additionalParametersSchema } }), response: registrationSchema },
+    docs: {
+      params: { productName: productNameParam('vehicle') }, requestBody: additionalParametersBody,
+      response: registrationSchema,
+    },
   }),
   typedRoute(CreateRegisteredVehicle, {
     ...b2b, method: 'POST', path: `${P}/vehicles`, operationId: 'createRegisteredVehicle', tag: TAG_VEHICLES,
@@ -375,7 +463,11 @@ export const registrationRoutes: readonly RestRoute[] = [
     summary: 'Create a vehicle (id generated when absent)',
     variables: (req) => ({ input: vehicleInput(objectBody(req)) }),
     result: (d) => restVehicle(d.createRegisteredVehicle),
-    docs: { requestBody: vehicleInputSchema, requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', make: 'Honda', model: 'Accord', year: 2021 }, response: vehicleSchema },
+    docs: {
+      requestBody: vehicleInputSchema,
+      requestExample: { vehicleId: 'veh-42', vin: '1HGCM82633A004352', make: 'Honda', model: 'Accord', year: 2021 },
+      response: vehicleSchema,
+    },
   }),
   // Users
   typedRoute(RegisteredUser, {
@@ -403,8 +495,12 @@ export const registrationRoutes: readonly RestRoute[] = [
     },
     result: (d) => ({ userId: d.registerUser.userId }),
     docs: {
-      requestBody: closedBody({ type: 'object', properties: { userId: { type: ['string', 'null'], description: 'Generated when absent or null' } } }, { userID: 'userId' }),
-      requestExample: { userId: 'driver-001' }, response: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
+      requestBody: closedBody({
+        type: 'object',
+        properties: { userId: { type: ['string', 'null'], description: 'Generated when absent or null' } },
+      }, { userID: 'userId' }),
+      requestExample: { userId: 'driver-001' },
+      response: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
     },
   }),
   typedRoute(SetRegisteredUserActivation, {
@@ -430,7 +526,8 @@ export const registrationRoutes: readonly RestRoute[] = [
     docs: { requestBody: activationBody, requestExample: { active: true }, response: userSchema },
   }),
   typedRoute(RegisterUserProducts, {
-    ...b2b, method: 'POST', path: `${P}/users/products`, operationId: 'registerUserProducts', tag: TAG_PRODUCTS, status: 201,
+    ...b2b, method: 'POST', path: `${P}/users/products`, operationId: 'registerUserProducts', tag: TAG_PRODUCTS,
+    status: 201,
     summary: 'Register a user for products, all or nothing (each product\'s consents must be granted)',
     variables: (req) => {
       const body = objectBody(req);
@@ -442,10 +539,26 @@ export const registrationRoutes: readonly RestRoute[] = [
     },
     result: (d, req) => ({ userId: objectBody(req).userId, products: d.registerUserProducts.map(restRegistration) }),
     docs: {
-      description: 'Unknown product: 400. Missing consent: 409 naming it (missingConsents). Product un-enrolled before: 409.',
-      requestBody: closedBody({ type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', minItems: 1, items: { type: 'string', pattern: productNameParam('user').pattern as string } }, additionalParameters: additionalParametersSchema }, required: ['userId', 'products'] }),
-      requestExample: { userId: 'driver-001', products: ['Driving Behavior'], additionalParameters: { programCode: 'FLEET-7' } },
-      response: { type: 'object', properties: { userId: { type: 'string' }, products: { type: 'array', items: registrationSchema } } },
+      description: 'Unknown product: 400. Missing consent: 409 naming it (missingConsents). '
+        + 'Product un-enrolled before: 409.',
+      requestBody: closedBody({
+        type: 'object',
+        properties: {
+          userId: { type: 'string' },
+          products: {
+            type: 'array', minItems: 1, items: { type: 'string', pattern: productNameParam('user').pattern as string },
+          },
+          additionalParameters: additionalParametersSchema,
+        },
+        required: ['userId', 'products'],
+      }),
+      requestExample: {
+        userId: 'driver-001', products: ['Driving Behavior'], additionalParameters: { programCode: 'FLEET-7' },
+      },
+      response: {
+        type: 'object',
+        properties: { userId: { type: 'string' }, products: { type: 'array', items: registrationSchema } },
+      },
     },
   }),
   typedRoute(UnenrollUserProduct, {
@@ -464,7 +577,7 @@ export const registrationRoutes: readonly RestRoute[] = [
       additionalParameters: additionalParameters(objectBody(req)),
     }),
     result: () => undefined,
-    docs: { params: { productName: productNameParam('user') }, requestBody: closedBody({ type: 'object', properties: { additionalParameters: additionalParametersSchema } }) },
+    docs: { params: { productName: productNameParam('user') }, requestBody: additionalParametersBody },
   }),
   // Consents
   typedRoute(RecordConsent, {
@@ -475,14 +588,21 @@ export const registrationRoutes: readonly RestRoute[] = [
       requestBody: closedBody({
         type: 'object',
         properties: {
-          userId: { type: 'string' }, type: { type: 'string', enum: ['location-tracking', 'driving-data-sharing', 'vehicle-data-collection', 'marketing'] },
-          version: { type: 'string' }, granted: { type: 'boolean', description: 'Or action: granted | withdrawn' }, action: { type: 'string', enum: ['granted', 'withdrawn'], description: 'Any case' },
-          timestamp: { type: 'string', format: 'date-time', description: 'Now when absent; not in the future' }, source: { type: 'string' },
+          userId: { type: 'string' },
+          type: {
+            type: 'string', enum: ['location-tracking', 'driving-data-sharing', 'vehicle-data-collection', 'marketing'],
+          },
+          version: { type: 'string' }, granted: { type: 'boolean', description: 'Or action: granted | withdrawn' },
+          action: { type: 'string', enum: ['granted', 'withdrawn'], description: 'Any case' },
+          timestamp: { ...dateTime, description: 'Now when absent; not in the future' }, source: { type: 'string' },
         },
         required: ['userId', 'type', 'version', 'source'],
         anyOf: [{ required: ['granted'] }, { required: ['action'] }, { required: ['status'] }],
       }, { consentType: 'type', status: 'action' }),
-      requestExample: { userId: 'driver-001', type: 'location-tracking', version: '2.1', granted: true, timestamp: '2026-11-01T09:01:00Z', source: 'mobile-app' },
+      requestExample: {
+        userId: 'driver-001', type: 'location-tracking', version: '2.1', granted: true,
+        timestamp: '2026-11-01T09:01:00Z', source: 'mobile-app',
+      },
       response: consentSchema,
     },
   }),
@@ -494,7 +614,13 @@ export const registrationRoutes: readonly RestRoute[] = [
       userId, consents: current.map(restConsent), history: history.map(restConsent),
     }),
     docs: {
-      response: { type: 'object', properties: { userId: { type: 'string' }, consents: { type: 'array', items: consentSchema }, history: { type: 'array', items: consentSchema } } },
+      response: {
+        type: 'object',
+        properties: {
+          userId: { type: 'string' }, consents: { type: 'array', items: consentSchema },
+          history: { type: 'array', items: consentSchema },
+        },
+      },
     },
   }),
 ];
