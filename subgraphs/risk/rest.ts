@@ -1,41 +1,40 @@
-import { RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportFormat } from './rules.ts';
+import {
+  RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportData, type RiskExportFormat,
+} from './rules.ts';
 import { badInput } from '../platform/errors.ts';
 import { riskAreaKey } from './area-key.ts';
 import { decodeRiskArea, encodeRiskArea } from './export/url.ts';
 import { queryString } from '../platform/rest/body.ts';
+import { typedRoute, type RestOperation } from '../platform/rest/operation.ts';
 import { embeddableHeaders, type JsonSchema, type RestRequest, type RestRoute } from '../platform/rest/types.ts';
 import { answer } from '../platform/rest/components.ts';
 import { area as areaSchema, DATA_SET_SCHEMAS, mapLayers as mapLayersSchema } from './rest-schemas.ts';
+import {
+  RiskIndexAccidentSummary, RiskIndexAll, RiskIndexExportCells, RiskIndexExportCrashes, RiskIndexFarsInfo,
+  RiskIndexHistoricalTraffic, RiskIndexMap, RiskIndexMapLayers, RiskIndexRealtimeTraffic, RiskIndexRiskInfo,
+  type RestFarsInfoFragment, type RiskDataStatus, type RiskIndexAllQuery, type RiskIndexExportCellsQuery,
+} from './rest.generated.ts';
 
 export const RISK_PREFIX = RISK_REST_PREFIX;
 
-const AREA = 'area { geometryType radius queryMethod areaKm2 coveredKm2 coveredFraction coverage outsideCoverage message states resolution cellsTouched dataStatus }';
-const DATA_SETS = {
-  riskInfo: 'riskInfo { index modelVersion areaKm2 meanCellIndex maxCellIndex cellsWithCrashes cellsKm2 emptyCellIndex years firstYear lastYear fatalCrashes fatalities '
-    + 'fatalCrashesPerYear fatalitiesPerYear fatalCrashesPerKm2Year fatalitiesPerKm2Year rate smoothedRate credibility priorRate referenceRate '
-    + 'distribution { from to cells } riskiestCells { cell resolution riskIndex latitude longitude fatal injury propertyDamageOnly fatalities areaKm2 fatalCrashesPerKm2Year fatalitiesPerKm2Year weightedCrashesPerYear exposureMvkt } '
-    + 'severityWeights { fatal injury propertyDamageOnly } exposure method source sample }',
-  accidentSummary: 'accidentSummary { total fatal injury propertyDamageOnly fatalities byYear { year fatal injury propertyDamageOnly total fatalities } byMonth { month name crashes } '
-    + 'byHourOfWeek { hourOfWeek dayOfWeek hour crashes } byWeather { code name crashes } byLight { code name crashes } byRoadClass { code name crashes } source sample }',
-  farsInfo: 'farsInfo(limit: $limit, first: $first, after: $after) { total fatalities returned records { ST_CASE STATE YEAR MONTH DAY HOUR MINUTE localDateTime LATITUDE LONGITUD FATALS PERSONS VE_TOTAL PEDS DRUNK_DR '
-    + 'COUNTY CITY WEATHER WEATHERNAME LGT_COND LGT_CONDNAME FUNC_SYS FUNC_SYSNAME RUR_URB RUR_URBNAME source } pageInfo { hasNextPage endCursor } source sample }',
-  realtimeTraffic: 'realtimeTraffic { source asOf freshWithinMinutes hourOfWeek sensors meanSpeedKph meanVolumeVph observations { sensorId observedAt latitude longitude speedKph volumeVph } message sample }',
-  historicalTraffic: 'historicalTraffic { sensors profile { hourOfWeek dayOfWeek hour meanVolumeVph meanSpeedKph } sample }',
-} as const;
-type DataSet = keyof typeof DATA_SETS;
+/** The data sets of a report, each a path of its own; `all` selects every one. */
+type DataSet = Exclude<keyof RiskIndexAllQuery['riskIndex'], 'area'>;
 
 /**
  * How long a cache may reuse an answer without asking again: the crash data change only on an ingest,
  * after which a revalidation (If-None-Match) gets the new answer.
  */
 export const RISK_MAX_AGE = 300;
-/** Cacheable once the crash data are loaded (an answer while they load is incomplete); `area { dataStatus }` must be selected. */
-const CACHE: RestRoute['cache'] = {
+/** What every cacheable row's operation selects: whether the crash data are loaded. */
+interface Evaluated { riskIndex: { area: { dataStatus: RiskDataStatus } } }
+/** Cacheable once the crash data are loaded (an answer while they load is incomplete). */
+const CACHE = {
   maxAge: RISK_MAX_AGE,
-  when: (d) => (d.riskIndex as { area: { dataStatus: string } }).area.dataStatus === 'READY',
+  when: (d: Evaluated) => d.riskIndex.area.dataStatus === 'READY',
   // The area as the geometry workers' cache keys it (every spelling of one area), the method as resolveArea reads it, the rest (paging, format) as given.
-  key: ({ wkt, radius, queryMethod, ...rest }) => ({
-    area: riskAreaKey(wkt as string, radius as number | null), queryMethod: String(queryMethod ?? '').trim().toLowerCase() || 'containsbuffer', ...rest,
+  key: ({ wkt, radius, queryMethod, ...rest }: Record<string, unknown>) => ({
+    area: riskAreaKey(String(wkt), typeof radius === 'number' ? radius : null),
+    queryMethod: String(queryMethod ?? '').trim().toLowerCase() || 'containsbuffer', ...rest,
   }),
 };
 
@@ -43,14 +42,6 @@ const CACHE: RestRoute['cache'] = {
 const BUSY = 'SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After';
 
 const TOO_COMPLEX = 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got`';
-
-const operationName = (name: string) => `RiskIndex${name[0].toUpperCase()}${name.slice(1)}`;
-
-function document(name: string, sets: DataSet[]) {
-  const withLimit = sets.includes('farsInfo');
-  return `query ${operationName(name)}($wkt: WKT!, $radius: Float, $queryMethod: String${withLimit ? ', $limit: Int, $first: Int, $after: String' : ''}) { `
-    + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { ${AREA} ${sets.map((s) => DATA_SETS[s]).join(' ')} } }`;
-}
 
 function number(req: RestRequest, name: string, integer = false): number | undefined {
   const raw = queryString(req, name);
@@ -108,15 +99,6 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
   } : {}),
 });
 
-const ROUTES: { name: string; sets: DataSet[]; summary: string }[] = [
-  { name: 'all', sets: ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'], summary: 'Every data set for a search area' },
-  { name: 'riskInfo', sets: ['riskInfo'], summary: '0-100 road risk index of the area, its distribution and riskiest H3 cells' },
-  { name: 'accidentSummary', sets: ['accidentSummary'], summary: 'Crash counts by severity, year, month, hour of week, weather, light and road class' },
-  { name: 'farsInfo', sets: ['farsInfo'], summary: 'Fatal crash records (NHTSA FARS accident.csv layout, codes decoded)' },
-  { name: 'realtimeTraffic', sets: ['realtimeTraffic'], summary: 'Latest realtime traffic observations, else the current hour of the historical profile' },
-  { name: 'historicalTraffic', sets: ['historicalTraffic'], summary: 'Speed and volume by hour of week' },
-];
-
 /** An example map, linked from /docs and the GraphQL IDE's Risk Index example: Chicago's Loop. */
 export const RISK_MAP_EXAMPLE = `${RISK_PREFIX}/map?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
 /** The interactive map (gateway/map/), same parameters as the SVG. */
@@ -125,12 +107,11 @@ export const RISK_MAP_LAYERS_PATH = `${RISK_PREFIX}/map/layers`;
 export const RISK_MAP_VIEW_EXAMPLE = `${RISK_MAP_VIEW_PATH}?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
 
 /** `GET /riskIndex/v1/map`: the report's `map` field (SVG text), sent as image/svg+xml. */
-const mapRoute: RestRoute = {
+const mapRoute = typedRoute(RiskIndexMap, {
   method: 'GET', path: `${RISK_PREFIX}/map`, operationId: 'map', summary: 'SVG map of the area: H3 cells coloured by the index, crash points, legend, scale and source',
   tag: 'Risk Index', scope: null,
-  operation: 'query RiskIndexMap($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { area { dataStatus } map } }',
   variables: (req) => variables(req, false),
-  result: (d) => (d.riskIndex as { map: string }).map,
+  result: (d) => d.riskIndex.map,
   headers: () => ({ 'content-type': 'image/svg+xml; charset=utf-8' }),
   cache: CACHE,
   securityHeaders: embeddableHeaders,
@@ -144,7 +125,7 @@ const mapRoute: RestRoute = {
     responseContentType: 'image/svg+xml',
     problems: { 503: BUSY },
   },
-};
+});
 
 /** `format`, else the Accept header: CSV when it names text/csv before application/geo+json; GeoJSON otherwise. */
 function exportFormat(req: RestRequest): RiskExportFormat {
@@ -171,22 +152,25 @@ const EXPORTS = {
   },
 } as const;
 
+/** Each export's operation: the same selection of `exportPage`, for its data. */
+const EXPORT_OPERATIONS: Record<RiskExportData, RestOperation<RiskIndexExportCellsQuery>> = {
+  cells: RiskIndexExportCells, crashes: RiskIndexExportCrashes,
+};
+
 /** `GET /riskIndex/v1/export/{cells,crashes}`: one page of the report's `exportPage`, sent as a GeoJSON or CSV file. */
 function exportRoutes(): RestRoute[] {
-  return RISK_EXPORT_DATA.map((data): RestRoute => ({
+  return RISK_EXPORT_DATA.map((data) => typedRoute(EXPORT_OPERATIONS[data], {
     method: 'GET', path: `${RISK_PREFIX}/export/${data}`, operationId: `export${data[0].toUpperCase()}${data.slice(1)}`, summary: EXPORTS[data].summary,
     tag: 'Risk Index', scope: null,
-    operation: `query RiskIndexExport${data[0].toUpperCase()}${data.slice(1)}($wkt: WKT!, $radius: Float, $queryMethod: String, $format: RiskExportFormat!, $first: Int, $after: String) { `
-      + `riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { area { dataStatus } exportPage(data: ${data.toUpperCase()}, format: $format, first: $first, after: $after) { mediaType filename content nextUrl } } }`,
     variables: (req) => ({
       ...variables(req, false, true), format: exportFormat(req).toUpperCase(), first: number(req, 'limit', true) ?? null, after: queryString(req, 'after') ?? null,
     }),
     // Bytes, so that the media type goes out as given (Fastify adds a charset to a string's; GeoJSON's type has no parameter).
-    result: (d) => Buffer.from((d.riskIndex as { exportPage: { content: string } }).exportPage.content),
+    result: (d) => Buffer.from(d.riskIndex.exportPage.content),
     cache: CACHE,
     negotiated: true,
     headers: (d) => {
-      const page = (d.riskIndex as { exportPage: { mediaType: string; filename: string; nextUrl: string | null } }).exportPage;
+      const page = d.riskIndex.exportPage;
       return {
         'content-type': page.mediaType, 'content-disposition': `attachment; filename="${page.filename}"`,
         ...(page.nextUrl ? { link: `<${page.nextUrl}>; rel="next"` } : {}),
@@ -219,12 +203,11 @@ function exportRoutes(): RestRoute[] {
 }
 
 /** `GET /riskIndex/v1/map/layers`: the report's `mapLayers` field (GeoJSON text), what the interactive map draws. */
-const mapLayersRoute: RestRoute = {
+const mapLayersRoute = typedRoute(RiskIndexMapLayers, {
   method: 'GET', path: RISK_MAP_LAYERS_PATH, operationId: 'mapLayers', summary: 'GeoJSON layers of the interactive map: search area, counties, major places, H3 cells with their figures',
   tag: 'Risk Index', scope: null,
-  operation: 'query RiskIndexMapLayers($wkt: WKT!, $radius: Float, $queryMethod: String) { riskIndex(wkt: $wkt, radius: $radius, queryMethod: $queryMethod) { area { dataStatus } mapLayers } }',
   variables: (req) => variables(req, false),
-  result: (d) => (d.riskIndex as { mapLayers: string }).mapLayers,
+  result: (d) => d.riskIndex.mapLayers,
   headers: () => ({ 'content-type': 'application/geo+json; charset=utf-8' }),
   cache: CACHE,
   docs: {
@@ -237,22 +220,29 @@ const mapLayersRoute: RestRoute = {
     responseContentType: 'application/geo+json',
     problems: { 422: TOO_COMPLEX, 503: BUSY },
   },
-};
+});
 
-/** The Risk Index GET paths: public, each running `riskIndex` with only its data sets selected, and the map. */
-export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }): RestRoute => {
+/** What a data set path's operation answers: the area, and the FARS page when it selects farsInfo. */
+interface DataSetAnswer extends Evaluated { riskIndex: Evaluated['riskIndex'] & { farsInfo?: RestFarsInfoFragment } }
+
+/** `GET /riskIndex/v1/{name}`: `riskIndex` with the area and the data sets that its operation selects. */
+function dataSetRoute<Data extends DataSetAnswer & Record<string, unknown>>(
+  name: 'all' | DataSet, operation: RestOperation<Data>, selected: readonly Extract<keyof Data['riskIndex'], DataSet>[],
+  summary: string,
+): RestRoute {
+  const sets: readonly DataSet[] = selected;
   const withLimit = sets.includes('farsInfo');
-  return {
-    method: 'GET', path: `${RISK_PREFIX}/${name}`, operationId: name, summary, tag: 'Risk Index', scope: null,
-    operation: document(name, sets),
+  const path = `${RISK_PREFIX}/${name}`;
+  return typedRoute(operation, {
+    method: 'GET', path, operationId: name, summary, tag: 'Risk Index', scope: null,
     variables: (req) => variables(req, withLimit),
     result: (d) => d.riskIndex,
     // Real-time traffic is live: never cached.
     cache: sets.includes('realtimeTraffic') ? 'no-store' : CACHE,
     ...(withLimit ? {
-      headers: (d: Record<string, unknown>, req: RestRequest): Record<string, string> => {
-        const { pageInfo } = (d.riskIndex as { farsInfo: { pageInfo: { hasNextPage: boolean; endCursor: string | null } } }).farsInfo;
-        return pageInfo.hasNextPage && pageInfo.endCursor ? { link: nextLink(`${RISK_PREFIX}/${name}`, req, pageInfo.endCursor) } : {};
+      headers: (d: Data, req: RestRequest): Record<string, string> => {
+        const pageInfo = d.riskIndex.farsInfo?.pageInfo;
+        return pageInfo?.hasNextPage && pageInfo.endCursor ? { link: nextLink(path, req, pageInfo.endCursor) } : {};
       },
     } : {}),
     docs: {
@@ -263,5 +253,22 @@ export const riskRoutes: RestRoute[] = [...ROUTES.map(({ name, sets, summary }):
       ...(withLimit ? { responseHeaders: { Link: linkHeaderDoc } } : {}),
       response: answer({ area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
     },
-  };
-}), mapRoute, mapLayersRoute, ...exportRoutes()];
+  });
+}
+
+/** The Risk Index GET paths: public, each running `riskIndex` with only its data sets selected, and the map. */
+export const riskRoutes: readonly RestRoute[] = [
+  dataSetRoute('all', RiskIndexAll, ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'],
+    'Every data set for a search area'),
+  dataSetRoute('riskInfo', RiskIndexRiskInfo, ['riskInfo'],
+    '0-100 road risk index of the area, its distribution and riskiest H3 cells'),
+  dataSetRoute('accidentSummary', RiskIndexAccidentSummary, ['accidentSummary'],
+    'Crash counts by severity, year, month, hour of week, weather, light and road class'),
+  dataSetRoute('farsInfo', RiskIndexFarsInfo, ['farsInfo'],
+    'Fatal crash records (NHTSA FARS accident.csv layout, codes decoded)'),
+  dataSetRoute('realtimeTraffic', RiskIndexRealtimeTraffic, ['realtimeTraffic'],
+    'Latest realtime traffic observations, else the current hour of the historical profile'),
+  dataSetRoute('historicalTraffic', RiskIndexHistoricalTraffic, ['historicalTraffic'],
+    'Speed and volume by hour of week'),
+  mapRoute, mapLayersRoute, ...exportRoutes(),
+];

@@ -1,23 +1,23 @@
 import { badInput, notFound } from '../platform/errors.ts';
-import { EVENT_TYPES, eventTypeFromEnum } from '../events.ts';
+import { EVENT_TYPES, eventTypeFromEnum, isEventType } from '../events.ts';
 import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
+import { typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
+import {
+  CreateWebhookSubscription, DeleteWebhookSubscription, RetryWebhookDelivery, WebhookDeliveries, WebhookDelivery,
+  WebhookSubscription, WebhookSubscriptions, type RestWebhookDeliveryFragment, type RestWebhookSubscriptionFragment,
+} from './rest.generated.ts';
 
 /** Base path of the webhook subscriptions. */
 export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';
 const TAG = 'Webhooks';
 
-const SUBSCRIPTION = 'id url eventTypes description createdAt pausedUntil';
-const DELIVERY = 'id subscriptionId eventId eventType status attempts nextAttemptAt lastResponseStatus lastError deliveredAt createdAt payload attemptLog { at responseStatus error durationMs }';
-
-type Obj = Record<string, unknown>;
-
 /** Event types as REST spells them (`rescue.status_changed`); anything else is a 400 naming the accepted ones. */
 function eventTypesOf(value: unknown): string[] {
   if (!Array.isArray(value) || !value.length) throw badInput(`eventTypes must list at least one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
   return value.map((type) => {
-    if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) {
+    if (!isEventType(type)) {
       throw badInput(`unknown event type ${JSON.stringify(type)}; one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
     }
     return eventTypeToEnum(type);
@@ -29,12 +29,23 @@ function createVariables(req: RestRequest) {
   return { input: defined({ url: pick(body, 'url'), eventTypes: eventTypesOf(pick(body, 'eventTypes')), description: pick(body, 'description') }) };
 }
 
-const restSubscription = (s: Obj) => ({ ...s, eventTypes: (s.eventTypes as string[]).map(eventTypeFromEnum) });
-const restDelivery = (d: Obj) => ({ ...d, eventType: eventTypeFromEnum(d.eventType as string) });
+/** A subscription: its event types as REST spells them. */
+const restSubscription = (s: RestWebhookSubscriptionFragment) => ({
+  id: s.id, url: s.url, eventTypes: s.eventTypes.map(eventTypeFromEnum), description: s.description,
+  createdAt: s.createdAt, pausedUntil: s.pausedUntil,
+});
 
-function found(value: unknown, what: string, id: string): Obj {
+/** A delivery: its event type as REST spells it. */
+const restDelivery = (d: RestWebhookDeliveryFragment) => ({
+  id: d.id, subscriptionId: d.subscriptionId, eventId: d.eventId, eventType: eventTypeFromEnum(d.eventType),
+  status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt, lastResponseStatus: d.lastResponseStatus,
+  lastError: d.lastError, deliveredAt: d.deliveredAt, createdAt: d.createdAt, payload: d.payload,
+  attemptLog: d.attemptLog,
+});
+
+function found<T>(value: T | null, what: string, id: string): T {
   if (value == null) throw notFound(what, id);
-  return value as Obj;
+  return value;
 }
 
 function deliveriesVariables(req: RestRequest) {
@@ -47,13 +58,17 @@ function deliveriesVariables(req: RestRequest) {
 // ---- documentation -----------------------------------------------------------------------------
 
 const eventTypesSchema: JsonSchema = { type: 'array', minItems: 1, items: { type: 'string', enum: [...EVENT_TYPES] } };
-const subscriptionSchema: JsonSchema = {
-  type: 'object', required: ['id', 'url', 'eventTypes', 'createdAt'],
-  properties: {
-    id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' }, eventTypes: eventTypesSchema,
-    description: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' },
-    pausedUntil: { type: ['string', 'null'], format: 'date-time', description: 'Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time' },
+const subscriptionRequired = ['id', 'url', 'eventTypes', 'createdAt'];
+const subscriptionProperties: JsonSchema = {
+  id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' }, eventTypes: eventTypesSchema,
+  description: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' },
+  pausedUntil: {
+    type: ['string', 'null'], format: 'date-time',
+    description: 'Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time',
   },
+};
+const subscriptionSchema: JsonSchema = {
+  type: 'object', required: subscriptionRequired, properties: subscriptionProperties,
 };
 const deliverySchema: JsonSchema = {
   type: 'object', required: ['id', 'subscriptionId', 'eventId', 'eventType', 'status', 'attempts', 'payload', 'attemptLog'],
@@ -84,54 +99,56 @@ const idsDoc = 'Another organisation\'s id, or one that does not exist, is 404.'
 
 // ---- the table ---------------------------------------------------------------------------------
 
-export const webhookRoutes: RestRoute[] = [
-  {
+export const webhookRoutes: readonly RestRoute[] = [
+  typedRoute(CreateWebhookSubscription, {
     method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions`, operationId: 'createWebhookSubscription',
     summary: 'Subscribe a receiver URL to events of the caller\'s organisation; the signing secret is returned this once',
     tag: TAG, scope: 'any', status: 201,
-    operation: `mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) { createWebhookSubscription(input: $input) { secret subscription { ${SUBSCRIPTION} } } }`,
     variables: createVariables,
-    result: (d) => {
-      const created = d.createWebhookSubscription as { secret: string; subscription: Obj };
-      return { ...restSubscription(created.subscription), secret: created.secret };
-    },
+    result: ({ createWebhookSubscription: { subscription, secret } }) => ({
+      ...restSubscription(subscription), secret,
+    }),
     docs: {
       description: 'Any client of the organisation may subscribe, whatever its scopes. `url`: https; a host that is or resolves to a private, link-local, '
         + 'loopback or other non-public address is refused (400); loopback (and plain http to it) only where the deployment sets WEBHOOK_ALLOW_LOOPBACK=true. Deliveries follow the Standard Webhooks specification; see docs/webhooks.md. '
         + 'At most 25 subscriptions per organisation (409).',
       requestBody: closedBody({ type: 'object', required: ['url', 'eventTypes'], properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, description: { type: 'string', maxLength: 255 } } }),
       requestExample: { url: 'https://partner.example.com/hooks/fleet', eventTypes: ['rescue.status_changed', 'rescue.cancelled'], description: 'Dispatch board' },
-      response: { ...subscriptionSchema, required: [...subscriptionSchema.required as string[], 'secret'], properties: { ...subscriptionSchema.properties as Obj, secret: { type: 'string', description: 'whsec_...; shown once' } } },
+      response: {
+        ...subscriptionSchema, required: [...subscriptionRequired, 'secret'],
+        properties: { ...subscriptionProperties, secret: { type: 'string', description: 'whsec_...; shown once' } },
+      },
     },
-  },
-  {
+  }),
+  typedRoute(WebhookSubscriptions, {
     method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions`, operationId: 'listWebhookSubscriptions', summary: 'The organisation\'s subscriptions, newest first',
-    tag: TAG, scope: 'any', operation: `query WebhookSubscriptions { webhookSubscriptions { ${SUBSCRIPTION} } }`,
-    variables: () => ({}), result: (d) => ({ subscriptions: (d.webhookSubscriptions as Obj[]).map(restSubscription) }),
+    tag: TAG, scope: 'any',
+    variables: () => ({}), result: (d) => ({ subscriptions: d.webhookSubscriptions.map(restSubscription) }),
     docs: { response: { type: 'object', required: ['subscriptions'], properties: { subscriptions: { type: 'array', items: subscriptionSchema } } } },
-  },
-  {
+  }),
+  typedRoute(WebhookSubscription, {
     method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'getWebhookSubscription', summary: 'One subscription (without its secret)',
-    tag: TAG, scope: 'any', operation: `query WebhookSubscription($id: ID!) { webhookSubscription(id: $id) { ${SUBSCRIPTION} } }`,
+    tag: TAG, scope: 'any',
     variables: (req) => ({ id: req.params.id }), result: (d, req) => restSubscription(found(d.webhookSubscription, 'Webhook subscription', req.params.id)),
     docs: { description: idsDoc, response: subscriptionSchema },
-  },
-  {
+  }),
+  typedRoute(DeleteWebhookSubscription, {
     method: 'DELETE', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'deleteWebhookSubscription', summary: 'Remove a subscription and its delivery log',
-    tag: TAG, scope: 'any', status: 204, operation: 'mutation DeleteWebhookSubscription($id: ID!) { deleteWebhookSubscription(id: $id) }',
+    tag: TAG, scope: 'any', status: 204,
     variables: (req) => ({ id: req.params.id }),
     result: (d, req) => {
       if (!d.deleteWebhookSubscription) throw notFound('Webhook subscription', req.params.id);
       return null;
     },
     docs: { description: `Pending deliveries are dropped. ${idsDoc}` },
-  },
-  {
+  }),
+  typedRoute(WebhookDeliveries, {
     method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/deliveries`, operationId: 'listWebhookDeliveries', summary: 'The delivery log of a subscription, newest first',
     tag: TAG, scope: 'any',
-    operation: `query WebhookDeliveries($subscriptionId: ID!, $status: WebhookDeliveryStatus, $first: Int) { webhookDeliveries(subscriptionId: $subscriptionId, status: $status, first: $first) { ${DELIVERY} } }`,
     variables: deliveriesVariables,
-    result: (d, req) => ({ deliveries: (found(d.webhookDeliveries, 'Webhook subscription', req.params.id) as unknown as Obj[]).map(restDelivery) }),
+    result: (d, req) => ({
+      deliveries: found(d.webhookDeliveries, 'Webhook subscription', req.params.id).map(restDelivery),
+    }),
     docs: {
       description: idsDoc,
       query: {
@@ -140,22 +157,20 @@ export const webhookRoutes: RestRoute[] = [
       },
       response: { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: deliverySchema } } },
     },
-  },
-  {
+  }),
+  typedRoute(WebhookDelivery, {
     method: 'GET', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/deliveries/:deliveryId`, operationId: 'getWebhookDelivery', summary: 'One delivery and its attempts',
     tag: TAG, scope: 'any',
-    operation: `query WebhookDelivery($subscriptionId: ID!, $deliveryId: ID!) { webhookDelivery(subscriptionId: $subscriptionId, deliveryId: $deliveryId) { ${DELIVERY} } }`,
     variables: (req) => ({ subscriptionId: req.params.id, deliveryId: req.params.deliveryId }),
     result: (d, req) => restDelivery(found(d.webhookDelivery, 'Webhook delivery', req.params.deliveryId)),
     docs: { description: idsDoc, response: deliverySchema },
-  },
-  {
+  }),
+  typedRoute(RetryWebhookDelivery, {
     method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/deliveries/:deliveryId/retry`, operationId: 'retryWebhookDelivery',
     summary: 'Send a FAILED delivery again (or replay a SUCCEEDED one), with a fresh set of retries',
     tag: TAG, scope: 'any', status: 202,
-    operation: `mutation RetryWebhookDelivery($subscriptionId: ID!, $deliveryId: ID!) { retryWebhookDelivery(subscriptionId: $subscriptionId, deliveryId: $deliveryId) { ${DELIVERY} } }`,
     variables: (req) => ({ subscriptionId: req.params.id, deliveryId: req.params.deliveryId }),
-    result: (d) => restDelivery(d.retryWebhookDelivery as Obj),
+    result: (d) => restDelivery(d.retryWebhookDelivery),
     docs: { description: `No body. A PENDING delivery is 409 (it is already scheduled). ${idsDoc}`, response: deliverySchema },
-  },
+  }),
 ];

@@ -19,5 +19,11 @@ export interface TypedRow<Data extends Record<string, unknown>> extends Omit<Res
   cache?: { maxAge: number; when(data: Data): boolean; key?: (variables: Record<string, unknown>) => unknown } | 'no-store';
 }
 
-/** A row of the REST table running a generated operation: renaming a field it reads fails `npm run typecheck`. */
-export const typedRoute = <Data extends Record<string, unknown>>(operation: RestOperation<Data>, row: TypedRow<Data>): RestRoute => ({ ...row, operation: operation.text });
+/**
+ * A row of the REST table running a generated operation: renaming a field it reads fails `npm run typecheck`.
+ * The operation alone gives `Data`: a mapping shared by rows of several operations (a `cache.when` reading
+ * a field they all select) must not narrow it.
+ */
+export const typedRoute = <Data extends Record<string, unknown>>(
+  operation: RestOperation<Data>, row: NoInfer<TypedRow<Data>>,
+): RestRoute => ({ ...row, operation: operation.text });
