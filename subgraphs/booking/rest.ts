@@ -1,8 +1,8 @@
-import { badInput, notFound } from '../platform/errors.ts';
+import { badInput } from '../platform/errors.ts';
 import { DEVICE_ID_MAX } from './rules.ts';
 import { VIN_PATTERN } from '../platform/scalars.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
-import { typedRoute } from '../platform/rest/operation.ts';
+import { found, typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 import { restBooking, restVehicle } from './representation.ts';
 import { CreateVehicle, EndBooking, GetBooking, GetVehicle, ListBookings, PairDevice, StartBooking } from './rest.generated.ts';
@@ -89,10 +89,6 @@ function listVariables(req: RestRequest) {
 
 // ---- result mapping ----------------------------------------------------------------------------
 
-function found<T>(value: T | null, what: string, id: string): T {
-  if (!value) throw notFound(what, id);
-  return value;
-}
 
 // ---- OpenAPI -----------------------------------------------------------------------------------
 

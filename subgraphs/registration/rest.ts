@@ -1,6 +1,6 @@
-import { badInput, notFound } from '../platform/errors.ts';
+import { badInput } from '../platform/errors.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
-import { typedRoute } from '../platform/rest/operation.ts';
+import { found, typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 import { PRODUCT_SUBJECTS, type ProductName } from './rules.ts';
 import { VIN_PATTERN } from '../platform/scalars.ts';
@@ -290,10 +290,6 @@ const deviceDocs = { response: deviceSchema };
 
 // ---- the table ----
 
-function found<T>(value: T | null, what: string, id: string): T {
-  if (!value) throw notFound(what, id);
-  return value;
-}
 
 const b2b = { scope: 'b2b' as const };
 

@@ -1,4 +1,4 @@
-import { badInput, notFound } from '../platform/errors.ts';
+import { badInput } from '../platform/errors.ts';
 import { ALLOWED_CONTENT_TYPES, BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS, MAX_FILE_BYTES } from './rules.ts';
 import {
   availabilityAnswer, cost, customerInput, etaAnswer, feedbackAnswer, file, fileTypeSchema, locationInput,
@@ -7,7 +7,7 @@ import {
 } from './rest-schemas.ts';
 import { answer, nullable } from '../platform/rest/components.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
-import { typedRoute } from '../platform/rest/operation.ts';
+import { found, typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 import { restRescue, restStatus } from './representation.ts';
 import {
@@ -152,10 +152,6 @@ function sessionQuery(req: RestRequest): Obj {
 
 // ---- result mapping ----------------------------------------------------------------------------
 
-function found<T>(value: T | null, what: string, id: string): T {
-  if (value == null) throw notFound(what, id);
-  return value;
-}
 
 /** The stored file GET /provider/fileservice/retrieve/{contentid} answers. */
 const storedFile = (d: ProviderFileQuery, req: RestRequest) => found(d.providerFile, 'File', req.params.contentid);

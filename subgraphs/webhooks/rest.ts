@@ -2,7 +2,7 @@ import { badInput, notFound } from '../platform/errors.ts';
 import { EVENT_TYPES, eventTypeFromEnum, isEventType } from '../events.ts';
 import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
-import { typedRoute } from '../platform/rest/operation.ts';
+import { found, typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 import {
   CreateWebhookSubscription, DeleteWebhookSubscription, RetryWebhookDelivery, WebhookDeliveries, WebhookDelivery,
@@ -43,10 +43,6 @@ const restDelivery = (d: RestWebhookDeliveryFragment) => ({
   attemptLog: d.attemptLog,
 });
 
-function found<T>(value: T | null, what: string, id: string): T {
-  if (value == null) throw notFound(what, id);
-  return value;
-}
 
 function deliveriesVariables(req: RestRequest) {
   const status = queryString(req, 'status');

@@ -1,3 +1,4 @@
+import { notFound } from '../errors.ts';
 import type { RestRequest, RestRoute } from './types.ts';
 
 /**
@@ -27,3 +28,9 @@ export interface TypedRow<Data extends Record<string, unknown>> extends Omit<Res
 export const typedRoute = <Data extends Record<string, unknown>>(
   operation: RestOperation<Data>, row: NoInfer<TypedRow<Data>>,
 ): RestRoute => ({ ...row, operation: operation.text });
+
+/** A lookup's result for a row's answer: the value, or NOT_FOUND (404) naming what and which. */
+export function found<T>(value: T | null | undefined, what: string, id: string): T {
+  if (value == null) throw notFound(what, id);
+  return value;
+}
