@@ -38,7 +38,7 @@ function graphqlParams(request: FastifyRequest) {
 }
 
 /**
- * Collapsing of identical in-flight reads (REQUEST_COLLAPSING, see README "Request collapsing"): a
+ * Collapsing of identical in-flight reads (REQUEST_COLLAPSING, see docs/graphql.md "Identical requests in flight"): a
  * POST or GET /graphql query, or a REST row's query, asked again while the first one runs gets that
  * first one's answer. The key is the document, operation name, variables and the caller's identity
  * (client, organisation, scopes) and write epoch; for /graphql also the method and the headers that

@@ -139,7 +139,7 @@ const schema = z.object({
   message: 'METRICS_PORT must differ from PORT (unset it to serve /metrics on PORT)',
 });
 
-/** Every variable the schema reads (the README's configuration table lists them: test/platform/config-docs.test.ts). */
+/** Every variable the schema reads (docs/configuration.md lists them: test/readme.test.ts). */
 export const configVariables = Object.keys(schema.shape);
 
 export type Config = z.infer<typeof schema> & { dataDir: string };

@@ -11,7 +11,7 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { configVariables, loadConfig, subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
 import { composeFile, durationMs, interpolate, ownServices, ROOT } from './files.ts';
 
-/** What compose fixes for its topology, over .env; the README's compose section names each. */
+/** What compose fixes for its topology, over .env; docs/deployment.md's compose section names each. */
 const TOPOLOGY = ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'REDIS_URL', 'DATA_DIR'];
 const GATEWAY_ONLY = ['METRICS_PORT', ...Object.keys(subgraphDefinitions).map(subgraphUrlVariable)];
 const HOP_KEY = 'compose-test-hop-key-0123456789abcdef';
@@ -77,9 +77,9 @@ describe('docker-compose.yml and the configuration schema', () => {
     }
   });
 
-  it('is documented: the README names the variables compose fixes and the ports it opens', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Docker compose'), readme.indexOf('\n## ', readme.indexOf('## Docker compose') + 1));
+  it('is documented: docs/deployment.md names the variables compose fixes and the ports it opens', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'deployment.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Docker compose'), page.indexOf('\n## ', page.indexOf('## Docker compose') + 1));
     for (const name of [...TOPOLOGY, 'METRICS_PORT', 'GATEWAY_BIND', 'GATEWAY_PORT', '127.0.0.1', String(loadConfig(environmentOf('gateway')).METRICS_PORT)]) {
       expect(section, name).toContain(name);
     }
