@@ -1,8 +1,9 @@
 /**
- * The configuration table (docs/configuration.md) lists every variable the code reads: the configuration schema's
- * keys, each subgraph's <NAME>_URL, and any `process.env` / `env.` read in the server and command
- * sources (OpenTelemetry's own OTEL_* variables may be covered by one `OTEL_*` row). And it lists
- * nothing that is read nowhere. The README and docs/ link nothing outside the repository.
+ * The configuration tables (docs/configuration.md, three tiers) list every variable the code reads:
+ * the configuration schema's keys, each subgraph's <NAME>_URL, and any `process.env` / `env.` read in
+ * the server and command sources (OpenTelemetry's own OTEL_* variables may be covered by one `OTEL_*`
+ * row), each once. And they list nothing that is read nowhere. The README and docs/ link nothing
+ * outside the repository.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -26,11 +27,27 @@ async function variablesReadInSource(): Promise<Set<string>> {
   return found;
 }
 
-/** The backticked names in the first column of the configuration table (docs/configuration.md). */
-async function documentedVariables(): Promise<Set<string>> {
+const TIERS = [
+  '## What a deployment sets',
+  '## Policies an operator may change',
+  '## Tuning: dials only a measurement should move',
+];
+
+/** The backticked names in the first column of each tier's table in docs/configuration.md, in order, repeats kept. */
+async function documentedByTier(): Promise<string[][]> {
   const page = await readFile('docs/configuration.md', 'utf8');
-  const table = page.split('\n').filter((line) => line.startsWith('| `'));
-  return new Set(table.flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Z][A-Z0-9_]*\*?)`/g)].map((m) => m[1])));
+  return TIERS.map((heading) => {
+    const start = page.indexOf(`\n${heading}\n`);
+    if (start < 0) throw new Error(`docs/configuration.md has no "${heading}"`);
+    const section = page.slice(start + 1);
+    const end = section.indexOf('\n## ');
+    const table = (end < 0 ? section : section.slice(0, end)).split('\n').filter((line) => line.startsWith('| `'));
+    return table.flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Z][A-Z0-9_]*\*?)`/g)].map((m) => m[1]));
+  });
+}
+
+async function documentedVariables(): Promise<Set<string>> {
+  return new Set((await documentedByTier()).flat());
 }
 
 const covered = (documented: Set<string>, variable: string) =>
@@ -46,6 +63,14 @@ describe('configuration table (docs/configuration.md)', () => {
   it('lists no variable the code does not read', async () => {
     const read = new Set([...configVariables, ...subgraphList().map((s) => subgraphUrlVariable(s.name)), ...await variablesReadInSource()]);
     expect([...await documentedVariables()].filter((v) => !read.has(v) && !v.startsWith('OTEL_')).sort()).toEqual([]);
+  });
+
+  it('lists each variable once, in one of the three tiers, and every tier has some', async () => {
+    const tiers = await documentedByTier();
+    expect(tiers.map((names) => names.length > 0)).toEqual([true, true, true]);
+    const names = tiers.flat();
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+    expect(configVariables.filter((name) => !names.includes(name))).toEqual([]);
   });
 
   it('finds the reads it is meant to find', async () => {
