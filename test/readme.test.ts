@@ -80,9 +80,26 @@ describe('configuration table (docs/configuration.md)', () => {
   });
 });
 
+const docPages = async () => ['README.md', ...(await readdir('docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+
+describe('commands the README and docs/ name', () => {
+  it('run scripts package.json has and files that exist', async () => {
+    const { scripts } = JSON.parse(await readFile('package.json', 'utf8')) as { scripts: Record<string, string> };
+    const missing: string[] = [];
+    for (const page of await docPages()) {
+      const text = await readFile(page, 'utf8');
+      for (const [, script] of text.matchAll(/\bnpm run ([a-z][\w:-]*)/g)) if (!(script in scripts)) missing.push(`${page}: npm run ${script}`);
+      for (const [, file] of text.matchAll(/\b(?:node|npx vitest run) ((?:gateway|subgraphs|test|schema)\/[\w./-]+\.ts)\b/g)) {
+        if (!existsSync(file)) missing.push(`${page}: ${file}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
 describe('README and docs/ links', () => {
   it('point at files inside the repository that exist', async () => {
-    const pages = ['README.md', ...(await readdir('docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+    const pages = await docPages();
     const broken: string[] = [];
     for (const page of pages) {
       const text = await readFile(page, 'utf8');
