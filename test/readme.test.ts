@@ -80,7 +80,8 @@ describe('configuration table (docs/configuration.md)', () => {
   });
 });
 
-const docPages = async () => ['README.md', ...(await readdir('docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+const docPages = async () =>
+  ['README.md', ...(await readdir('docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
 
 describe('commands the README and docs/ name', () => {
   it('run scripts package.json has and files that exist', async () => {
@@ -88,8 +89,11 @@ describe('commands the README and docs/ name', () => {
     const missing: string[] = [];
     for (const page of await docPages()) {
       const text = await readFile(page, 'utf8');
-      for (const [, script] of text.matchAll(/\bnpm run ([a-z][\w:-]*)/g)) if (!(script in scripts)) missing.push(`${page}: npm run ${script}`);
-      for (const [, file] of text.matchAll(/\b(?:node|npx vitest run) ((?:gateway|subgraphs|test|schema)\/[\w./-]+\.ts)\b/g)) {
+      for (const [, script] of text.matchAll(/\bnpm run ([a-z][\w:-]*)/g)) {
+        if (!(script in scripts)) missing.push(`${page}: npm run ${script}`);
+      }
+      const files = /\b(?:node|npx vitest run) ((?:gateway|subgraphs|test|schema)\/[\w./-]+\.ts)\b/g;
+      for (const [, file] of text.matchAll(files)) {
         if (!existsSync(file)) missing.push(`${page}: ${file}`);
       }
     }
@@ -109,6 +113,28 @@ describe('README and docs/ links', () => {
         if (/^(https?:|mailto:|#)/.test(target)) continue;
         const file = resolve(dirname(page), target.split('#')[0]);
         if (relative(process.cwd(), file).startsWith('..') || !existsSync(file)) broken.push(`${page}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+/** GitHub's anchors of a Markdown page's headings (code blocks left out). */
+async function headingAnchors(page: string): Promise<Set<string>> {
+  const text = (await readFile(page, 'utf8')).replace(/```[\s\S]*?```/g, '');
+  const anchor = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replaceAll(' ', '-');
+  return new Set([...text.matchAll(/^#+ (.*)$/gm)].map((m) => anchor(m[1])));
+}
+
+describe('README and docs/ anchors', () => {
+  it('point at headings that exist in the page they name', async () => {
+    const broken: string[] = [];
+    for (const page of await docPages()) {
+      for (const [, target] of (await readFile(page, 'utf8')).matchAll(/\]\(([^)\s]*#[^)\s]+)\)/g)) {
+        if (/^(https?:|mailto:)/.test(target)) continue;
+        const [path, anchor] = target.split('#');
+        const file = path === '' ? page : relative(process.cwd(), resolve(dirname(page), path));
+        if (file.endsWith('.md') && !(await headingAnchors(file)).has(anchor)) broken.push(`${page}: ${target}`);
       }
     }
     expect(broken).toEqual([]);
