@@ -22,7 +22,9 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'areas', include: sharedWorker, isolate: false, globalSetup: ['test/support/shared-stack-setup.ts'] },
+        test: {
+          name: 'areas', include: sharedWorker, isolate: false, globalSetup: ['test/support/shared-stack-setup.ts'],
+        },
       },
       { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: sharedWorker } },
     ],

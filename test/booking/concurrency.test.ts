@@ -6,7 +6,7 @@ import type { TestStack } from '../support/stack.ts';
 const P = '/shared-mobility-insights/v2';
 let t: TestStack;
 
-beforeAll(async () => { t = await sharedTestStack(); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['booking'] }); });
 afterAll(async () => { await t?.close(); });
 
 async function rows<T extends object>(entity: new () => T, where: Record<string, unknown>): Promise<T[]> {

@@ -7,7 +7,7 @@ let t: TestStack;
 let orgB: string;
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['booking', 'scoring'] });
   orgB = (await t.clientFor('org-b')).token;
 });
 afterAll(async () => { await t?.close(); });

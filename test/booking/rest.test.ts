@@ -8,7 +8,7 @@ import type { TestStack } from '../support/stack.ts';
 const P = '/shared-mobility-insights/v2';
 let t: TestStack;
 
-beforeAll(async () => { t = await sharedTestStack(); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['booking', 'scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
 let counter = 0;

@@ -7,7 +7,7 @@ const R = '/registration/v2';
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['registration'] });
 });
 afterAll(async () => { await t?.close(); });
 

@@ -11,7 +11,7 @@ let token: string;
 let firstReqId = '';
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   token = (await roadsideToken(t)).body.access_token;
 });
 afterAll(async () => { await t?.close(); });

@@ -10,7 +10,9 @@ export const CHICAGO = { latitude: 41.8789, longitude: -87.6359, address1: '233 
 export const OCEAN = { latitude: 35, longitude: -40 };
 
 /** A roadside token from the roadside token endpoint (HTTP Basic), by default for the stack's own client. */
-export async function roadsideToken(t: Caller, id = (t.client ?? DEFAULT_CLIENT).id, secret = (t.client ?? DEFAULT_CLIENT).secret) {
+export async function roadsideToken(
+  t: Caller, id = (t.client ?? DEFAULT_CLIENT).id, secret = (t.client ?? DEFAULT_CLIENT).secret,
+) {
   const res = await t.request('POST', `${RS}/oauth/accesstoken?grant_type=client_credentials`, {
     headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` },
   });

@@ -13,7 +13,7 @@ let fileA: string;
 let memberA: Awaited<ReturnType<typeof provision>>;
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   tokenA = (await roadsideToken(t)).body.access_token;
   const b = await t.clientFor('org-b', ['roadside']);
   tokenB = (await roadsideToken(t, b.clientId, b.clientSecret)).body.access_token;

@@ -8,7 +8,7 @@ let token: string;
 let sessionId: string;
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   token = (await roadsideToken(t)).body.access_token;
   sessionId = await session(t, token, [], true);
 });

@@ -10,7 +10,7 @@ let t: TestStack;
 let token: string;
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   const res = await roadsideToken(t);
   token = res.body.access_token;
 });

@@ -10,7 +10,7 @@ let reqId: string;
 let member: Awaited<ReturnType<typeof provision>>;
 
 beforeAll(async () => {
-  t = await sharedTestStack();
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   token = (await roadsideToken(t)).body.access_token;
   member = await provision(t, token);
   sessionId = await session(t, token, [{ key: 'vin', value: member.vin }]);

@@ -7,7 +7,7 @@ import { sourceAClean, sourceAFull, sourceALight, sourceBFull, sourceBLight } fr
 const USERS = '/shared-mobility-insights/v2/users';
 let t: TestStack;
 
-beforeAll(async () => { t = await sharedTestStack(); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
 /** Posts report text as a partner would (content type application/json unless told). */

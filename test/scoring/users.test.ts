@@ -5,7 +5,7 @@ import type { TestStack } from '../support/stack.ts';
 const USERS = '/shared-mobility-insights/v2/users';
 let t: TestStack;
 
-beforeAll(async () => { t = await sharedTestStack(); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
 describe('users through REST', () => {

@@ -5,7 +5,9 @@ import pg from 'pg';
  * close), so test files can run in parallel; without it the stack runs on in-memory PGlite.
  * `prefix` (lower-case letters, digits, `_`) starts the database's name.
  */
-export async function testDatabase(base = process.env.DATABASE_URL, prefix = 'test'): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+export async function testDatabase(
+  base = process.env.DATABASE_URL, prefix = 'test',
+): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (!base) return { env: { PGLITE_IN_MEMORY: 'true' }, drop: async () => undefined };
   const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: base });
@@ -31,7 +33,8 @@ export async function dropTestDatabases(prefix: string, base = process.env.DATAB
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ datname: string }>('select datname from pg_database where starts_with(datname, $1)', [prefix]);
+    const { rows } = await admin.query<{ datname: string }>(
+      'select datname from pg_database where starts_with(datname, $1)', [prefix]);
     for (const { datname } of rows) await admin.query(`drop database if exists "${datname}" with (force)`);
   } finally {
     await admin.end();

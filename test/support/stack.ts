@@ -45,7 +45,9 @@ export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-01234567
  * `label` starts the names of its data folder and PostgreSQL database (see shared-stack.ts).
  */
 export async function startTestStack(
-  options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: StackTuning; label?: string } = {},
+  options: {
+    subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: StackTuning; label?: string;
+  } = {},
 ): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), `${options.label ?? 'frg-test'}-`));
   const database = await testDatabase(process.env.DATABASE_URL, options.label);
@@ -64,7 +66,7 @@ export async function startTestStack(
   let stack = await buildStack(config, env, options.tuning);
   let address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 
-  const calls = await clientCalls(() => address, () => stack, DEFAULT_CLIENT, (org) => org);
+  const { calls, checkContract } = await clientCalls(() => address, () => stack, DEFAULT_CLIENT, (org) => org);
   return {
     ...calls,
     get url() { return address; },
@@ -79,7 +81,7 @@ export async function startTestStack(
       await stack.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
-      calls.checkContract();
+      checkContract();
     },
   };
 }
@@ -90,7 +92,8 @@ export async function startTestStack(
  * `orgOf(name)` names.
  */
 export async function clientCalls(
-  address: () => string, stack: () => Stack, own: { id: string; secret: string; org: string }, orgOf: (name: string) => string,
+  address: () => string, stack: () => Stack,
+  own: { id: string; secret: string; org: string }, orgOf: (name: string) => string,
 ) {
   const { request, tokenFor, contract } = gatewayClient(address);
   const token = await tokenFor(own.id, own.secret);
@@ -106,7 +109,7 @@ export async function clientCalls(
     },
   };
   return {
-    ...calls,
+    calls,
     /** Throws when a REST response so far broke /openapi.json. */
     checkContract() {
       const { violations } = contract;
