@@ -28,7 +28,9 @@ let files = 0;
  * removes its data folder and database after the run.
  *
  * A file that counts rows across organisations, restarts the stack, changes what is shared by every
- * organisation (keys, reference data) or needs environment variables of its own uses startTestStack.
+ * organisation (keys, reference data) or needs environment variables of its own uses startTestStack,
+ * as test/scoring/mvr-keyring.test.ts does (it replaces the scoring keyring and re-encrypts every
+ * record); test/booking/service.test.ts and test/registration/services.test.ts open their database.
  */
 export async function sharedTestStack(options: { subgraphs: string[] }): Promise<TestStack> {
   const label = inject('sharedStackLabel');
