@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Booking, Vehicle } from '../../subgraphs/booking/entities.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 
 const P = '/shared-mobility-insights/v2';
 let t: TestStack;
 
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['booking'] }); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['booking'] }); });
 afterAll(async () => { await t?.close(); });
 
 async function rows<T extends object>(entity: new () => T, where: Record<string, unknown>): Promise<T[]> {

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 
 const P = '/shared-mobility-insights/v2';
 let t: TestStack;
 let orgB: string;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['booking', 'scoring'] });
+  t = await sharedTestStack({ subgraphs: ['booking', 'scoring'] });
   orgB = (await t.clientFor('org-b')).token;
 });
 afterAll(async () => { await t?.close(); });

@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Booking, Vehicle } from '../../subgraphs/booking/entities.ts';
 import { buildOpenApi } from '../../gateway/rest/openapi.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 
 const P = '/shared-mobility-insights/v2';
 let t: TestStack;
 
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['booking', 'scoring'] }); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['booking', 'scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
 let counter = 0;
@@ -48,7 +49,7 @@ describe('vehicles', () => {
     const alias = await post('/vehicles', { vin: nextVin() });
     expect(alias.status).toBe(201);
     const [row] = await rows(Vehicle, { vin });
-    expect(row).toMatchObject({ vin, orgId: 'org-a', deviceId: null });
+    expect(row).toMatchObject({ vin, orgId: t.org, deviceId: null });
   });
 
   it('creates a vehicle with the VIN in the path, optionally pairing a device', async () => {
@@ -147,7 +148,7 @@ describe('starting bookings', () => {
     // A generated user id creates no user.
     expectProblem(await get(`/users/${res.body.userID}`), 404, 'NOT_FOUND');
     const [row] = await rows(Booking, { bookingId: res.body.bookingID });
-    expect(row).toMatchObject({ orgId: 'org-a', vin, deviceId: device, startTimestamp: 1_800_000_000, actualEndTimestamp: null });
+    expect(row).toMatchObject({ orgId: t.org, vin, deviceId: device, startTimestamp: 1_800_000_000, actualEndTimestamp: null });
   });
 
   it('takes the documented field names and echoes them; null ids are generated', async () => {

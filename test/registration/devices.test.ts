@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { registrationRoutes } from '../../subgraphs/registration/rest.ts';
 
 const R = '/registration/v2';
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['registration'] });
+  t = await sharedTestStack({ subgraphs: ['registration'] });
 });
 afterAll(async () => { await t?.close(); });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { Consent } from '../../subgraphs/registration/entities.ts';
 import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
 
@@ -7,7 +8,7 @@ const R = '/registration/v2';
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['registration'] });
+  t = await sharedTestStack({ subgraphs: ['registration'] });
 });
 afterAll(async () => { await t?.close(); });
 
@@ -65,12 +66,12 @@ describe('consents', () => {
     await grant('c-3', 'marketing');
     const subgraph = t.stack.subgraphs.find((s) => s.name === 'registration')!;
     const em = subgraph.db.orm.em.fork();
-    em.setFilterParams(TENANT_FILTER, { orgId: 'org-a' });
+    em.setFilterParams(TENANT_FILTER, { orgId: t.org });
     const [row] = await em.find(Consent, { userId: 'c-3' });
     row!.version = 'tampered';
     await expect(em.flush()).rejects.toThrow(/append-only/);
     const fresh = subgraph.db.orm.em.fork();
-    fresh.setFilterParams(TENANT_FILTER, { orgId: 'org-a' });
+    fresh.setFilterParams(TENANT_FILTER, { orgId: t.org });
     await expect(fresh.nativeDelete(Consent, { userId: 'c-3' })).rejects.toThrow(/append-only/);
     expect((await get('/consents/c-3')).body.history).toHaveLength(1);
   });

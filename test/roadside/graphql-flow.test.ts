@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import { TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { loadReferenceData } from '../../subgraphs/roadside/data/load.ts';
 import { VehicleModel } from '../../subgraphs/roadside/entities.ts';
@@ -10,7 +11,7 @@ let token: string;
 let firstReqId = '';
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['roadside'] });
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   token = (await roadsideToken(t)).body.access_token;
 });
 afterAll(async () => { await t?.close(); });

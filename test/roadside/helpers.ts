@@ -1,7 +1,7 @@
 import { DEFAULT_CLIENT, type TestStack } from '../support/stack.ts';
 
 /** Whatever can call the gateway: a test stack, or a client of a gateway started elsewhere. */
-type Caller = Pick<TestStack, 'request'>;
+type Caller = Pick<TestStack, 'request'> & Partial<Pick<TestStack, 'client'>>;
 
 export const RS = '/services/roadside/v1';
 /** Downtown Chicago (Willis Tower): inside the sample providers' coverage. */
@@ -9,8 +9,10 @@ export const CHICAGO = { latitude: 41.8789, longitude: -87.6359, address1: '233 
 /** Mid-Atlantic Ocean: no provider covers it. */
 export const OCEAN = { latitude: 35, longitude: -40 };
 
-/** A roadside token from the roadside token endpoint (HTTP Basic). */
-export async function roadsideToken(t: Caller, id = DEFAULT_CLIENT.id, secret = DEFAULT_CLIENT.secret) {
+/** A roadside token from the roadside token endpoint (HTTP Basic), by default for the stack's own client. */
+export async function roadsideToken(
+  t: Caller, id = (t.client ?? DEFAULT_CLIENT).id, secret = (t.client ?? DEFAULT_CLIENT).secret,
+) {
   const res = await t.request('POST', `${RS}/oauth/accesstoken?grant_type=client_credentials`, {
     headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` },
   });

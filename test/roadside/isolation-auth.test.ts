@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roadsideRoutes } from '../../subgraphs/roadside/rest.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { dispatch, provision, roadsideToken, RS, session } from './helpers.ts';
 
 let t: TestStack;
@@ -12,7 +13,7 @@ let fileA: string;
 let memberA: Awaited<ReturnType<typeof provision>>;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['roadside'] });
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   tokenA = (await roadsideToken(t)).body.access_token;
   const b = await t.clientFor('org-b', ['roadside']);
   tokenB = (await roadsideToken(t, b.clientId, b.clientSecret)).body.access_token;

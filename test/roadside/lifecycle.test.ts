@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { dispatch, provision, roadsideToken, RS, session, status } from './helpers.ts';
 
 let t: TestStack;
@@ -7,7 +8,7 @@ let token: string;
 let sessionId: string;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['roadside'] });
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   token = (await roadsideToken(t)).body.access_token;
   sessionId = await session(t, token, [], true);
 });

@@ -2,14 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract } from '../support/openapi.ts';
 import { buildOpenApi } from '../../gateway/rest/openapi.ts';
 import { restRoutes } from '../../gateway/rest/index.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { CHICAGO, dispatch, provision, roadsideToken, RS, session, status } from './helpers.ts';
 
 let t: TestStack;
 let token: string;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['roadside'] });
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   const res = await roadsideToken(t);
   token = res.body.access_token;
 });
@@ -19,7 +20,7 @@ describe('a whole rescue through REST', () => {
   it('token, session, benefits, cost, dispatch, status updates, feedback, files', async () => {
     const tok = await roadsideToken(t);
     expect(tok.status).toBe(200);
-    expect(tok.body).toMatchObject({ token_type: 'Bearer', expires_in: '3600', scope: 'roadside', client_id: 'test-client', status: 'approved' });
+    expect(tok.body).toMatchObject({ token_type: 'Bearer', expires_in: '3600', scope: 'roadside', client_id: t.client.id, status: 'approved' });
     expect(tok.body.issued_at).toMatch(/^\d{13}$/);
 
     const member = await provision(t, token);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { CHICAGO, dispatch, OCEAN, provision, roadsideToken, RS, session } from './helpers.ts';
 
 let t: TestStack;
@@ -9,7 +10,7 @@ let reqId: string;
 let member: Awaited<ReturnType<typeof provision>>;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['roadside'] });
+  t = await sharedTestStack({ subgraphs: ['roadside'] });
   token = (await roadsideToken(t)).body.access_token;
   member = await provision(t, token);
   sessionId = await session(t, token, [{ key: 'vin', value: member.vin }]);

@@ -1,12 +1,13 @@
 import { stat, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 import { sourceAClean, sourceAFull, sourceALight, sourceBFull, sourceBLight } from './mvr-fixtures.ts';
 
 const USERS = '/shared-mobility-insights/v2/users';
 let t: TestStack;
 
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'] }); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
 /** Posts report text as a partner would (content type application/json unless told). */
@@ -223,7 +224,7 @@ describe('GraphQL createMvr', () => {
 
 describe('the typical order of calls', () => {
   it('runs end to end through REST: token, createUser, updateUser, MVR, score, enrollUser, getUser', async () => {
-    const tokenRes = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'b2b' } });
+    const tokenRes = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: t.client.id, client_secret: t.client.secret, scope: 'b2b' } });
     expect(tokenRes.status).toBe(200);
     const token = tokenRes.body.access_token as string;
 

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { sharedTestStack } from '../support/shared-stack.ts';
+import type { TestStack } from '../support/stack.ts';
 
 const USERS = '/shared-mobility-insights/v2/users';
 let t: TestStack;
 
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'] }); });
+beforeAll(async () => { t = await sharedTestStack({ subgraphs: ['scoring'] }); });
 afterAll(async () => { await t?.close(); });
 
 describe('users through REST', () => {
@@ -122,18 +123,18 @@ describe('organisation isolation and tokens', () => {
     const { importPKCS8 } = await import('jose');
     const { readFile } = await import('node:fs/promises');
     const own = await importPKCS8(await readFile(`${t.config.dataDir}/keys/jwt-private.pem`, 'utf8'), 'EdDSA');
-    const claims = { org: 'org-a', scope: 'b2b' };
+    const claims = { org: t.org, scope: 'b2b' };
     const now = Math.floor(Date.now() / 1000);
-    const expired = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer(t.config.JWT_ISSUER)
+    const expired = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject(t.client.id).setIssuer(t.config.JWT_ISSUER)
       .setAudience(t.config.JWT_ISSUER).setIssuedAt(now - 7200).setExpirationTime(now - 3600).sign(own);
-    const foreign = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer(t.config.JWT_ISSUER)
+    const foreign = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject(t.client.id).setIssuer(t.config.JWT_ISSUER)
       .setAudience(t.config.JWT_ISSUER).setIssuedAt(now).setExpirationTime(now + 3600).sign((await generateKeyPair('EdDSA')).privateKey);
-    const notYetValid = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer(t.config.JWT_ISSUER)
+    const notYetValid = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject(t.client.id).setIssuer(t.config.JWT_ISSUER)
       .setAudience(t.config.JWT_ISSUER).setIssuedAt(now).setNotBefore(now + 600).setExpirationTime(now + 3600).sign(own);
-    const otherIssuer = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject('test-client').setIssuer('someone-else')
+    const otherIssuer = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA' }).setSubject(t.client.id).setIssuer('someone-else')
       .setAudience(t.config.JWT_ISSUER).setIssuedAt(now).setExpirationTime(now + 3600).sign(own);
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const algNone = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, sub: 'test-client', iss: t.config.JWT_ISSUER, aud: t.config.JWT_ISSUER, iat: now, exp: now + 3600 })}.`;
+    const algNone = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, sub: t.client.id, iss: t.config.JWT_ISSUER, aud: t.config.JWT_ISSUER, iat: now, exp: now + 3600 })}.`;
     for (const token of [null, 'not-a-jwt', expired, foreign, notYetValid, otherIssuer, algNone]) {
       const res = await t.request('GET', `${USERS}/iso-1`, { token });
       expect(res.status, String(token).slice(0, 20)).toBe(401);

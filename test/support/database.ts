@@ -3,10 +3,13 @@ import pg from 'pg';
 /**
  * With DATABASE_URL set, each test stack gets a database of its own (created here, dropped on
  * close), so test files can run in parallel; without it the stack runs on in-memory PGlite.
+ * `prefix` (lower-case letters, digits, `_`) starts the database's name.
  */
-export async function testDatabase(base = process.env.DATABASE_URL): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+export async function testDatabase(
+  base = process.env.DATABASE_URL, prefix = 'test',
+): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (!base) return { env: { PGLITE_IN_MEMORY: 'true' }, drop: async () => undefined };
-  const name = `test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   await admin.query(`create database "${name}"`);
@@ -22,4 +25,18 @@ export async function testDatabase(base = process.env.DATABASE_URL): Promise<{ e
       await client.end();
     },
   };
+}
+
+/** Drops every database whose name starts with `prefix` (those of stacks closed with their process). */
+export async function dropTestDatabases(prefix: string, base = process.env.DATABASE_URL): Promise<void> {
+  if (!base) return;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ datname: string }>(
+      'select datname from pg_database where starts_with(datname, $1)', [prefix]);
+    for (const { datname } of rows) await admin.query(`drop database if exists "${datname}" with (force)`);
+  } finally {
+    await admin.end();
+  }
 }

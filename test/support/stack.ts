@@ -16,6 +16,9 @@ export interface TestStack {
   config: Config;
   /** A token for the default organisation's client (all scopes). */
   token: string;
+  /** The default organisation (DEFAULT_CLIENT.org here; a shared stack gives each file its own) and its client. */
+  org: string;
+  client: { id: string; secret: string };
   /** A new client in `org` and a token for it. */
   clientFor(org: string, scopes?: Scope[]): Promise<{ clientId: string; clientSecret: string; token: string }>;
   request: Request;
@@ -38,13 +41,16 @@ export const DEFAULT_CLIENT = { id: 'test-client', secret: 'test-secret-01234567
  * SUBGRAPH_TRANSPORT=http) against a fresh database.
  * `subgraphs` limits which subgraphs start (the others answer as unreachable), for speed;
  * `persistent` keeps PGlite's data on disk (under the stack's DATA_DIR) so that it survives restart();
- * `tuning` shortens the gateway's internal delays.
+ * `tuning` shortens the gateway's internal delays;
+ * `label` starts the names of its data folder and PostgreSQL database (see shared-stack.ts).
  */
 export async function startTestStack(
-  options: { subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: StackTuning } = {},
+  options: {
+    subgraphs?: string[]; env?: Record<string, string>; persistent?: boolean; tuning?: StackTuning; label?: string;
+  } = {},
 ): Promise<TestStack> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'frg-test-'));
-  const database = await testDatabase();
+  const dataDir = await mkdtemp(join(tmpdir(), `${options.label ?? 'frg-test'}-`));
+  const database = await testDatabase(process.env.DATABASE_URL, options.label);
   const unreachable = Object.fromEntries(Object.keys(subgraphDefinitions)
     .filter((name) => options.subgraphs && !options.subgraphs.includes(name))
     .map((name) => [subgraphUrlVariable(name), 'http://127.0.0.1:9/graphql']));
@@ -60,23 +66,12 @@ export async function startTestStack(
   let stack = await buildStack(config, env, options.tuning);
   let address = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 });
 
-  const client = gatewayClient(() => address);
-  const { request, tokenFor } = client;
-  const token = await tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
+  const { calls, checkContract } = await clientCalls(() => address, () => stack, DEFAULT_CLIENT, (org) => org);
   return {
+    ...calls,
     get url() { return address; },
     get stack() { return stack; },
-    config, token,
-    contract: client.contract,
-    async clientFor(org, scopes = ['b2b', 'roadside']) {
-      const created = await stack.gateway.clients.create(org, scopes);
-      return { clientId: created.clientId, clientSecret: created.clientSecret, token: await tokenFor(created.clientId, created.clientSecret) };
-    },
-    request,
-    async graphql(query, variables, tok) {
-      const res = await request('POST', '/graphql', { body: { query, variables }, token: tok === undefined ? token : tok });
-      return { status: res.status, ...(res.body as object) };
-    },
+    config,
     async restart() {
       await stack.close();
       stack = await buildStack(config, env, options.tuning);
@@ -86,7 +81,38 @@ export async function startTestStack(
       await stack.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
-      const { violations } = client.contract;
+      checkContract();
+    },
+  };
+}
+
+/**
+ * What a test does as `own` (a client of organisation `own.org`) on the stack at `address()`: its
+ * token, its requests (checked against /openapi.json) and the clients it adds, in the organisation
+ * `orgOf(name)` names.
+ */
+export async function clientCalls(
+  address: () => string, stack: () => Stack,
+  own: { id: string; secret: string; org: string }, orgOf: (name: string) => string,
+) {
+  const { request, tokenFor, contract } = gatewayClient(address);
+  const token = await tokenFor(own.id, own.secret);
+  const calls: Pick<TestStack, 'token' | 'org' | 'client' | 'clientFor' | 'request' | 'graphql' | 'contract'> = {
+    token, org: own.org, client: { id: own.id, secret: own.secret }, contract, request,
+    async clientFor(org, scopes = ['b2b', 'roadside']) {
+      const created = await stack().gateway.clients.create(orgOf(org), scopes);
+      return { clientId: created.clientId, clientSecret: created.clientSecret, token: await tokenFor(created.clientId, created.clientSecret) };
+    },
+    async graphql(query, variables, tok) {
+      const res = await request('POST', '/graphql', { body: { query, variables }, token: tok === undefined ? token : tok });
+      return { status: res.status, ...(res.body as object) };
+    },
+  };
+  return {
+    calls,
+    /** Throws when a REST response so far broke /openapi.json. */
+    checkContract() {
+      const { violations } = contract;
       if (violations.length) throw new Error(`REST responses that do not match /openapi.json:\n${[...new Set(violations)].slice(0, 20).join('\n')}`);
     },
   };
