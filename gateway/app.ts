@@ -13,14 +13,14 @@ import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { ClientStore } from './auth/clients.ts';
 import { createTokenGate } from './auth/token-gate.ts';
-import { clientErrorHandler } from './client-error.ts';
+import { clientErrorHandler } from './http/client-error.ts';
 import { requestCollapsing } from './collapse/requests.ts';
 import { gatewayFeatures } from './features.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
-import { inFlightBound } from './in-flight.ts';
+import { inFlightBound } from './protection/in-flight.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
-import { problem, sendProblem } from './rest/problem.ts';
-import { API_FALLBACK_HEADERS } from './security-headers.ts';
+import { problem, sendProblem } from '../subgraphs/platform/rest/problem.ts';
+import { API_FALLBACK_HEADERS } from './http/security-headers.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
 
 export interface GatewayOptions {
@@ -90,7 +90,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
-    // Replaced by gateway/browser-access.ts, which lets GET queries through.
+    // Replaced by gateway/http/browser-access.ts, which lets GET queries through.
     csrfPrevention: false,
     // Our shutdown (onShutdown) stops it; its own SIGTERM handler re-sends the signal once stopped, killing the process mid-shutdown.
     stopOnTerminationSignals: false,

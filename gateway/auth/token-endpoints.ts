@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../subgraphs/platform/config.ts';
-import { tokenAttemptLimiter } from '../limits.ts';
+import { tokenAttemptLimiter } from '../protection/limits.ts';
 import type { ClientStore } from './clients.ts';
 import { registerRoadsideRoutes } from './roadside-token-route.ts';
 import { registerTokenRoute, type TokenDeps } from './token-route.ts';

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, statusForCode } from '../subgraphs/platform/errors.ts';
+import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import { answersInGraphqlShape, sendGraphqlErrors } from './graphql-reply.ts';
-import { problem, problemFromErrors, sendProblem } from './rest/problem.ts';
-import { ServiceUnavailable } from './unavailable.ts';
+import { problem, problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
+import { ServiceUnavailable } from '../protection/unavailable.ts';
 
 type RouteError = Error & { statusCode?: number; code?: string; validation?: unknown };
 

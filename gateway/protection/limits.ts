@@ -5,9 +5,9 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Config } from '../subgraphs/platform/config.ts';
-import { TokenError, type AttemptLimiter } from './auth/token-route.ts';
-import { problem, sendProblem } from './rest/problem.ts';
+import type { Config } from '../../subgraphs/platform/config.ts';
+import { TokenError, type AttemptLimiter } from '../auth/token-route.ts';
+import { problem, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
 
 /** Seconds a caller is asked to wait while the shared counters (Redis) cannot be reached. */
 const COUNTERS_DOWN_RETRY_SECONDS = 5;

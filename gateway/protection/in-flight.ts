@@ -2,7 +2,7 @@ import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../subgraphs/platform/errors.ts';
+import { AppError } from '../../subgraphs/platform/errors.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 
 export interface InFlightBoundOptions {

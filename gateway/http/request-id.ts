@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
+import { REQUEST_ID_HEADER } from '../../subgraphs/platform/log.ts';
 
 /** Every answer names its request (the id in the logs), taken from the caller's header when valid. */
 export const requestIdPlugin = fp(async (app: FastifyInstance) => {

@@ -1,7 +1,7 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from '../subgraphs/platform/config.ts';
+import type { Config } from '../../subgraphs/platform/config.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 
 /** Answered even under pressure: liveness, and the metrics that show the pressure. */
