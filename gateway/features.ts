@@ -61,20 +61,22 @@ export interface GatewayFeature {
   readonly name: string;
   /** Absent for a feature that only adds Apollo plugins. */
   readonly register?: (app: FastifyInstance, started: Started) => Promise<unknown>;
-  readonly apollo: readonly ApolloServerPlugin<GatewayContext>[];
+  readonly apollo: ApolloPlugins;
 }
 
 type Plugin<O extends FastifyPluginOptions> = FastifyPluginAsync<O> | FastifyPluginCallback<O>;
 
+type ApolloPlugins = readonly ApolloServerPlugin<GatewayContext>[];
+
 function feature<O extends FastifyPluginOptions>(
-  name: string, plugin: Plugin<O>, options: O | AfterStart<O>, apollo: readonly ApolloServerPlugin<GatewayContext>[] = [],
+  name: string, plugin: Plugin<O>, options: O | AfterStart<O>, apollo: ApolloPlugins = [],
 ): GatewayFeature {
   const register = async (app: FastifyInstance, started: Started) =>
     app.register(plugin, options instanceof AfterStart ? options.options(started) : options);
   return { name, register, apollo };
 }
 
-const apolloOnly = (name: string, apollo: readonly ApolloServerPlugin<GatewayContext>[]): GatewayFeature => ({ name, apollo });
+const apolloOnly = (name: string, apollo: ApolloPlugins): GatewayFeature => ({ name, apollo });
 
 /**
  * A plugin written for any context serves the gateway's; Apollo's types are invariant in the
@@ -144,7 +146,8 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('form-bodies', formbody, {}),
     feature('browser-access', browserAccessPlugin, { config }),
     feature('problem-answers', problemAnswersPlugin, {}),
-    // A worker's own numbers are a part that changes with each scrape: with WORKERS>1 only METRICS_PORT serves them, added up.
+    // A worker's own numbers are a part that changes with each scrape: with WORKERS>1 only METRICS_PORT serves
+    // them, added up.
     feature('metrics', metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 }),
     feature('ide', idePlugin, {}),
     feature('docs', docsPlugin, {}),
@@ -153,14 +156,15 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     apolloOnly('graphql-server', [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()]),
     apolloOnly('operation-resolution', forGatewayContext([operationResolutionPlugin])),
     apolloOnly('subscriptions-elsewhere', forGatewayContext([subscriptionsElsewherePlugin])),
-    feature('rest-in-flight', restInFlightPlugin, { bounds }, forGatewayContext(bounds.map(({ bound }) => bound.plugin))),
+    feature('rest-in-flight', restInFlightPlugin, { bounds }, forGatewayContext(bounds.map((b) => b.bound.plugin))),
     apolloOnly('graphql-limits', forGatewayContext(limits.plugins)),
     apolloOnly('graphql-metrics', [metrics.apolloPlugin<GatewayContext>()]),
     ...(collapsing ? [apolloOnly('request-collapsing', [collapsing.plugin])] : []),
     feature('rate-limit', rateLimitPlugin, { config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics, reservationUnopenedMs: parts.reservationUnopenedMs,
+      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
+      reservationUnopenedMs: parts.reservationUnopenedMs,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({
       config, apollo, gate: parts.gate, parseOptions: limits.parseOptions, collapsing,

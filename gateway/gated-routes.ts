@@ -17,7 +17,7 @@ import { idempotencyPlugin, type IdempotencyOptions } from './idempotency/plugin
 import { addRequestRateLimit } from './protection/limits.ts';
 import { restRoutes } from './rest/index.ts';
 import { problemFromErrors, sendProblem } from '../subgraphs/platform/rest/problem.ts';
-import { registerRestRoutes, type OperationResult } from './rest/register.ts';
+import { registerRestRoutes, type Execute, type OperationResult } from './rest/register.ts';
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
 import type { GatewayContext } from './supergraph.ts';
@@ -34,22 +34,25 @@ export interface GatedRoutesOptions {
   publicAnswers?: PublicAnswers;
 }
 
-export const contextFrom = (request: FastifyRequest): GatewayContext => {
+const contextFrom = (request: FastifyRequest): GatewayContext => {
   const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
-  return { authorization: request.headers.authorization, requestId: request.id, orgId: caller?.orgId, clientId: caller?.clientId };
+  const { authorization } = request.headers;
+  return { authorization, requestId: request.id, orgId: caller?.orgId, clientId: caller?.clientId };
 };
 
 /** What a REST row runs: its operation through Apollo, shared with the callers it collapsed when collapsing is on. */
-function restExecute(apollo: ApolloServer<GatewayContext>, collapsing: RequestCollapsing | undefined) {
-  const executeOperation = async (query: string, variables: Record<string, unknown>, request: FastifyRequest): Promise<OperationResult> => {
+function restExecute(apollo: ApolloServer<GatewayContext>, collapsing: RequestCollapsing | undefined): Execute {
+  const executeOperation: Execute = async (query, variables, request) => {
     const response = await apollo.executeOperation({ query, variables }, { contextValue: contextFrom(request) });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
     return response.body.singleResult as OperationResult;
   };
   // A REST row's result is shared by the callers it collapsed: rows' `result` functions read it, never change it.
   return collapsing
-    ? async (query: string, variables: Record<string, unknown>, request: FastifyRequest) =>
-      (await collapsing.run('rest', collapsing.restKey(query, variables, request), () => executeOperation(query, variables, request))).answer
+    ? async (query, variables, request) => {
+      const key = collapsing.restKey(query, variables, request);
+      return (await collapsing.run('rest', key, () => executeOperation(query, variables, request))).answer;
+    }
     : executeOperation;
 }
 
@@ -61,7 +64,9 @@ function restExecute(apollo: ApolloServer<GatewayContext>, collapsing: RequestCo
 export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOptions) {
   const { config, apollo, gate, parseOptions, collapsing } = options;
   api.addHook('onRequest', gate.hook((request, reply, error) => (answersInGraphqlShape(request)
-    ? sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }])
+    ? sendGraphqlErrors(request, reply, statusForCode(error.code), [
+      { message: error.message, extensions: { code: error.code } },
+    ])
     : sendProblem(reply, problemFromErrors([error.toJSON()])))));
   addRequestRateLimit(api);
   // Before the idempotency plugin, which parses the document.
@@ -80,6 +85,7 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
     },
   });
   api.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: SSE_PATH, handler: sseHandler });
-  registerRestRoutes(api, restRoutes, restExecute(apollo, collapsing), { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: options.publicAnswers?.version });
+  const restOptions = { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: options.publicAnswers?.version };
+  registerRestRoutes(api, restRoutes, restExecute(apollo, collapsing), restOptions);
   registerAdminClientRoutes(api, options.clients, options.revocation);
 }

@@ -18,8 +18,12 @@ async function health(app: FastifyInstance, { db, probes, localSubgraphs }: Heal
     const checks: Record<string, boolean> = { database: await db.orm.isConnected().catch(() => false) };
     await Promise.all(Object.entries(probes).map(async ([name, probe]) => { checks[name] = await probe(); }));
     const ready = Object.values(checks).every(Boolean);
-    const pending = Object.fromEntries((localSubgraphs ?? []).flatMap((s) => { const why = s.pending(); return why ? [[s.name, why]] : []; }));
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks, ...(Object.keys(pending).length ? { pending } : {}) });
+    const pending = Object.fromEntries((localSubgraphs ?? []).flatMap((s) => {
+      const why = s.pending();
+      return why ? [[s.name, why]] : [];
+    }));
+    const status = ready ? 'ok' : 'unavailable';
+    return reply.code(ready ? 200 : 503).send({ status, checks, ...(Object.keys(pending).length ? { pending } : {}) });
   });
 }
 

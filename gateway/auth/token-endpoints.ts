@@ -10,7 +10,8 @@ export interface TokenEndpointsOptions { config: Config; clients: ClientStore; p
 
 /** The token endpoints, outside the token gate; failed attempts counted in `sharedCounters` (rateLimitPlugin first). */
 async function tokenEndpoints(app: FastifyInstance, { config, clients, privateKey }: TokenEndpointsOptions) {
-  const deps = { clients, privateKey, issuer: config.JWT_ISSUER, limit: tokenAttemptLimiter(app, config, app.sharedCounters) };
+  const limit = tokenAttemptLimiter(app, config, app.sharedCounters);
+  const deps = { clients, privateKey, issuer: config.JWT_ISSUER, limit };
   registerTokenRoute(app, deps);
   await registerRoadsideRoutes(app, deps);
 }

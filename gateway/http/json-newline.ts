@@ -16,4 +16,6 @@ export async function endJsonWithNewline(_request: FastifyRequest, reply: Fastif
 }
 
 /** Register on the root instance before any other `onSend` hook: `await app.register(jsonNewlinePlugin)`. */
-export const jsonNewlinePlugin = fp(async (app: FastifyInstance) => { app.addHook('onSend', endJsonWithNewline); }, { name: 'json-newline' });
+export const jsonNewlinePlugin = fp(async (app: FastifyInstance) => {
+  app.addHook('onSend', endJsonWithNewline);
+}, { name: 'json-newline' });

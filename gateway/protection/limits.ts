@@ -63,7 +63,7 @@ declare module 'fastify' {
   }
 }
 
-/** Register on the root instance: `await app.register(rateLimitPlugin, { config })`; decorates it with `sharedCounters`. */
+/** Register on the root instance: `await app.register(rateLimitPlugin, { config })`; decorates it with sharedCounters. */
 export const rateLimitPlugin = fp(async (app: FastifyInstance, { config }: { config: Config }) => {
   app.decorate('sharedCounters', await registerRateLimit(app, config));
 }, { name: 'rate-limit' });

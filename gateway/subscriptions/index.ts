@@ -116,9 +116,12 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
 declare module 'fastify' {
   interface FastifyInstance {
     /** The handlers of the two subscription transports, set by subscriptionsPlugin, for the GraphQL routes. */
-    subscriptions: { wsHandler: ReturnType<typeof webSocketHandler>['handler']; sseHandler: ReturnType<typeof sseHandler>['handle'] };
+    subscriptions: {
+      wsHandler: ReturnType<typeof webSocketHandler>['handler'];
+      sseHandler: ReturnType<typeof sseHandler>['handle'];
+    };
   }
 }
 
-/** Register on the root instance, after rateLimitPlugin and before the GraphQL routes: decorates it with `subscriptions`. */
+/** Register on the root instance after rateLimitPlugin, before the GraphQL routes: decorates it with `subscriptions`. */
 export const subscriptionsPlugin = fp(startSubscriptions, { name: 'subscriptions', dependencies: ['rate-limit'] });
