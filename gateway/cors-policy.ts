@@ -1,7 +1,7 @@
 /**
  * What a browser app on an origin of CORS_ORIGINS may do: every method the routes take, the request
  * headers the API reads, and the answer headers it sends for a client to read. One declaration:
- * gateway/browser-access.ts hands it to @fastify/cors, and the CORS table of docs/security.md lists it
+ * gateway/http/browser-access.ts hands it to @fastify/cors, and the CORS table of docs/security.md lists it
  * (test/gateway/cors.test.ts checks the routes' methods and the table against it).
  */
 export const CORS_METHODS = {

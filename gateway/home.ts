@@ -10,8 +10,8 @@ import Negotiator from 'negotiator';
 import type { IssuedCredentials } from './auth/clients.ts';
 import { TOKEN_PATH } from './auth/token-route.ts';
 import { DOCS_PATH } from './docs/index.ts';
-import { pageHeaders } from './security-headers.ts';
-import { addVary } from './vary.ts';
+import { pageHeaders } from './http/security-headers.ts';
+import { addVary } from './http/vary.ts';
 
 interface EntryPoint { label: string; path: string; post?: true }
 

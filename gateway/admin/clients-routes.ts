@@ -5,7 +5,7 @@ import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.t
 import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';
-import { problemFromErrors, sendProblem } from '../rest/problem.ts';
+import { problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
 
 export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
 

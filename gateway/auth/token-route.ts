@@ -6,7 +6,7 @@ import type { ClientStore } from './clients.ts';
 
 export const TOKEN_PATH = '/platform/oauth/v1/token';
 
-/** Counts failed token attempts (gateway/limits.ts): an attempt counts from its start and is given back when it succeeds. */
+/** Counts failed token attempts (gateway/protection/limits.ts): an attempt counts from its start and is given back when it succeeds. */
 export interface AttemptLimiter {
   /** Counts an attempt before its secret is checked; the seconds to wait when the address is over a limit. */
   begin(ip: string, clientId: string | undefined): Promise<number | null>;

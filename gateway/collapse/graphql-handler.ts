@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from '@apollo/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { addVary } from '../vary.ts';
+import { addVary } from '../http/vary.ts';
 import type { RequestCollapsing } from './requests.ts';
 
 /** The request as Apollo Server takes it, built as @as-integrations/fastify builds it. */

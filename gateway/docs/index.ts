@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { assetSender, CSS, JS, packageFile, type Asset } from '../ide/index.ts';
-import { pageHeaders } from '../security-headers.ts';
+import { pageHeaders } from '../http/security-headers.ts';
 
 export const DOCS_PATH = '/docs';
 const ASSET_PREFIX = `${DOCS_PATH}/assets/`;

@@ -15,8 +15,8 @@ import fp from 'fastify-plugin';
 import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
-import { pageHeaders, selfAndSameHostWebSockets } from '../security-headers.ts';
-import { addVary } from '../vary.ts';
+import { pageHeaders, selfAndSameHostWebSockets } from '../http/security-headers.ts';
+import { addVary } from '../http/vary.ts';
 import { ideExamples, type IdeExample } from './examples.ts';
 
 const require = createRequire(import.meta.url);

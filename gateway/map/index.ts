@@ -11,7 +11,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import { assetSender, CSS, JS, packageFile, type Asset } from '../ide/index.ts';
 import { RISK_MAP_LAYERS_PATH, RISK_MAP_VIEW_PATH } from '../../subgraphs/risk/rest.ts';
-import { pageHeaders } from '../security-headers.ts';
+import { pageHeaders } from '../http/security-headers.ts';
 
 export const MAP_ASSET_PREFIX = '/map/assets/';
 

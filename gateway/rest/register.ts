@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { problemFromErrors, sendProblem } from './problem.ts';
+import { problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { jsonBodyDepthError } from '../../subgraphs/platform/nesting-http.ts';
 import type { RestRequest, RestRoute } from '../../subgraphs/platform/rest/types.ts';
 import { unknownField } from '../../subgraphs/platform/rest/body.ts';
-import { addVary } from '../vary.ts';
+import { addVary } from '../http/vary.ts';
 import { cacheControl, etagOf, matchesIfNoneMatch, versionTagOf } from './http-cache.ts';
 import { selectsSecret } from '../idempotency/secrets.ts';
 

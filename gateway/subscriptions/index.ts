@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { decodeJwt } from 'jose';
 import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
-import type { Redis } from 'ioredis';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import { bearerToken, type TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
 import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
@@ -34,7 +34,6 @@ export interface SubscriptionOptions {
   supergraphSdl: string;
   limits: { validationRules: readonly unknown[]; parseOptions: { maxTokens: number } };
   verify: TokenVerifier;
-  redis: Redis | undefined;
   metrics: GatewayMetrics;
   /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
   reservationUnopenedMs?: number;
@@ -44,10 +43,12 @@ export interface SubscriptionOptions {
  * The gateway's subscription layer (see docs/subscriptions.md): committed events from LiveEvents, the
  * engine that runs each subscription's query per event through `apollo` with the subscriber's token,
  * and the two transports. Registers @fastify/websocket on `app` (before the routes that take
- * `wsHandler`); on close, every subscription ends with 1001 before the server stops.
+ * `wsHandler`); on close, every subscription ends with 1001 before the server stops. Counts each
+ * client's subscriptions in `sharedCounters` (Redis) when the gateway has them.
  */
-export async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
-  const { config, apollo, supergraphSdl, limits, verify, redis, metrics } = options;
+async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
+  const { config, apollo, supergraphSdl, limits, verify, metrics } = options;
+  const redis = app.sharedCounters;
   const live = await startLiveEvents({ databaseUrl: config.DATABASE_URL, log: app.log });
   const rules: SubscriptionRules = {
     schema: apiSchemaOf(supergraphSdl),
@@ -109,5 +110,18 @@ export async function startSubscriptions(app: FastifyInstance, options: Subscrip
     },
   });
   app.addHook('onClose', async () => { await live.close(); });
-  return { engine, wsHandler: ws.handler, sseHandler: sse.handle };
+  app.decorate('subscriptions', { wsHandler: ws.handler, sseHandler: sse.handle });
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The handlers of the two subscription transports, set by subscriptionsPlugin, for the GraphQL routes. */
+    subscriptions: {
+      wsHandler: ReturnType<typeof webSocketHandler>['handler'];
+      sseHandler: ReturnType<typeof sseHandler>['handle'];
+    };
+  }
+}
+
+/** Register on the root instance after rateLimitPlugin, before the GraphQL routes: decorates it with `subscriptions`. */
+export const subscriptionsPlugin = fp(startSubscriptions, { name: 'subscriptions', dependencies: ['rate-limit'] });

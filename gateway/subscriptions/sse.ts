@@ -6,8 +6,8 @@ import { createHandler, type RequestContext } from 'graphql-sse/lib/use/fastify'
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRules } from './document.ts';
-import { API_SECURITY_HEADERS } from '../security-headers.ts';
-import { problem, PROBLEM_TYPE } from '../rest/problem.ts';
+import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
+import { problem, PROBLEM_TYPE } from '../../subgraphs/platform/rest/problem.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 import { StreamReservations } from './reservations.ts';
 

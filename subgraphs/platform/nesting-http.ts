@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { documentTooDeep, jsonTextTooDeep, tooDeep } from './nesting.ts';
 
 /** The JSON media types whose bodies get the bound (GraphQL over HTTP's own included). */
@@ -22,6 +23,11 @@ export function boundedJsonParser(app: FastifyInstance, maxDepth: number) {
     else parse(request, body as string, done);
   });
 }
+
+/** boundedJsonParser as a plugin: `await app.register(boundedJsonPlugin, { maxDepth })` on the root instance. */
+export const boundedJsonPlugin = fp(async (app: FastifyInstance, { maxDepth }: { maxDepth: number }) => {
+  boundedJsonParser(app, maxDepth);
+}, { name: 'bounded-json' });
 
 type GraphqlParams = { query?: unknown; variables?: unknown; extensions?: unknown } | undefined;
 

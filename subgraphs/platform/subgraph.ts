@@ -62,7 +62,7 @@ export interface SubgraphDefinition<Loaders = unknown> {
   answers?: (db: Database) => PublicAnswers;
   /**
    * A bound the gateway keeps, per process, on costly evaluations of one root query field
-   * (gateway/in-flight.ts), wherever the subgraph runs: past `max` running at once, answers are 503.
+   * (gateway/protection/in-flight.ts), wherever the subgraph runs: past `max` running at once, answers are 503.
    */
   inFlight?: InFlightField;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */

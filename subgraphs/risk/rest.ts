@@ -38,7 +38,7 @@ const CACHE = {
   }),
 };
 
-/** The in-flight bound (gateway/in-flight.ts), on every Risk Index path. */
+/** The in-flight bound (gateway/protection/in-flight.ts), on every Risk Index path. */
 const BUSY = 'SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After';
 
 const TOO_COMPLEX = 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got`';

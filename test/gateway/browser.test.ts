@@ -1,7 +1,7 @@
 /**
  * GraphiQL and the REST docs page in a real headless browser: the Chromium that `npm install`
  * brings (test/support/browser.ts), driven by playwright-core, under the pages' Content-Security-Policy
- * (gateway/security-headers.ts): every page records CSP violations and each test asserts there were none.
+ * (gateway/http/security-headers.ts): every page records CSP violations and each test asserts there were none.
  * Screenshots go to artifacts/ (git-ignored).
  */
 import { mkdirSync } from 'node:fs';

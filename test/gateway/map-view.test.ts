@@ -5,7 +5,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { mapViewPlugin, tileSource } from '../../gateway/map/index.ts';
-import { securityHeadersPlugin } from '../../gateway/security-headers.ts';
+import { securityHeadersPlugin } from '../../gateway/http/security-headers.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 
 async function page(env: Record<string, string> = {}) {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../gateway/auth/clients.ts';
-import { attemptAddress } from '../../gateway/limits.ts';
+import { attemptAddress } from '../../gateway/protection/limits.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 const TOKEN = '/platform/oauth/v1/token';

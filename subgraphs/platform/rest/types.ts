@@ -1,7 +1,7 @@
 import type { Scope } from '../auth/tokens.ts';
 import type { HelmetOptions } from 'helmet';
 
-/** helmet's options for one route, over the API's strict default (gateway/security-headers.ts). */
+/** helmet's options for one route, over the API's strict default (gateway/http/security-headers.ts). */
 export type RouteHeaders = HelmetOptions;
 
 /**
@@ -65,7 +65,7 @@ export interface RestRoute {
   cache?: { maxAge: number; when(data: Record<string, unknown>): boolean; key?: (variables: Record<string, unknown>) => unknown } | 'no-store';
   /** The answer's representation follows the request's Accept header: every answer (304 included) says `Vary: Accept`. */
   negotiated?: boolean;
-  /** Security headers other than the API's strict default (gateway/security-headers.ts), e.g. an image meant to be embedded. */
+  /** Security headers other than the API's strict default (gateway/http/security-headers.ts), e.g. an image meant to be embedded. */
   securityHeaders?: RouteHeaders;
   /** For the OpenAPI document. */
   docs?: {

@@ -1,9 +1,11 @@
 import type { FastifyReply } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
-import { statusForCode } from '../../subgraphs/platform/errors.ts';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../unavailable.ts';
+import { statusForCode } from '../errors.ts';
 
 export const PROBLEM_TYPE = 'application/problem+json';
+
+/** Seconds a client is asked to wait when the database or a subgraph is unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 const titles: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict',

@@ -12,8 +12,8 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from '../subgraphs/platform/config.ts';
-import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from './cors-policy.ts';
+import type { Config } from '../../subgraphs/platform/config.ts';
+import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from '../cors-policy.ts';
 import { sendGraphqlErrors } from './graphql-reply.ts';
 
 /** Content types a browser sends cross-origin without a preflight (Fetch standard, CORS-safelisted). */

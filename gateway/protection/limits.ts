@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Config } from '../subgraphs/platform/config.ts';
-import { TokenError, type AttemptLimiter } from './auth/token-route.ts';
-import { problem, sendProblem } from './rest/problem.ts';
+import type { Config } from '../../subgraphs/platform/config.ts';
+import { TokenError, type AttemptLimiter } from '../auth/token-route.ts';
+import { problem, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
 
 /** Seconds a caller is asked to wait while the shared counters (Redis) cannot be reached. */
 const COUNTERS_DOWN_RETRY_SECONDS = 5;
@@ -25,9 +26,9 @@ const callerKey = (request: FastifyRequest) => {
  * Registers the rate-limit plugin on the gateway with the per-client request limit; routes opt in
  * with addRequestRateLimit. With REDIS_URL the counters live in Redis, so every gateway process
  * counts against one limit; without it each process counts on its own. Returns the Redis client,
- * for the token-attempt counters.
+ * for the token-attempt and subscription counters.
  */
-export async function registerRateLimitPlugin(app: FastifyInstance, config: Config): Promise<Redis | undefined> {
+async function registerRateLimit(app: FastifyInstance, config: Config): Promise<Redis | undefined> {
   // The limit's options go here, not to app.rateLimit(options): a limiter made with options keys
   // its counters by a route it does not have (`limit:undefinedundefined-request:...` in Redis).
   const requestLimit = {
@@ -55,9 +56,21 @@ export async function registerRateLimitPlugin(app: FastifyInstance, config: Conf
   return redis;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Redis client of the shared counters (REDIS_URL), set by rateLimitPlugin; undefined without Redis. */
+    sharedCounters: Redis | undefined;
+  }
+}
+
+/** Register on the root instance: `await app.register(rateLimitPlugin, { config })`; decorates it with sharedCounters. */
+export const rateLimitPlugin = fp(async (app: FastifyInstance, { config }: { config: Config }) => {
+  app.decorate('sharedCounters', await registerRateLimit(app, config));
+}, { name: 'rate-limit' });
+
 /** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
-export function addRequestRateLimit(scope: FastifyInstance, app: FastifyInstance) {
-  const limit = app.rateLimit();
+export function addRequestRateLimit(scope: FastifyInstance) {
+  const limit = scope.rateLimit();
   // A Redis outage answers 503 with Retry-After, never a 500 and never an unlimited pass.
   scope.addHook('preHandler', async (request, reply) => {
     try {

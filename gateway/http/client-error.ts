@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import { problem, PROBLEM_TYPE } from './rest/problem.ts';
+import { problem, PROBLEM_TYPE } from '../../subgraphs/platform/rest/problem.ts';
 import { API_FALLBACK_HEADERS } from './security-headers.ts';
 
 type ClientError = Error & { code?: string; rawPacket?: unknown };

@@ -1,6 +1,9 @@
 import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
-import { AppError } from '../subgraphs/platform/errors.ts';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../../subgraphs/platform/errors.ts';
+import { ServiceUnavailable } from './unavailable.ts';
 
 export interface InFlightBoundOptions {
   /** Root query fields whose evaluations are bounded, e.g. `riskIndex`; each occurrence (alias) counts. */
@@ -70,3 +73,25 @@ export function inFlightBound({ field, label, max, retryAfterSeconds }: InFlight
   };
   return { plugin, full: () => inFlight >= max, busy };
 }
+
+/** A bound and the REST paths known to ask for one evaluation of its field. */
+export interface RestInFlightBound extends Pick<InFlightBoundOptions, 'retryAfterSeconds'> {
+  restPrefix: string;
+  bound: InFlightBound;
+}
+
+/**
+ * A REST path of a bounded field asks for one evaluation: with none free it is refused before the token
+ * gate, the rate limit and the GraphQL pipeline, the cheapest answer a flood can get. A
+ * revalidation (If-None-Match) may be a 304 that needs none: the bound's plugin refuses it otherwise.
+ */
+async function restInFlight(app: FastifyInstance, { bounds }: { bounds: readonly RestInFlightBound[] }) {
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['if-none-match'] !== undefined) return;
+    const full = bounds.find(({ restPrefix, bound }) => request.routeOptions.url?.startsWith(`${restPrefix}/`) && bound.full());
+    if (full) throw new ServiceUnavailable(full.bound.busy, full.retryAfterSeconds);
+  });
+}
+
+/** Register on the root instance: `await app.register(restInFlightPlugin, { bounds })`. */
+export const restInFlightPlugin = fp(restInFlight, { name: 'rest-in-flight' });

@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 
 const JSON_TYPE = /^application\/(?:json|problem\+json)\s*(?:;|$)/i;
 
@@ -13,3 +14,8 @@ export async function endJsonWithNewline(_request: FastifyRequest, reply: Fastif
   const type = reply.getHeader('content-type');
   return typeof type === 'string' && JSON_TYPE.test(type) ? `${payload}\n` : payload;
 }
+
+/** Register on the root instance before any other `onSend` hook: `await app.register(jsonNewlinePlugin)`. */
+export const jsonNewlinePlugin = fp(async (app: FastifyInstance) => {
+  app.addHook('onSend', endJsonWithNewline);
+}, { name: 'json-newline' });

@@ -1,5 +1,4 @@
-/** Seconds a client is asked to wait when the database or a subgraph is unavailable. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../subgraphs/platform/rest/problem.ts';
 
 /** A request refused because the service cannot take it now: 503 problem+json with Retry-After. */
 export class ServiceUnavailable extends Error {

@@ -1,6 +1,7 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from '../subgraphs/platform/config.ts';
+import fp from 'fastify-plugin';
+import type { Config } from '../../subgraphs/platform/config.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 
 /** Answered even under pressure: liveness, and the metrics that show the pressure. */
@@ -14,9 +15,9 @@ const reasons: Record<string, string> = {
  * Load shedding for the whole process (@fastify/under-pressure): every OVERLOAD_SAMPLE_INTERVAL_MS
  * the mean event-loop delay (and, when set, the heap in use) is sampled; while a sample is past its
  * threshold every request except OVERLOAD_EXEMPT_PATHS answers 503 problem+json with Retry-After
- * before any work is done. Register on the root instance before the routes.
+ * before any work is done.
  */
-export async function registerOverloadProtection(app: FastifyInstance, config: Config) {
+async function overloadProtection(app: FastifyInstance, { config }: { config: Config }) {
   const retryAfter = config.OVERLOAD_RETRY_AFTER_SECONDS;
   await app.register(underPressure, {
     maxEventLoopDelay: config.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
@@ -31,3 +32,6 @@ export async function registerOverloadProtection(app: FastifyInstance, config: C
     },
   });
 }
+
+/** Register on the root instance, before the routes: `await app.register(overloadPlugin, { config })`. */
+export const overloadPlugin = fp(overloadProtection, { name: 'overload' });

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
-import type { RouteHeaders } from '../subgraphs/platform/rest/types.ts';
+import type { RouteHeaders } from '../../subgraphs/platform/rest/types.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 
