@@ -1,6 +1,6 @@
 /**
  * What a browser app on another origin needs: CORS (`@fastify/cors`) for the origins in CORS_ORIGINS
- * on every path with the methods and headers of gateway/cors-policy.ts, preflights answered in a root
+ * on every path with the methods and headers of gateway/http/cors-policy.ts, preflights answered in a root
  * onRequest hook (before the token gate), and the CSRF rule for /graphql, which replaces Apollo
  * Server's (`csrfPrevention: false`).
  *
@@ -13,7 +13,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../subgraphs/platform/config.ts';
-import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from '../cors-policy.ts';
+import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from './cors-policy.ts';
 import { sendGraphqlErrors } from './graphql-reply.ts';
 
 /** Content types a browser sends cross-origin without a preflight (Fetch standard, CORS-safelisted). */

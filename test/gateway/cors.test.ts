@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from '../../gateway/cors-policy.ts';
+import { CORS_EXPOSED_HEADERS, CORS_METHODS, CORS_REQUEST_HEADERS } from '../../gateway/http/cors-policy.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -47,7 +47,7 @@ describe('CORS for the origins in CORS_ORIGINS', () => {
     expect(risk.headers.get('access-control-allow-origin')).toBe(APP);
   });
 
-  it('allows every method the routes take and every header the API reads, and exposes every header it sends (gateway/cors-policy.ts)', async () => {
+  it('allows every method the routes take and every header the API reads, and exposes every header it sends (gateway/http/cors-policy.ts)', async () => {
     const res = await fetch(`${t.url}/shared-mobility-insights/v2/users/u-1`, {
       method: 'OPTIONS', headers: { origin: APP, 'access-control-request-method': 'PATCH', 'access-control-request-headers': Object.keys(CORS_REQUEST_HEADERS).join(',') },
     });
