@@ -28,7 +28,6 @@ import { idePlugin } from './ide/index.ts';
 import { restInFlightPlugin, type RestInFlightBound } from './protection/in-flight.ts';
 import { jsonNewlinePlugin } from './http/json-newline.ts';
 import { rateLimitPlugin } from './protection/limits.ts';
-import { mapViewPlugin } from './map/index.ts';
 import { metricsPlugin, type GatewayMetrics } from './observability/metrics.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { overloadPlugin } from './protection/overload.ts';
@@ -36,6 +35,7 @@ import { problemAnswersPlugin } from './http/problem-answers.ts';
 import { requestIdPlugin } from './http/request-id.ts';
 import { restRoutes } from './rest/index.ts';
 import { openApiRoutePlugin } from './rest/openapi-route.ts';
+import { areaPagesPlugin } from './pages/index.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
 import { subscriptionsPlugin } from './subscriptions/index.ts';
 import type { GatewayContext } from './supergraph.ts';
@@ -151,7 +151,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('metrics', metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 }),
     feature('ide', idePlugin, {}),
     feature('docs', docsPlugin, {}),
-    feature('map-view', mapViewPlugin, { config }),
+    feature('area-pages', areaPagesPlugin, { config }),
     feature('home', homePlugin, {}),
     apolloOnly('graphql-server', [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()]),
     apolloOnly('operation-resolution', forGatewayContext([operationResolutionPlugin])),

@@ -2,7 +2,7 @@
  * HTTP caching of public reads (RFC 9111, conditional requests per RFC 9110 13.1.2): a strong ETag,
  * `Cache-Control: public, max-age`, and 304 without a body when the caller's `If-None-Match` names it.
  * With the version of the data behind the answer known (the Risk Index: data, model and code,
- * subgraphs/risk/data/version.ts), the tag is of that version and of the canonical request, so a
+ * the risk area's data/version.ts), the tag is of that version and of the canonical request, so a
  * revalidation is answered before any evaluation; else (a remote risk subgraph) of the answer's bytes.
  */
 import { createHash } from 'node:crypto';

@@ -6,10 +6,15 @@ import {
 } from '../idempotency/openapi.ts';
 import { selectsSecret } from '../idempotency/secrets.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
-import { RISK_MAP_EXAMPLE } from '../../subgraphs/risk/rest.ts';
+import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { withExamples } from './examples.ts';
 import { cacheDocs, noStoreDocs } from './http-cache.ts';
 import { componentSchemas } from '../../subgraphs/platform/rest/components.ts';
+
+const DESCRIPTION = [
+  'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).',
+  ...Object.values(subgraphDefinitions).flatMap(({ restIntro }) => (restIntro ? [restIntro] : [])),
+].join(' ');
 
 const problemSchema = {
   type: 'object',
@@ -223,7 +228,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
   Object.assign(paths, withIdempotency(adminClientPaths));
   return {
     openapi: '3.1.0',
-    info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: `Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457). Risk Index map of Chicago's Loop: [${RISK_MAP_EXAMPLE}](${RISK_MAP_EXAMPLE}).` },
+    info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: DESCRIPTION },
     servers: [{ url: '/' }],
     paths: withExamples(paths),
     components: {

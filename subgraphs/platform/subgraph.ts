@@ -6,7 +6,7 @@ import { entityIdResolvers } from './entity-id.ts';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import type { EntityManager } from '@mikro-orm/core';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Config } from './config.ts';
 import { createContext, type LoggerSource, type SubgraphContext } from './context.ts';
@@ -26,6 +26,7 @@ import { graphqlLimits } from './graphql-limits.ts';
 import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
 import type { PublicAnswers } from './public-answers.ts';
 import type { RestRoute } from './rest/types.ts';
+import type { PageKit } from './page-kit.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -48,6 +49,13 @@ export interface SubgraphDefinition<Loaders = unknown> {
    * their mapping only, importing no service, entity or database code.
    */
   rest?: readonly RestRoute[];
+  /** Sentences the OpenAPI document's description adds after the gateway's, in registry order. */
+  restIntro?: string;
+  /**
+   * Its HTML pages and the files they load, served by the gateway on its root instance wherever the area
+   * runs (gateway/pages/), built with the page helpers the gateway hands over.
+   */
+  pages?: (kit: PageKit) => FastifyPluginAsync;
   /** Its tabs in the GraphQL IDE (its `ide-examples.ts`), one named operation each. */
   examples?: readonly IdeExample[];
   /** Runs once after migrations (reference data, samples). */

@@ -5,9 +5,10 @@ import { prepareRiskData } from './data/prepare.ts';
 import { preparedRiskDataReady } from './data/prepared.ts';
 import { riskDataLoaded, riskDataStatus } from './data/status.ts';
 import { riskEntities } from './entities.ts';
+import { mapViewPages } from './map-page/index.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
-import { RISK_PREFIX, riskRoutes } from './rest.ts';
+import { RISK_MAP_EXAMPLE, RISK_PREFIX, riskRoutes } from './rest.ts';
 import { createAnswerCache, registerAnswerCache, riskAnswers } from './services/answer-cache.ts';
 
 /** Risk Index (area E): public (no token), reference data only (no orgId). */
@@ -20,6 +21,8 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   scope: null,
   createLoaders: () => ({}),
   rest: riskRoutes,
+  restIntro: `Risk Index map of Chicago's Loop: [${RISK_MAP_EXAMPLE}](${RISK_MAP_EXAMPLE}).`,
+  pages: mapViewPages,
   examples: ideExamples,
   // An evaluation takes well under a second: a refused caller may retry soon.
   inFlight: { field: 'riskIndex', label: 'Risk Index', max: (config) => config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: 1, restPrefix: RISK_PREFIX },

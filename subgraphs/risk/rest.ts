@@ -101,7 +101,7 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
 
 /** An example map, linked from /docs and the GraphQL IDE's Risk Index example: Chicago's Loop. */
 export const RISK_MAP_EXAMPLE = `${RISK_PREFIX}/map?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;
-/** The interactive map (gateway/map/), same parameters as the SVG. */
+/** The interactive map (map-page/), same parameters as the SVG. */
 export const RISK_MAP_VIEW_PATH = `${RISK_PREFIX}/map/view`;
 export const RISK_MAP_LAYERS_PATH = `${RISK_PREFIX}/map/layers`;
 export const RISK_MAP_VIEW_EXAMPLE = `${RISK_MAP_VIEW_PATH}?geometry=${encodeURIComponent('POINT(-87.6298 41.8781)')}&radius=0.02`;

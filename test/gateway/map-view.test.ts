@@ -1,17 +1,18 @@
 /**
- * The interactive Risk Index map page (gateway/map/): offline by default, and with MAP_TILE_URL its
- * CSP allows images from that tile server only. The page in a browser: test/risk/map-browser.test.ts.
+ * The interactive Risk Index map page (subgraphs/risk/map-page/, served through gateway/pages/): offline by
+ * default, and with MAP_TILE_URL its CSP allows images from that tile server only. The page in a browser: test/risk/map-browser.test.ts.
  */
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { mapViewPlugin, tileSource } from '../../gateway/map/index.ts';
 import { securityHeadersPlugin } from '../../gateway/http/security-headers.ts';
+import { areaPagesPlugin } from '../../gateway/pages/index.ts';
+import { tileSource } from '../../subgraphs/risk/map-page/index.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 
 async function page(env: Record<string, string> = {}) {
   const app = Fastify();
   await app.register(securityHeadersPlugin);
-  await app.register(mapViewPlugin, { config: loadConfig({ NODE_ENV: 'test', ...env }) });
+  await app.register(areaPagesPlugin, { config: loadConfig({ NODE_ENV: 'test', ...env }) });
   const res = await app.inject({ method: 'GET', url: '/riskIndex/v1/map/view?geometry=POINT(-87.6298%2041.8781)&radius=0.02' });
   const asset = await app.inject({ method: 'GET', url: '/map/assets/leaflet.js' });
   await app.close();

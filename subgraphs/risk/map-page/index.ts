@@ -7,20 +7,17 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import fp from 'fastify-plugin';
-import type { Config } from '../../subgraphs/platform/config.ts';
-import { assetSender, CSS, JS, packageFile, type Asset } from '../ide/index.ts';
-import { RISK_MAP_LAYERS_PATH, RISK_MAP_VIEW_PATH } from '../../subgraphs/risk/rest.ts';
-import { pageHeaders } from '../http/security-headers.ts';
+import type { PageAsset, PageKit } from '../../platform/page-kit.ts';
+import { RISK_MAP_LAYERS_PATH, RISK_MAP_VIEW_PATH } from '../rest.ts';
 
 export const MAP_ASSET_PREFIX = '/map/assets/';
 
-const ASSETS: Record<string, Asset> = {
-  'leaflet.js': { path: packageFile('leaflet', 'dist/leaflet.js'), type: JS },
-  'leaflet.css': { path: packageFile('leaflet', 'dist/leaflet.css'), type: CSS },
-  'map-view.js': { path: fileURLToPath(new URL('./page/map-view.js', import.meta.url)), type: JS },
-  'map-view.css': { path: fileURLToPath(new URL('./page/map-view.css', import.meta.url)), type: CSS },
-};
+const assets = ({ packageFile, contentTypes: { js, css } }: PageKit): Record<string, PageAsset> => ({
+  'leaflet.js': { path: packageFile('leaflet', 'dist/leaflet.js'), type: js },
+  'leaflet.css': { path: packageFile('leaflet', 'dist/leaflet.css'), type: css },
+  'map-view.js': { path: fileURLToPath(new URL('./page/map-view.js', import.meta.url)), type: js },
+  'map-view.css': { path: fileURLToPath(new URL('./page/map-view.css', import.meta.url)), type: css },
+});
 
 /**
  * The CSP source of a tile URL template's server: `{s}` (a subdomain) becomes a `*.` wildcard.
@@ -56,18 +53,18 @@ export function mapViewPage(tileUrl: string | undefined): string {
 `;
 }
 
-async function mapView(app: FastifyInstance, { config }: { config: Config }) {
+/** The risk area's pages (SubgraphDefinition.pages): the map and the files it loads. */
+export const mapViewPages = (kit: PageKit) => async (app: FastifyInstance) => {
+  const { config } = kit;
   const page = mapViewPage(config.MAP_TILE_URL);
+  const files = assets(kit);
   // The layers come from this origin; tiles, when configured, from their server.
-  const headers = pageHeaders({ 'img-src': ["'self'", ...(config.MAP_TILE_URL ? [tileSource(config.MAP_TILE_URL)] : [])] });
-  const send = assetSender();
+  const headers = kit.pageHeaders({ 'img-src': ["'self'", ...(config.MAP_TILE_URL ? [tileSource(config.MAP_TILE_URL)] : [])] });
+  const send = kit.assetSender();
   app.get(RISK_MAP_VIEW_PATH, { config: { securityHeaders: headers } }, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
   app.get<{ Params: { file: string } }>(`${MAP_ASSET_PREFIX}:file`, async (request, reply) => {
-    const asset = ASSETS[request.params.file];
+    const asset = files[request.params.file];
     if (!asset) return reply.callNotFound();
     return send(request, reply, asset);
   });
-}
-
-/** Register on the root instance: `await app.register(mapViewPlugin, { config })`. */
-export const mapViewPlugin = fp(mapView, { name: 'risk-map-view' });
+};
