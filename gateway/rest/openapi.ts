@@ -1,6 +1,7 @@
 import type { RestRoute } from '../../subgraphs/platform/rest/types.ts';
+import type { TokenEndpoint } from '../../subgraphs/platform/subgraph.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
-import { ROADSIDE_TOKEN_PATH } from '../auth/roadside-token-route.ts';
+import { areaTokenEndpoints } from '../auth/area-token-routes.ts';
 import {
   idempotencyKeyParameter, idempotencyProblems, replayedHeader, secretAnswerHeaders, takesIdempotencyKey,
 } from '../idempotency/openapi.ts';
@@ -145,51 +146,39 @@ const tokenErrorSchema = {
 const tokenError = (description: string, headers?: object) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: tokenErrorSchema } } });
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'string', pattern: '^[0-9]+$' } } };
 
-/** The roadside token endpoint (gateway/auth/roadside-token-route.ts): client credentials, roadside response shape (expires_in and issued_at are strings). */
-const roadsideTokenOperation = {
-  operationId: 'roadsideAccessToken',
-  summary: 'Roadside OAuth 2.0 client-credentials token (HTTP Basic client auth; grant_type in the query or the body)',
-  description: 'The roadside services\' token endpoint. The client is authenticated with HTTP Basic (or client_id/client_secret in the body) and must be allowed the `roadside` scope; the token carries that scope only. As in the original service, `expires_in` and `issued_at` (milliseconds since the epoch) are strings.',
-  tags: ['Token'],
-  security: [],
-  parameters: [{ name: 'grant_type', in: 'query', required: false, description: 'May be sent here instead of in the body', schema: { type: 'string', enum: ['client_credentials'] } }],
-  requestBody: {
-    required: false,
-    content: Object.fromEntries(['application/x-www-form-urlencoded', 'application/json'].map((t) => [t, {
-      schema: { type: 'object', properties: { grant_type: { type: 'string', enum: ['client_credentials'] }, client_id: { type: 'string' }, client_secret: { type: 'string' }, scope: { type: 'string', example: 'roadside' } } },
-    }])),
-  },
-  responses: {
-    200: {
-      description: 'Token',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            properties: {
-              access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] },
-              expires_in: { type: 'string', pattern: '^[0-9]+$', example: '3600', description: 'Seconds, as a string' },
-              issued_at: { type: 'string', pattern: '^[0-9]+$', example: '1767225600000', description: 'Milliseconds since the epoch, as a string' },
-              scope: { type: 'string', example: 'roadside' }, client_id: { type: 'string' }, status: { type: 'string', enum: ['approved'] },
-            },
-            required: ['access_token', 'token_type', 'expires_in', 'issued_at', 'scope', 'client_id', 'status'],
-          },
-        },
-      },
-    },
-    400: {
-      description: 'invalid_request (including client credentials in the query string, RFC 6749 2.3.1), unsupported_grant_type, or invalid_scope (a client not allowed the roadside scope) (RFC 6749 5.2); a body that cannot be parsed is a problem',
-      content: { 'application/json': { schema: tokenErrorSchema }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-    },
-    401: tokenError('invalid_client (with WWW-Authenticate: Basic when HTTP Basic was used)', { 'WWW-Authenticate': { schema: { type: 'string' } } }),
-    429: tokenError('too_many_requests: too many attempts for this client id or address', retryAfter),
-    413: problemResponse('Request body too large'),
-    414: problemResponse('A URL over 16 KiB'),
-    415: problemResponse('Unsupported content type (accepted: application/x-www-form-urlencoded, application/json)'),
-    431: problemResponse('Request line and headers over 16 KiB'),
-    503: problemResponse('The service is overloaded or the database is unavailable (see Retry-After)'),
-  },
+/** The refusals every token endpoint answers alike, after its 400 and 401. */
+const tokenRefusals = {
+  429: tokenError('too_many_requests: too many attempts for this client id or address', retryAfter),
+  413: problemResponse('Request body too large'),
+  414: problemResponse('A URL over 16 KiB'),
+  415: problemResponse('Unsupported content type (accepted: application/x-www-form-urlencoded, application/json)'),
+  431: problemResponse('Request line and headers over 16 KiB'),
+  503: problemResponse('The service is overloaded or the database is unavailable (see Retry-After)'),
 };
+const tokenBadRequest = (description: string) => ({
+  description,
+  content: {
+    'application/json': { schema: tokenErrorSchema },
+    'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+  },
+});
+
+/** An area's token endpoint (SubgraphDefinition.tokenEndpoint): its own parts, the refusals of every token endpoint. */
+function areaTokenOperation({ openapi }: TokenEndpoint) {
+  const { operationId, summary, description, parameters, requestBody, response, badRequest } = openapi;
+  return {
+    operationId, summary, description, tags: ['Token'], security: [],
+    ...(parameters ? { parameters } : {}), requestBody,
+    responses: {
+      200: { description: 'Token', content: { 'application/json': { schema: response } } },
+      400: tokenBadRequest(badRequest),
+      401: tokenError('invalid_client (with WWW-Authenticate: Basic when HTTP Basic was used)', {
+        'WWW-Authenticate': { schema: { type: 'string' } },
+      }),
+      ...tokenRefusals,
+    },
+  };
+}
 
 /** The OpenAPI 3.1 document, generated from the REST table. */
 export function buildOpenApi(routes: readonly RestRoute[]) {
@@ -210,21 +199,13 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
       },
       responses: {
         200: { description: 'Token', content: { 'application/json': { schema: { type: 'object', properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer', example: 3600 }, scope: { type: 'string' } }, required: ['access_token', 'token_type', 'expires_in', 'scope'] } } } },
-        400: {
-          description: 'invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2); a body that cannot be parsed is a problem',
-          content: { 'application/json': { schema: tokenErrorSchema }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-        },
+        400: tokenBadRequest('invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2); a body that cannot be parsed is a problem'),
         401: tokenError('invalid_client'),
-        429: tokenError('too_many_requests: too many attempts for this client id or address', retryAfter),
-        413: problemResponse('Request body too large'),
-        414: problemResponse('A URL over 16 KiB'),
-        415: problemResponse('Unsupported content type (accepted: application/x-www-form-urlencoded, application/json)'),
-        431: problemResponse('Request line and headers over 16 KiB'),
-        503: problemResponse('The service is overloaded or the database is unavailable (see Retry-After)'),
+        ...tokenRefusals,
       },
     },
   };
-  paths[ROADSIDE_TOKEN_PATH] = { post: roadsideTokenOperation };
+  for (const endpoint of areaTokenEndpoints) paths[endpoint.path] = { post: areaTokenOperation(endpoint) };
   Object.assign(paths, withIdempotency(adminClientPaths));
   return {
     openapi: '3.1.0',

@@ -56,6 +56,14 @@ export interface SubgraphDefinition<Loaders = unknown> {
    * runs (gateway/pages/), built with the page helpers the gateway hands over.
    */
   pages?: (kit: PageKit) => FastifyPluginAsync;
+  /** A token endpoint of the area's own (its `token.ts`), served by the gateway with its client-credentials grant. */
+  tokenEndpoint?: TokenEndpoint;
+  /**
+   * The largest file a multipart/form-data body of one of its REST paths may carry, in bytes: the gateway
+   * parses such bodies (fields as strings, the file part as `{ filename, mimetype, base64 }`) on every path,
+   * with the largest limit declared; a larger part is 413.
+   */
+  multipartFileBytes?: number;
   /** Its tabs in the GraphQL IDE (its `ide-examples.ts`), one named operation each. */
   examples?: readonly IdeExample[];
   /** Runs once after migrations (reference data, samples). */
@@ -75,6 +83,37 @@ export interface SubgraphDefinition<Loaders = unknown> {
   inFlight?: InFlightField;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
   prepare?: () => Promise<string>;
+}
+
+/** What the gateway's client-credentials grant gives an area's token endpoint to answer with. */
+export interface TokenGrant { accessToken: string; scopes: Scope[]; clientId: string }
+
+/**
+ * A token endpoint in an area's own request and response shape. The gateway authenticates the client
+ * (HTTP Basic or body credentials, grant_type in the query or the body), counts failed attempts and
+ * answers refusals as RFC 6749 5.2 errors; the area says which scopes a token carries and how the
+ * answer reads.
+ */
+export interface TokenEndpoint {
+  path: string;
+  /** The scopes a token carries when the client asks for none, from those it may have; null refuses (invalid_scope). */
+  scopes(granted: Scope[]): Scope[] | null;
+  /** The invalid_scope refusal's description. */
+  refusal: string;
+  /** The 200 body (sent with `cache-control: no-store`). */
+  answer(grant: TokenGrant, lifetimeSeconds: number): Record<string, unknown>;
+  /** Its OpenAPI operation's own parts; the gateway adds the tag, the refusals and the problem answers. */
+  openapi: {
+    operationId: string;
+    summary: string;
+    description: string;
+    parameters?: readonly Record<string, unknown>[];
+    requestBody: Record<string, unknown>;
+    /** The 200 body's schema. */
+    response: Record<string, unknown>;
+    /** The 400 answer's description. */
+    badRequest: string;
+  };
 }
 
 /** An example operation, preloaded as a GraphQL IDE tab. */

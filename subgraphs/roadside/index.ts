@@ -5,6 +5,8 @@ import { roadsideEntities } from './entities.ts';
 import { createLoaders, type RoadsideLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
 import { roadsideRoutes } from './rest.ts';
+import { MAX_FILE_BYTES } from './rules.ts';
+import { roadsideToken } from './token.ts';
 
 export const roadside: SubgraphDefinition<RoadsideLoaders> = {
   name: 'roadside',
@@ -15,6 +17,8 @@ export const roadside: SubgraphDefinition<RoadsideLoaders> = {
   scope: 'roadside',
   createLoaders,
   rest: roadsideRoutes,
+  tokenEndpoint: roadsideToken,
+  multipartFileBytes: MAX_FILE_BYTES,
   examples: ideExamples,
   /** Loads the shipped sample reference data (makes/models, providers, tow-to locations, plans); idempotent. */
   onStart: async (db, _config, log) => {

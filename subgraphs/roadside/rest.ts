@@ -722,5 +722,5 @@ const routes: RestRoute[] = [
   }),
 ];
 
-/** Every roadside path but the token endpoint (registered in gateway/auth/roadside-token-route.ts). */
+/** Every roadside path but the token endpoint (declared in token.ts). */
 export const roadsideRoutes: readonly RestRoute[] = routes;
