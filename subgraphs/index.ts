@@ -18,3 +18,9 @@ export const subgraphDefinitions: Record<string, AnySubgraphDefinition> = {
   registration,
   webhooks,
 };
+
+/**
+ * The areas' REST tables in the order the route table and the OpenAPI document have always listed them (not
+ * the registry's): a new area's table goes at the end, so that the committed document only grows.
+ */
+export const REST_ORDER = ['scoring', 'booking', 'risk', 'registration', 'roadside', 'webhooks'];
