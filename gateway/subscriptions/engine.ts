@@ -24,7 +24,8 @@ export interface Holder {
 }
 
 /** Runs a subscription's query for its subscriber (gateway/app.ts: through Apollo Server, with the subscriber's token). */
-export type ExecuteQuery = (prepared: PreparedSubscription, authorization: string) => Promise<FormattedExecutionResult>;
+/** Runs a subscription's query for one event as its subscriber (whose token was just checked again). */
+export type ExecuteQuery = (prepared: PreparedSubscription, subscriber: Subscriber) => Promise<FormattedExecutionResult>;
 
 export interface EngineOptions {
   live: LiveEvents;
@@ -188,7 +189,7 @@ export class SubscriptionEngine {
   private async runOne({ holder, prepared, channel }: Watch) {
     try {
       await this.options.auth.recheck(holder.subscriber);
-      const result = await this.options.execute(prepared, holder.subscriber.authorization);
+      const result = await this.options.execute(prepared, holder.subscriber);
       if (channel.closed) return;
       const refused = result.errors?.find((e) => e.extensions?.code === 'UNAUTHENTICATED');
       if (refused) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${refused.message}`);

@@ -3,18 +3,17 @@ import type { ApolloServer } from '@apollo/server';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { decodeJwt } from 'jose';
 import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
 import type { Config } from '../../subgraphs/platform/config.ts';
-import { bearerToken, type TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
+import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
 import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
 import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { GatewayContext } from '../supergraph.ts';
-import { subscriberAuth } from './auth.ts';
+import { subscriberAuth, type Subscriber } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
@@ -57,11 +56,11 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     directives: costDirectivesOf(parse(supergraphSdl)),
     maxCost: config.GRAPHQL_MAX_COST,
   };
-  const execute = async (prepared: PreparedSubscription, authorization: string) => {
+  const execute = async (prepared: PreparedSubscription, { authorization, caller }: Subscriber) => {
     const { query, variables, operationName } = prepared;
-    // The token was verified just before (the engine's recheck): its subject names the client.
-    const clientId = decodeJwt(bearerToken(authorization)!).sub;
-    const contextValue: GatewayContext = { authorization, requestId: randomUUID(), transport: 'subscription', clientId };
+    const contextValue: GatewayContext = {
+      authorization, requestId: randomUUID(), transport: 'subscription', clientId: caller.clientId,
+    };
     const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
     return asSubscriptionResult(prepared, response.body.singleResult);

@@ -18,7 +18,7 @@ function engineWith(options: Partial<EngineOptions> = {}) {
   const registry = new Registry();
   const engine = new SubscriptionEngine({
     live: { subscribe(listener) { listeners.add(listener); return () => listeners.delete(listener); }, async close() {} },
-    execute: async (prepared, authorization) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
+    execute: async (prepared, { authorization }) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
     auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
     clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
     metrics: { active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }), pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }), closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }) },
