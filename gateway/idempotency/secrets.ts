@@ -1,5 +1,6 @@
-import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, parse, type DocumentNode } from 'graphql';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
+import { rootFieldNames } from '../../subgraphs/platform/root-fields.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,21 +19,8 @@ export const SECRET_MUTATIONS: ReadonlySet<string> = new Set(
 );
 
 /** The root fields (by field name, through fragments) that the mutations of a document select. */
-export function mutationFields(document: DocumentNode): string[] {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const seen = new Set<string>();
-  const fields = (set: SelectionSetNode): string[] => set.selections.flatMap((selection) => {
-    if (selection.kind === Kind.FIELD) return [selection.name.value];
-    if (selection.kind === Kind.INLINE_FRAGMENT) return fields(selection.selectionSet);
-    const fragment = fragments.get(selection.name.value);
-    if (!fragment || seen.has(fragment.name.value)) return [];
-    seen.add(fragment.name.value);
-    return fields(fragment.selectionSet);
-  });
-  return document.definitions.flatMap((d) =>
-    (d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation' ? fields(d.selectionSet) : []));
-}
+const mutationFields = (document: DocumentNode): string[] => document.definitions.flatMap((d) =>
+  (d.kind === Kind.OPERATION_DEFINITION && d.operation === 'mutation' ? rootFieldNames(d, document) : []));
 
 /** Whether a document runs a mutation field whose answer carries a secret (a REST row whose operation does carries it too). */
 export function selectsSecret(document: DocumentNode | string): boolean {

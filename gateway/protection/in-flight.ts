@@ -1,8 +1,9 @@
 import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { GraphQLError, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../subgraphs/platform/errors.ts';
+import { rootFieldNames } from '../../subgraphs/platform/root-fields.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 
 export interface InFlightBoundOptions {
@@ -12,21 +13,6 @@ export interface InFlightBoundOptions {
   label: string;
   max: number;
   retryAfterSeconds: number;
-}
-
-/** Occurrences of `field` among the operation's root fields, fragments included. */
-function countRootField(set: SelectionSetNode, field: string, document: DocumentNode, seen = new Set<string>()): number {
-  let count = 0;
-  for (const selection of set.selections) {
-    if (selection.kind === Kind.FIELD) count += selection.name.value === field ? 1 : 0;
-    else if (selection.kind === Kind.INLINE_FRAGMENT) count += countRootField(selection.selectionSet, field, document, seen);
-    else if (!seen.has(selection.name.value)) {
-      seen.add(selection.name.value);
-      const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value);
-      if (fragment?.kind === Kind.FRAGMENT_DEFINITION) count += countRootField(fragment.selectionSet, field, document, seen);
-    }
-  }
-  return count;
 }
 
 export interface InFlightBound {
@@ -55,7 +41,7 @@ export function inFlightBound({ field, label, max, retryAfterSeconds }: InFlight
       return {
         async didResolveOperation({ operation, document }: { operation?: OperationDefinitionNode | null; document: DocumentNode }) {
           if (!operation || operation.operation !== 'query') return;
-          const wanted = countRootField(operation.selectionSet, field, document);
+          const wanted = rootFieldNames(operation, document).filter((name) => name === field).length;
           if (wanted === 0) return;
           // Never admitted, however long the caller waits: the caller's error, not a 503.
           if (wanted > max) throw new AppError('BAD_USER_INPUT', `an operation may ask for at most ${max} ${field} at once; got ${wanted}`, { field, http: { status: 400 } });
