@@ -122,7 +122,7 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
 }
 
 /** Sends an RFC 6749 5.2 error; true when `error` was one. */
-export function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: boolean): boolean {
+function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: boolean): boolean {
   if (!(error instanceof TokenError)) return false;
   if (error.status === 401 && usedBasic) reply.header('www-authenticate', 'Basic realm="token"');
   if (error.retryAfter) reply.header('retry-after', String(error.retryAfter));
@@ -130,13 +130,35 @@ export function sendTokenError(error: unknown, reply: FastifyReply, usedBasic: b
   return true;
 }
 
-export function registerTokenRoute(app: FastifyInstance, deps: TokenDeps) {
-  app.post(TOKEN_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
+export type Grant = Awaited<ReturnType<typeof grantClientCredentials>>;
+
+/** What distinguishes one token endpoint from another: its path, its defaults and the shape of its answer. */
+export interface TokenRoute {
+  path: string;
+  /** Query parameters read like body fields (the roadside endpoint's documented `?grant_type=`). */
+  readsQuery?: boolean;
+  /** The scopes granted when the client asks for none (else every one but `admin`). */
+  defaultScopes?: (granted: Scope[]) => Scope[];
+  answer(grant: Grant): Record<string, unknown>;
+}
+
+/** The platform's endpoint: an RFC 6749 answer. */
+const PLATFORM_TOKEN: TokenRoute = {
+  path: TOKEN_PATH,
+  answer: ({ accessToken, scopes }) => ({
+    access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope: scopes.join(' '),
+  }),
+};
+
+/** A client-credentials token endpoint (by default the platform's). */
+export function registerTokenRoute(app: FastifyInstance, deps: TokenDeps, route: TokenRoute = PLATFORM_TOKEN) {
+  app.post(route.path, async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      const grant = await grantClientCredentials(deps, { body: request.body, authorization: request.headers.authorization, ip: request.ip, url: request.url });
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
-        access_token: grant.accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope: grant.scopes.join(' '),
-      });
+      const grant = await grantClientCredentials(deps, {
+        body: request.body, authorization: request.headers.authorization, ip: request.ip, url: request.url,
+        query: route.readsQuery ? request.query as Record<string, unknown> : undefined,
+      }, route.defaultScopes);
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(route.answer(grant));
     } catch (error) {
       if (sendTokenError(error, reply, /^Basic\s/i.test(request.headers.authorization ?? ''))) return reply;
       throw error;
