@@ -9,7 +9,8 @@ import type { CostDirectives } from '../../subgraphs/platform/cost/directives.ts
 import { operationCost } from '../../subgraphs/platform/cost/estimate.ts';
 import type { AppError } from '../../subgraphs/platform/errors.ts';
 import { checkIdText } from '../../subgraphs/platform/ids.ts';
-import { LIVE_FIELDS, resourceKeyOf, type LiveField } from './fields.ts';
+import { LIVE_FIELDS } from '../../subgraphs/events.ts';
+import { resourceKeyOf, type LiveField } from '../../subgraphs/platform/webhooks/events.ts';
 
 // The CommonJS graphql, as in subgraphs/platform/cost/estimate.ts: the API schema below is built with
 // it (federation-internals), so documents are parsed, validated and costed with it too, and graphql-ws

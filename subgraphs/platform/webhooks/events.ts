@@ -22,6 +22,9 @@ export interface LiveField {
   events: readonly EventType[];
 }
 
+/** The outbox's resource key of the entity a live field watches. */
+export const resourceKeyOf = (field: LiveField, id: string) => `${field.kind}:${id}`;
+
 export interface AreaEvents {
   /** The event types the area records, in the order the contract lists them. */
   types: readonly EventType[];

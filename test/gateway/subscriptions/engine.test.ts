@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
-import { LIVE_FIELDS } from '../../../gateway/subscriptions/fields.ts';
+import { LIVE_FIELDS } from '../../../subgraphs/events.ts';
 import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
