@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../platform/errors.ts';
-import { EVENT_TYPES, eventTypeFromEnum, isEventType } from '../events.ts';
+import { EVENT_TYPES, eventTypeFromEnum, parseEventTypes } from '../events.ts';
 import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
 import { found, typedRoute } from '../platform/rest/operation.ts';
@@ -13,16 +13,8 @@ import {
 export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';
 const TAG = 'Webhooks';
 
-/** Event types as REST spells them (`rescue.status_changed`); anything else is a 400 naming the accepted ones. */
-function eventTypesOf(value: unknown): string[] {
-  if (!Array.isArray(value) || !value.length) throw badInput(`eventTypes must list at least one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
-  return value.map((type) => {
-    if (!isEventType(type)) {
-      throw badInput(`unknown event type ${JSON.stringify(type)}; one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
-    }
-    return eventTypeToEnum(type);
-  });
-}
+/** Event types as REST spells them (`rescue.status_changed`), as the GraphQL enum's values. */
+const eventTypesOf = (value: unknown) => parseEventTypes(value).map(eventTypeToEnum);
 
 function createVariables(req: RestRequest) {
   const body = objectBody(req);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, conflict, notFound } from '../platform/errors.ts';
-import { EVENT_TYPES, type EventType } from '../events.ts';
+import { parseEventTypes, type EventType } from '../events.ts';
 import { parseReceiverUrl, resolveReceiver, type ReceiverPolicy } from './receiver-url.ts';
 import { WebhookDelivery, WebhookSubscription, type DeliveryStatus } from './entities.ts';
 
@@ -56,11 +56,7 @@ export class WebhookService {
   }
 
   private eventTypes(value: unknown): EventType[] {
-    if (!Array.isArray(value) || !value.length) throw badInput(`eventTypes must list at least one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
-    for (const type of value) {
-      if (!(EVENT_TYPES as readonly unknown[]).includes(type)) throw badInput(`unknown event type ${JSON.stringify(type)}; one of ${EVENT_TYPES.join(', ')}`, 'eventTypes');
-    }
-    return [...new Set(value as EventType[])];
+    return [...new Set(parseEventTypes(value))];
   }
 
   list(): Promise<WebhookSubscription[]> {
