@@ -28,6 +28,7 @@ import { idePlugin } from './ide/index.ts';
 import { restInFlightPlugin, type RestInFlightBound } from './protection/in-flight.ts';
 import { jsonNewlinePlugin } from './http/json-newline.ts';
 import { rateLimitPlugin } from './protection/limits.ts';
+import { clientNamesPlugin } from './observability/client-names.ts';
 import { metricsPlugin, type GatewayMetrics } from './observability/metrics.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { overloadPlugin } from './protection/overload.ts';
@@ -127,7 +128,7 @@ const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
  * - rest-in-flight refuses a REST path of a bounded field once none is free, before the token gate,
  *   the rate limit and the GraphQL pipeline (the cheapest answer a flood can get); it comes after the
  *   pages, whose paths may share the REST prefix;
- * - rate-limit decorates the root with the shared counters (Redis) that token-endpoints and
+ * - rate-limit decorates the root with the shared counters (Redis) that client-names, token-endpoints and
  *   subscriptions count in, and subscriptions decorates it with the transports' handlers that
  *   gated-routes mounts on /graphql;
  * - token-endpoints registers multipart parsing on the root, for every route after it;
@@ -161,6 +162,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     apolloOnly('graphql-metrics', [metrics.apolloPlugin<GatewayContext>()]),
     ...(collapsing ? [apolloOnly('request-collapsing', [collapsing.plugin])] : []),
     feature('rate-limit', rateLimitPlugin, { config }),
+    feature('client-names', clientNamesPlugin, { metrics, config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
       config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,

@@ -73,8 +73,11 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
   await api.register(idempotencyPlugin, { ...options.idempotency, graphqlPath: '/graphql', parseOptions });
   const handler = graphqlHandler(apollo, async (request: FastifyRequest) => contextFrom(request), collapsing);
-  const { wsHandler, sseHandler } = api.subscriptions;
-  api.route({ method: ['POST', 'OPTIONS'], url: '/graphql', handler });
+  const { wsHandler, sseHandler, multipartHandler, wantsMultipart } = api.subscriptions;
+  api.route({
+    method: ['POST', 'OPTIONS'], url: '/graphql',
+    handler: (request, reply) => (wantsMultipart(request) ? multipartHandler(request, reply) : handler(request, reply)),
+  });
   // GET /graphql: a query in the URL, or a WebSocket upgrade to graphql-ws (subscriptions).
   api.route({
     method: 'GET', url: '/graphql', handler, wsHandler,

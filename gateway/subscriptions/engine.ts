@@ -11,15 +11,15 @@ import type { ClientLimit } from './client-limit.ts';
 import { CloseCode, closeErrorCode, closeReasonOf } from './close-codes.ts';
 import type { PreparedSubscription } from './document.ts';
 
-export type Transport = 'ws' | 'sse';
+export type Transport = 'ws' | 'sse' | 'multipart';
 
-/** A WebSocket connection, or one SSE subscription: who the engine checks, and closes. */
+/** A WebSocket connection, or one SSE or multipart subscription: who the engine checks, and closes. */
 export interface Holder {
   transport: Transport;
   subscriber: Subscriber;
-  /** Closes the connection, and so its subscriptions (the transport then calls `release`). Without it, each subscription's stream ends with a last error result. */
+  /** Closes the connection, and so its subscriptions (the transport then calls `release`). Without it (SSE, multipart), each subscription's stream ends with a last error result. */
   close?(code: number, reason: string): void;
-  /** Bytes written to the connection and not yet sent (a WebSocket's bufferedAmount). */
+  /** Bytes written to the connection and not yet sent (a WebSocket's bufferedAmount, a multipart stream's buffer). */
   buffered?(): number;
 }
 

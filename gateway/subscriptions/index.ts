@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import websocket from '@fastify/websocket';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
+import { OperationTypes } from '../collapse/collapser.ts';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
 import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
@@ -17,6 +18,7 @@ import { subscriberAuth, type Subscriber } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
+import { acceptsMultipartSubscription, multipartHandler } from './multipart.ts';
 import { sseHandler } from './sse.ts';
 import { webSocketHandler } from './ws.ts';
 
@@ -109,7 +111,14 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     },
   });
   app.addHook('onClose', async () => { await live.close(); });
-  app.decorate('subscriptions', { wsHandler: ws.handler, sseHandler: sse.handle });
+  const multipart = multipartHandler(engine, rules);
+  const operationTypes = new OperationTypes(limits.parseOptions);
+  const wantsMultipart = (request: FastifyRequest) => {
+    const { query, operationName } = (request.body ?? {}) as { query?: unknown; operationName?: unknown };
+    return typeof query === 'string' && acceptsMultipartSubscription(request)
+      && operationTypes.of(query, typeof operationName === 'string' ? operationName : undefined) === 'subscription';
+  };
+  app.decorate('subscriptions', { wsHandler: ws.handler, sseHandler: sse.handle, multipartHandler: multipart, wantsMultipart });
 }
 
 declare module 'fastify' {
@@ -118,6 +127,10 @@ declare module 'fastify' {
     subscriptions: {
       wsHandler: ReturnType<typeof webSocketHandler>['handler'];
       sseHandler: ReturnType<typeof sseHandler>['handle'];
+      /** Apollo's multipart subscription protocol on POST /graphql. */
+      multipartHandler: ReturnType<typeof multipartHandler>;
+      /** A POST /graphql that asks for a subscription over multipart. */
+      wantsMultipart(request: FastifyRequest): boolean;
     };
   }
 }
