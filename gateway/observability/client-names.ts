@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
+import { clientAppOf, CLIENT_NAME_HEADER } from '../../subgraphs/platform/client-app.ts';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 /** Apps (client awareness) labelled by name in metrics, per deployment; the rest count as `(other)`. */
 export const MAX_CLIENT_NAMES = 20;
 export const OTHER_CLIENT = '(other)';
-/** Requests that name no app (or a malformed one). */
+/** Requests that name no app. */
 export const NO_CLIENT = '(none)';
 
 /** Admits a name while the set holds fewer than ARGV[2]: 1 when it is (or now is) a member, 0 when the set is full. */
@@ -28,8 +29,11 @@ export class ClientNames {
   /** Counts names across the deployment's processes in `key` (REDIS_URL). */
   share(redis: Redis, key: string) { this.shared = { redis, key }; }
 
-  async label(name: string | undefined): Promise<string> {
-    if (!name) return NO_CLIENT;
+  /** The label of a request's apollographql-client-name (absent: `(none)`; malformed, or past the bound: `(other)`). */
+  async label(header: string | undefined): Promise<string> {
+    if (header === undefined) return NO_CLIENT;
+    const { name } = clientAppOf({ [CLIENT_NAME_HEADER]: header });
+    if (!name) return OTHER_CLIENT;
     if (this.known.has(name)) return name;
     if (this.full) return OTHER_CLIENT;
     if (!this.shared) return this.admitLocally(name);

@@ -16,7 +16,7 @@ import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { clientAppOf, CLIENT_NAME_HEADER } from '../../subgraphs/platform/client-app.ts';
+import { CLIENT_NAME_HEADER } from '../../subgraphs/platform/client-app.ts';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
 import type { AnswerCacheStats } from '../../subgraphs/platform/public-answers.ts';
 import { ClientNames } from './client-names.ts';
@@ -154,8 +154,7 @@ export class GatewayMetrics {
             for (const error of errors) {
               operationErrors.inc({ operation_name: name, transport, code: String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR') });
             }
-            const app = transport === 'graphql' ? clientAppOf({ [CLIENT_NAME_HEADER]: start.request.http?.headers.get(CLIENT_NAME_HEADER) }).name : undefined;
-            const clientName = await clientNames.label(app);
+            const clientName = await clientNames.label(transport === 'graphql' ? start.request.http?.headers.get(CLIENT_NAME_HEADER) : undefined);
             operations.inc({ operation_name: name, operation_type: type, transport, outcome: errors.length ? 'error' : 'success', client_name: clientName });
             operationDuration.observe({ operation_name: name, operation_type: type, transport }, Number(process.hrtime.bigint() - began) / 1e9);
           },
