@@ -25,7 +25,7 @@ afterAll(async () => { await t?.close(); });
 
 describe('graphql-http server audits', () => {
   it('pass, but for the documented exceptions', async () => {
-    const withToken = (input: RequestInfo | URL, init?: RequestInit) => fetch(input, {
+    const withToken = (input: string | URL | Request, init?: RequestInit) => fetch(input, {
       ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), authorization: `Bearer ${t.token}` },
     });
     const audits = serverAudits({ url: `${t.url}/graphql`, fetchFn: withToken });
