@@ -223,7 +223,7 @@ export interface paths {
         };
         /**
          * Every data set for a search area
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["all"];
         put?: never;
@@ -243,7 +243,7 @@ export interface paths {
         };
         /**
          * 0-100 road risk index of the area, its distribution and riskiest H3 cells
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["riskInfo"];
         put?: never;
@@ -263,7 +263,7 @@ export interface paths {
         };
         /**
          * Crash counts by severity, year, month, hour of week, weather, light and road class
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["accidentSummary"];
         put?: never;
@@ -283,7 +283,7 @@ export interface paths {
         };
         /**
          * Fatal crash records (NHTSA FARS accident.csv layout, codes decoded)
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["farsInfo"];
         put?: never;
@@ -303,7 +303,7 @@ export interface paths {
         };
         /**
          * Latest realtime traffic observations, else the current hour of the historical profile
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["realtimeTraffic"];
         put?: never;
@@ -323,7 +323,7 @@ export interface paths {
         };
         /**
          * Speed and volume by hour of week
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["historicalTraffic"];
         put?: never;
@@ -1843,6 +1843,23 @@ export interface components {
             /** @description True when the data is the bundled sample, not the full data set */
             sample: boolean;
         };
+        /** @description The crash filter applied, normalised (lists sorted, names as the summaries spell them) */
+        RiskAppliedFilter: {
+            /** @description The same text for every spelling of the filter: the query parameters that give it */
+            key: string;
+            years: number[] | null;
+            months: number[] | null;
+            daysOfWeek: number[] | null;
+            hours: number[] | null;
+            lightConditions: string[] | null;
+            weather: string[] | null;
+            functionClasses: string[] | null;
+            /** @enum {string|null} */
+            ruralUrban: "RURAL" | "URBAN" | null;
+            drunkDriver: boolean | null;
+            pedestrians: boolean | null;
+            minFatalities: number | null;
+        };
         /** @description The search area: its coverage by the data, H3 resolution and cells touched */
         RiskArea: {
             geometryType: string;
@@ -2045,6 +2062,8 @@ export interface components {
                     fatalitiesPerKm2Year?: number;
                 };
             }[];
+            /** @description The crash filter the cells' figures are of (its terms), null without one */
+            filter?: string | null;
             legend: {
                 title: string;
                 /** @description Fill of a cell without a fatal crash */
@@ -5016,6 +5035,28 @@ export interface operations {
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
                 area?: string;
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
                 /**
                  * @description FARS records of this page (larger areas: walk the pages with `after`)
                  * @example 2
@@ -6480,6 +6521,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         riskInfo: components["schemas"]["RiskInfo"];
                         accidentSummary: components["schemas"]["RiskAccidentSummary"];
                         farsInfo: components["schemas"]["RiskFarsInfo"];
@@ -6506,7 +6548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6567,6 +6609,28 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -6687,6 +6751,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         riskInfo: components["schemas"]["RiskInfo"];
                     };
                 };
@@ -6716,7 +6781,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6777,6 +6842,28 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -7935,6 +8022,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         accidentSummary: components["schemas"]["RiskAccidentSummary"];
                     };
                 };
@@ -7964,7 +8052,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8030,6 +8118,28 @@ export interface operations {
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
                 area?: string;
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
                 /**
                  * @description FARS records of this page (larger areas: walk the pages with `after`)
                  * @example 2
@@ -8162,6 +8272,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         farsInfo: components["schemas"]["RiskFarsInfo"];
                     };
                 };
@@ -8191,7 +8302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8252,6 +8363,28 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
             };
             header?: never;
             path?: never;
@@ -8302,6 +8435,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         realtimeTraffic: components["schemas"]["RiskRealtimeTraffic"];
                     };
                 };
@@ -8324,7 +8458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8385,6 +8519,28 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -8436,6 +8592,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         historicalTraffic: components["schemas"]["RiskHistoricalTraffic"];
                     };
                 };
@@ -8465,7 +8622,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8526,6 +8683,28 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -8542,6 +8721,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -8619,6 +8800,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
@@ -8671,6 +8861,28 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -8687,6 +8899,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -9243,7 +9457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9309,6 +9523,28 @@ export interface operations {
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
                 area?: string;
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
                 /**
                  * @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)
                  * @example geojson
@@ -9344,6 +9580,8 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-cells.geojson" (or .csv) */
                     "Content-Disposition"?: string;
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -9456,7 +9694,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9522,6 +9760,28 @@ export interface operations {
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
                 area?: string;
+                /** @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept) */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /** @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept) */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /** @description Crashes with at least this many people killed */
+                minFatalities?: number;
                 /**
                  * @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)
                  * @example geojson
@@ -9557,6 +9817,8 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-crashes.geojson" (or .csv) */
                     "Content-Disposition"?: string;
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -9694,7 +9956,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
