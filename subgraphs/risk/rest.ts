@@ -199,7 +199,7 @@ function exportRoutes(): RestRoute[] {
     docs: {
       description: `No authentication; the same area parameters, validation and limits as the other Risk Index paths. ${EXPORTS[data].holds}. `
         + 'GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members '
-        + '`numberMatched` (rows over every page), `numberReturned` and `links` (`rel: next`); CSV per RFC 4180 (UTF-8, a header row, CRLF, '
+        + '`numberMatched` (rows over every page), `numberReturned`, `links` (`rel: next`) and `filter` (the crash filter applied, or null); CSV per RFC 4180 (UTF-8, a header row, CRLF, '
         + 'numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `\'` so that no spreadsheet runs it). '
         + `Pages of ${EXPORTS[data].rows}: while more follow, the Link header (rel="next") and the GeoJSON \`links\` give the next page's URL, `
         + 'so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.',
@@ -210,7 +210,7 @@ function exportRoutes(): RestRoute[] {
         after: { type: 'string', description: 'Cursor of the previous page (the Link header rel="next" carries it)' },
       },
       responseContent: {
-        'application/geo+json': { type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'], properties: { type: { const: 'FeatureCollection' }, numberMatched: { type: 'integer' }, numberReturned: { type: 'integer' }, links: { type: 'array' }, features: { type: 'array' } } },
+        'application/geo+json': { type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'], properties: { type: { const: 'FeatureCollection' }, numberMatched: { type: 'integer' }, numberReturned: { type: 'integer' }, links: { type: 'array' }, filter: appliedFilterSchema, features: { type: 'array' } } },
         'text/csv': { type: 'string', description: 'RFC 4180 CSV with a header row' },
       },
       responseHeaders: {

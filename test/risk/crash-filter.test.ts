@@ -4,7 +4,7 @@
  * in-memory tests agreeing on every stored crash (PGlite, or PostgreSQL with DATABASE_URL).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../subgraphs/platform/errors.ts';
+import type { AppError } from '../../subgraphs/platform/errors.ts';
 import { crashFilterSql, dayOfWeek, matchesCrashFilter, type FilteredFacts } from '../../subgraphs/risk/filter/apply.ts';
 import {
   appliedFilter, crashFilterFromQuery, crashFilterKey, parseCrashFilter, splitList, type CrashFilter,
@@ -48,7 +48,7 @@ describe('parsing', () => {
     const a = fromQuery({ hours: '3,1,2', lightConditions: 'DAYLIGHT' });
     const b = parseCrashFilter({ lightConditions: ['Daylight'], hours: [2, 1, 3, 3] });
     expect(crashFilterKey(a)).toBe(crashFilterKey(b));
-    expect(crashFilterKey(a)).toBe('hours=1%2C2%2C3&lightConditions=Daylight');
+    expect(crashFilterKey(a)).toBe('hours=1,2,3&lightConditions=Daylight');
     expect(crashFilterKey(null)).toBe('');
     // The key read back as query parameters is the same filter.
     expect(fromQuery(Object.fromEntries(new URLSearchParams(crashFilterKey(a))))).toEqual(a);

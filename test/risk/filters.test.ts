@@ -14,9 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { coveredCounties } from '../../subgraphs/risk/map/reference.ts';
 import { answerCacheFor } from '../../subgraphs/risk/services/answer-cache.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { startTestStack, type HttpResult, type TestStack } from '../support/stack.ts';
 
 const BASE = '/riskIndex/v1';
+type Collection = { filter: { key: string; pedestrians: boolean }; numberMatched: number; features: { properties: { PEDS: number } }[] };
 const FARS_FOLDER = new URL('../../subgraphs/risk/data/fars/', import.meta.url).pathname;
 const LOOP = 'POLYGON((-87.66 41.86, -87.61 41.86, -87.61 41.9, -87.66 41.9, -87.66 41.86))';
 let t: TestStack;
@@ -122,7 +123,7 @@ describe('every data set, the map and the exports under a filter', () => {
 
   it('records, summaries and cells hold only matching crashes; the summary\'s breakdowns say so', async () => {
     const all = (await get('all', { geometry: LOOP, limit: 1000, ...FILTER })).body;
-    expect(all.filter).toMatchObject({ hours: [0, 1, 2, 3, 4, 5, 20, 21, 22, 23], pedestrians: true, key: 'hours=0%2C1%2C2%2C3%2C4%2C5%2C20%2C21%2C22%2C23&pedestrians=true' });
+    expect(all.filter).toMatchObject({ hours: [0, 1, 2, 3, 4, 5, 20, 21, 22, 23], pedestrians: true, key: 'hours=0,1,2,3,4,5,20,21,22,23&pedestrians=true' });
     expect(all.farsInfo.total).toBeGreaterThan(0);
     expect(all.farsInfo.records).toHaveLength(all.farsInfo.total);
     for (const r of all.farsInfo.records) {
@@ -144,18 +145,18 @@ describe('every data set, the map and the exports under a filter', () => {
     let next: string | null = url('export/crashes', { geometry: LOOP, limit: 2, ...FILTER });
     const seen: number[] = [];
     while (next) {
-      const res = await t.request('GET', next);
+      const res: HttpResult<Collection> = await t.request<Collection>('GET', next);
       expect(res.status).toBe(200);
       expect(res.body.filter).toMatchObject({ pedestrians: true });
       expect(res.body.numberMatched).toBe(total);
       expect(res.headers.get('crash-filter')).toBe(res.body.filter.key);
-      seen.push(...res.body.features.map((f: { properties: { PEDS: number } }) => f.properties.PEDS));
+      seen.push(...res.body.features.map((f) => f.properties.PEDS));
       next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
     }
     expect(seen).toHaveLength(total);
     expect(seen.every((p) => p > 0)).toBe(true);
     const csv = await get('export/crashes', { geometry: LOOP, format: 'csv', ...FILTER });
-    expect(csv.headers.get('crash-filter')).toBe('hours=0%2C1%2C2%2C3%2C4%2C5%2C20%2C21%2C22%2C23&pedestrians=true');
+    expect(csv.headers.get('crash-filter')).toBe('hours=0,1,2,3,4,5,20,21,22,23&pedestrians=true');
     expect((parse(csv.body as string, { columns: true }) as unknown[]).length).toBe(total);
     const cells = (await get('export/cells', { geometry: LOOP, ...FILTER })).body;
     expect(cells.features.reduce((s: number, f: { properties: { fatal: number } }) => s + f.properties.fatal, 0)).toBe(total);

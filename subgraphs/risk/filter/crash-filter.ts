@@ -168,8 +168,11 @@ export function crashFilterParams(filter: CrashFilter | null): [name: CrashFilte
   });
 }
 
-/** The same text for every spelling of one filter ('' for none): the caches' key and the answers' `key`. */
-export const crashFilterKey = (filter: CrashFilter | null) => new URLSearchParams(crashFilterParams(filter)).toString();
+/**
+ * The same text for every spelling of one filter ('' for none): the caches' key and the answers' `key`,
+ * a query string that gives the filter (commas, which a query may hold as they are, left readable).
+ */
+export const crashFilterKey = (filter: CrashFilter | null) => new URLSearchParams(crashFilterParams(filter)).toString().replace(/%2C/g, ',');
 
 /** Which filter an answer applied: every name (null when not filtered on) and the key; null for no filter. */
 export function appliedFilter(filter: CrashFilter | null) {
