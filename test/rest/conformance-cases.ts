@@ -64,7 +64,7 @@ const newSession = (key: string) => async ({ t, ids }: Context) => {
 };
 /** Every crash filter parameter, each name in the spelling the summaries return (a list's name holding a comma kept whole). */
 const RISK_FILTER = {
-  years: '2013,2015', months: '1,2,3,4,5,6,7,8,9,10,11,12', daysOfWeek: '1,2,3,4,5,6,7', hours: '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23',
+  years: '2013,2014,2015', months: '1,2,3,4,5,6,7,8,9,10,11,12', daysOfWeek: '1,2,3,4,5,6,7', hours: '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23',
   lightConditions: 'Daylight,Dark - Lighted', weather: 'Clear,Fog, Smog, Smoke', functionClasses: 'Principal Arterial - Other,Minor Arterial,Local',
   ruralUrban: 'urban', drunkDriver: 'false', pedestrians: 'true', minFatalities: '1',
 };

@@ -57,8 +57,10 @@ export async function riskInfo(q: AreaQuery) {
   const cells = await q.crashCells();
   const touched = q.cells.length;
   if (!touched || q.resolution === null) return outside();
-  const [model, all, matching, filteredCells, years] = await Promise.all([riskModel(q.em), crashesInside(q, null),
-    q.filter ? crashesInside(q, q.filter) : null, q.filteredCells(), q.years()]);
+  // The filtered cells first: they bound a filter's cost before its crashes are read.
+  const filteredCells = await q.filteredCells();
+  const [model, all, matching, years] = await Promise.all([riskModel(q.em), crashesInside(q, null),
+    q.filter ? crashesInside(q, q.filter) : null, q.years()]);
   const inside = matching ?? all;
   const emptyCell = scoreArea(model, 0, getHexagonAreaAvg(q.resolution, 'km2')).index;
   const indices = [...cells.map((c) => c.riskIndex), ...new Array<number>(touched - cells.length).fill(emptyCell)];
