@@ -5118,7 +5118,7 @@ export interface operations {
                      *         "dataStatus": "READY"
                      *       },
                      *       "filter": {
-                     *         "key": "years=2013%2C2014%2C2015&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
                      *         "years": [
                      *           2013,
                      *           2014,
@@ -6646,7 +6646,7 @@ export interface operations {
                 queryMethod?: "ContainsBuffer";
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
-                 * @example 2013,2015
+                 * @example 2013,2014,2015
                  */
                 years?: string;
                 /**
@@ -6681,7 +6681,7 @@ export interface operations {
                 functionClasses?: string;
                 /**
                  * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
-                 * @example urban
+                 * @example URBAN
                  */
                 ruralUrban?: "RURAL" | "URBAN";
                 /**
@@ -6742,9 +6742,10 @@ export interface operations {
                      *         "dataStatus": "READY"
                      *       },
                      *       "filter": {
-                     *         "key": "years=2013%2C2015&months=1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&hours=0%2C1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12%2C13%2C14%2C15%2C16%2C17%2C18%2C19%2C20%2C21%2C22%2C23&lightConditions=Daylight%2CDark+-+Lighted&weather=Clear%2CFog%2C+Smog%2C+Smoke&functionClasses=Principal+Arterial+-+Other%2CMinor+Arterial%2CLocal&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
                      *         "years": [
                      *           2013,
+                     *           2014,
                      *           2015
                      *         ],
                      *         "months": [
@@ -6823,7 +6824,7 @@ export interface operations {
                      *         "cellsWithCrashes": 0,
                      *         "cellsKm2": 0.637,
                      *         "emptyCellIndex": 9.3,
-                     *         "years": 2,
+                     *         "years": 3,
                      *         "firstYear": 2013,
                      *         "lastYear": 2015,
                      *         "fatalCrashes": 0,
@@ -6968,7 +6969,7 @@ export interface operations {
                 queryMethod?: "ContainsBuffer";
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
-                 * @example 2013,2015
+                 * @example 2013,2014,2015
                  */
                 years?: string;
                 /**
@@ -7003,7 +7004,7 @@ export interface operations {
                 functionClasses?: string;
                 /**
                  * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
-                 * @example urban
+                 * @example URBAN
                  */
                 ruralUrban?: "RURAL" | "URBAN";
                 /**
@@ -7064,9 +7065,10 @@ export interface operations {
                      *         "dataStatus": "READY"
                      *       },
                      *       "filter": {
-                     *         "key": "years=2013%2C2015&months=1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&hours=0%2C1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12%2C13%2C14%2C15%2C16%2C17%2C18%2C19%2C20%2C21%2C22%2C23&lightConditions=Daylight%2CDark+-+Lighted&weather=Clear%2CFog%2C+Smog%2C+Smoke&functionClasses=Principal+Arterial+-+Other%2CMinor+Arterial%2CLocal&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
                      *         "years": [
                      *           2013,
+                     *           2014,
                      *           2015
                      *         ],
                      *         "months": [
@@ -8412,7 +8414,7 @@ export interface operations {
                      *         "dataStatus": "READY"
                      *       },
                      *       "filter": {
-                     *         "key": "years=2013%2C2014%2C2015&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
                      *         "years": [
                      *           2013,
                      *           2014,
@@ -8603,7 +8605,7 @@ export interface operations {
                 queryMethod?: "ContainsBuffer";
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
-                 * @example 2013,2015
+                 * @example 2013,2014,2015
                  */
                 years?: string;
                 /**
@@ -8638,7 +8640,7 @@ export interface operations {
                 functionClasses?: string;
                 /**
                  * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
-                 * @example urban
+                 * @example URBAN
                  */
                 ruralUrban?: "RURAL" | "URBAN";
                 /**
@@ -8691,9 +8693,10 @@ export interface operations {
                      *         "dataStatus": "READY"
                      *       },
                      *       "filter": {
-                     *         "key": "years=2013%2C2015&months=1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&hours=0%2C1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12%2C13%2C14%2C15%2C16%2C17%2C18%2C19%2C20%2C21%2C22%2C23&lightConditions=Daylight%2CDark+-+Lighted&weather=Clear%2CFog%2C+Smog%2C+Smoke&functionClasses=Principal+Arterial+-+Other%2CMinor+Arterial%2CLocal&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
                      *         "years": [
                      *           2013,
+                     *           2014,
                      *           2015
                      *         ],
                      *         "months": [
@@ -8865,7 +8868,7 @@ export interface operations {
                 queryMethod?: "ContainsBuffer";
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
-                 * @example 2013,2015
+                 * @example 2013,2014,2015
                  */
                 years?: string;
                 /**
@@ -8900,7 +8903,7 @@ export interface operations {
                 functionClasses?: string;
                 /**
                  * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
-                 * @example urban
+                 * @example URBAN
                  */
                 ruralUrban?: "RURAL" | "URBAN";
                 /**
@@ -8961,9 +8964,10 @@ export interface operations {
                      *         "dataStatus": "READY"
                      *       },
                      *       "filter": {
-                     *         "key": "years=2013%2C2015&months=1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&hours=0%2C1%2C2%2C3%2C4%2C5%2C6%2C7%2C8%2C9%2C10%2C11%2C12%2C13%2C14%2C15%2C16%2C17%2C18%2C19%2C20%2C21%2C22%2C23&lightConditions=Daylight%2CDark+-+Lighted&weather=Clear%2CFog%2C+Smog%2C+Smoke&functionClasses=Principal+Arterial+-+Other%2CMinor+Arterial%2CLocal&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
                      *         "years": [
                      *           2013,
+                     *           2014,
                      *           2015
                      *         ],
                      *         "months": [
@@ -9135,7 +9139,7 @@ export interface operations {
                 queryMethod?: "ContainsBuffer";
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
-                 * @example 2013,2015
+                 * @example 2013,2014,2015
                  */
                 years?: string;
                 /**
@@ -9170,7 +9174,7 @@ export interface operations {
                 functionClasses?: string;
                 /**
                  * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
-                 * @example urban
+                 * @example URBAN
                  */
                 ruralUrban?: "RURAL" | "URBAN";
                 /**
@@ -9238,7 +9242,7 @@ export interface operations {
                      *     </g>
                      *     <g id="locator"><rect x="360.4" y="62" width="421.6" height="20" fill="#ffffff" fill-opacity="0.85"/><text x="776" y="76" text-anchor="end" font-size="11" fill="#222">Nearest place of 100,000+ people: Chicago, IL (its centre 4.0 km SE)</text></g>
                      *     <text x="10" y="22" font-size="16" font-weight="bold" fill="#222">Road risk index 58 (0-100) · Illinois · 6 H3 cells at resolution 9</text>
-                     *     <text x="10" y="42" font-size="12" fill="#444">0 fatal crashes matching years 2013,2015; months 1,2,3,4,5,6,7,8,9,10,11,12; daysOfWeek 1,2,3,4,5,6,7; hours 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23; lightConditions Daylight,Dark - Lighted; weather Clear,Fog, Smog, Smoke; functionClasses Principal Arterial - Other,Minor Arterial,Local; ruralUrban URBAN; drunkDriver false; pedestrians true; minFatalities 1, 0 killed · 0 fatal crashes per km² per year</text>
+                     *     <text x="10" y="42" font-size="12" fill="#444">0 fatal crashes matching years 2013,2014,2015; months 1,2,3,4,5,6,7,8,9,10,11,12; daysOfWeek 1,2,3,4,5,6,7; hours 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23; lightConditions Daylight,Dark - Lighted; weather Clear,Fog, Smog, Smoke; functionClasses Principal Arterial - Other,Minor Arterial,Local; ruralUrban URBAN; drunkDriver false; pedestrians true; minFatalities 1, 0 killed · 0 fatal crashes per km² per year</text>
                      *     <g id="scale"><rect x="18" y="518" width="106.26252069513193" height="26" fill="#ffffff" fill-opacity="0.8"/><path d="M26 530v6h90.3v-6" fill="none" stroke="#222" stroke-width="1.5"/><text x="26" y="528" font-size="11" fill="#222">100 m</text></g>
                      *     <g id="legend" font-size="11" fill="#222"><text x="10" y="568" font-weight="bold">Cell index</text>
                      *     <rect class="legend-swatch" x="80" y="557" width="16" height="14" fill="#eeeeee" stroke="#999" stroke-width="0.5"/><text x="101" y="568">no fatal crash</text>
@@ -9345,7 +9349,7 @@ export interface operations {
                 queryMethod?: "ContainsBuffer";
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
-                 * @example 2013,2015
+                 * @example 2013,2014,2015
                  */
                 years?: string;
                 /**
@@ -9380,7 +9384,7 @@ export interface operations {
                 functionClasses?: string;
                 /**
                  * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
-                 * @example urban
+                 * @example URBAN
                  */
                 ruralUrban?: "RURAL" | "URBAN";
                 /**
@@ -9426,7 +9430,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "FeatureCollection",
-                     *       "filter": "years 2013,2015; months 1,2,3,4,5,6,7,8,9,10,11,12; daysOfWeek 1,2,3,4,5,6,7; hours 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23; lightConditions Daylight,Dark - Lighted; weather Clear,Fog, Smog, Smoke; functionClasses Principal Arterial - Other,Minor Arterial,Local; ruralUrban URBAN; drunkDriver false; pedestrians true; minFatalities 1",
+                     *       "filter": "years 2013,2014,2015; months 1,2,3,4,5,6,7,8,9,10,11,12; daysOfWeek 1,2,3,4,5,6,7; hours 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23; lightConditions Daylight,Dark - Lighted; weather Clear,Fog, Smog, Smoke; functionClasses Principal Arterial - Other,Minor Arterial,Local; ruralUrban URBAN; drunkDriver false; pedestrians true; minFatalities 1",
                      *       "features": [
                      *         {
                      *           "type": "Feature",
@@ -10127,7 +10131,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "filter": {
-                     *         "key": "years=2013%2C2014%2C2015&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
                      *         "years": [
                      *           2013,
                      *           2014,
@@ -10400,7 +10404,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "filter": {
-                     *         "key": "years=2013%2C2014%2C2015&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&minFatalities=1",
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
                      *         "years": [
                      *           2013,
                      *           2014,

@@ -66,7 +66,7 @@ const newSession = (key: string) => async ({ t, ids }: Context) => {
 const RISK_FILTER = {
   years: '2013,2014,2015', months: '1,2,3,4,5,6,7,8,9,10,11,12', daysOfWeek: '1,2,3,4,5,6,7', hours: '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23',
   lightConditions: 'Daylight,Dark - Lighted', weather: 'Clear,Fog, Smog, Smoke', functionClasses: 'Principal Arterial - Other,Minor Arterial,Local',
-  ruralUrban: 'urban', drunkDriver: 'false', pedestrians: 'true', minFatalities: '1',
+  ruralUrban: 'URBAN', drunkDriver: 'false', pedestrians: 'true', minFatalities: '1',
 };
 /** The filter parameters that keep every crash (paged reads need a second page). */
 const RISK_FILTER_ALL = { years: '2013,2014,2015', daysOfWeek: '1,2,3,4,5,6,7', minFatalities: '1' };
