@@ -62,11 +62,24 @@ const newSession = (key: string) => async ({ t, ids }: Context) => {
   if (res.status !== 201) throw new Error(`session: ${res.status} ${JSON.stringify(res.body)}`);
   ids[key] = res.body.sessionId;
 };
-/** A Risk Index read with every parameter (`wkt` is an alias of `geometry`: both name the same line). */
+/** Every crash filter parameter, each name in the spelling the summaries return (a list's name holding a comma kept whole). */
+const RISK_FILTER = {
+  years: '2013,2014,2015', months: '1,2,3,4,5,6,7,8,9,10,11,12', daysOfWeek: '1,2,3,4,5,6,7', hours: '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23',
+  lightConditions: 'Daylight,Dark - Lighted', weather: 'Clear,Fog, Smog, Smoke', functionClasses: 'Principal Arterial - Other,Minor Arterial,Local',
+  ruralUrban: 'URBAN', drunkDriver: 'false', pedestrians: 'true', minFatalities: '1',
+};
+/** The filter parameters that keep every crash (paged reads need a second page). */
+const RISK_FILTER_ALL = { years: '2013,2014,2015', daysOfWeek: '1,2,3,4,5,6,7', minFatalities: '1' };
+/** Invalid filters: each read refuses one. */
+const RISK_BAD_FILTER: Record<string, string>[] = [{ geometry: 'not a geometry' }, { hours: '24' }, { weather: 'Sunny' }, { drunkDriver: 'maybe' }];
+let badFilters = 0;
+/** A Risk Index read with every parameter (`wkt` is an alias of `geometry`: both name the same line), the crash filter's included. */
 const riskCase = (limit = false): Case => ({
   // Paged reads take a wider buffer, so that a second page follows.
-  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: limit ? '0.01' : '0.002', queryMethod: 'ContainsBuffer', ...(limit ? { limit: '2' } : {}) } }),
-  invalid: () => ({ token: null, query: { geometry: 'not a geometry' } }),
+  valid: () => ({ token: null, query: {
+    geometry: RISK_LINE, wkt: RISK_LINE, radius: limit ? '0.01' : '0.002', queryMethod: 'ContainsBuffer', ...(limit ? { limit: '2', ...RISK_FILTER_ALL } : RISK_FILTER),
+  } }),
+  invalid: () => ({ token: null, query: { geometry: RISK_LINE, ...RISK_BAD_FILTER[badFilters++ % RISK_BAD_FILTER.length] } }),
   ...(limit ? { next: nextPage } : {}),
 });
 /** The next page as its link gives it, its size given as `first` (the GraphQL name) instead of `limit`. */
@@ -75,7 +88,7 @@ const nextPage = (link: URLSearchParams): Step => {
   return { token: null, query: { ...query, first: limit } };
 };
 const exportCase = (format: string, limit: string, invalid: Record<string, string>): Case => ({
-  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: '0.01', queryMethod: 'ContainsBuffer', format, limit } }),
+  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: '0.01', queryMethod: 'ContainsBuffer', format, limit, ...RISK_FILTER_ALL } }),
   invalid: () => ({ token: null, query: { geometry: RISK_LINE, ...invalid } }),
   next: (link) => ({ token: null, query: Object.fromEntries(link) }),
 });
