@@ -16,6 +16,7 @@ import { generatePersistedQueryIdsFromManifest } from '@apollo/persisted-query-l
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN_DOCUMENTS_PATH } from '../../gateway/admin/documents-routes.ts';
 import { TrustedDocuments } from '../../gateway/trusted/registry.ts';
+import { documentBreakingChanges, documentsOfDatabase, documentsOfFile } from '../../schema/contract/document-diff.ts';
 import { CREATE_DRIVER, DRIVER } from './trusted-app/src/driver.ts';
 import { sseClient, wsClient } from '../support/subscriptions.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
@@ -23,6 +24,8 @@ import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack
 const APP = fileURLToPath(new URL('./trusted-app/', import.meta.url));
 const GENERATE = fileURLToPath(new URL('../../node_modules/@apollo/generate-persisted-query-manifest/cli.js', import.meta.url));
 const MANIFESTS = `${ADMIN_DOCUMENTS_PATH}/manifests`;
+const DOCUMENTS_CLI = fileURLToPath(new URL('../../gateway/trusted/documents-cli.ts', import.meta.url));
+const SUPERGRAPH = fileURLToPath(new URL('../../schema/supergraph.graphql', import.meta.url));
 
 interface Operation { id: string; name: string; type: string; body: string }
 interface Manifest { format: string; version: number; operations: Operation[] }
@@ -235,5 +238,44 @@ describe('trusted documents', () => {
     await expect(t.stack.gateway.trusted.resolve({ clientId: issuerId, orgId: t.org, scopes: [] }, { id: 'user-app-v1', idKind: 'documentId' }))
       .rejects.toMatchObject({ code: 'PERSISTED_QUERY_NOT_FOUND' });
     expect((await setMode({ issuerId, clientId: app.clientId }, 'off')).status).toBe(400);
+  });
+
+  it('npm run documents publishes, lists, sets the mode and retires through the admin API', async () => {
+    const cli = async (...args: string[]) => {
+      const operator = ['--url', t.url, '--client-id', DEFAULT_CLIENT.id, '--client-secret', DEFAULT_CLIENT.secret];
+      const { stdout } = await promisify(execFile)(process.execPath, [DOCUMENTS_CLI, ...args, ...operator], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+      return JSON.parse(stdout) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    };
+    const { clientId, token } = await t.clientFor(t.org);
+    const published = await cli('publish', join(work, 'persisted-query-manifest.json'), '--client', clientId);
+    expect(published).toMatchObject({ owner: { kind: 'client', id: clientId }, name: 'persisted-query-manifest.json', documents: 3 });
+    expect(await cli('mode', 'enforce', '--client', clientId)).toEqual({ owner: { kind: 'client', id: clientId }, mode: 'enforce' });
+    expect((await cli('list', '--client', clientId)).manifests).toEqual([published]);
+    expect((await t.graphql('{ __typename }', {}, token)).errors?.[0]?.extensions?.code).toBe('OPERATION_NOT_TRUSTED');
+    expect((await cli('retire', published.manifestId as string)).retiredAt).toEqual(expect.any(String));
+    const refused = await promisify(execFile)(process.execPath, [DOCUMENTS_CLI, 'mode', 'sometimes', '--client', clientId, '--url', t.url,
+      '--client-id', DEFAULT_CLIENT.id, '--client-secret', DEFAULT_CLIENT.secret]).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('400') });
+  });
+
+  it("npm run compose's gate names each registered document a change would break", async () => {
+    const baseline = await readFile(SUPERGRAPH, 'utf8');
+    const withoutZip = baseline.replace('  """Home ZIP code; needed for a coverage score."""\n  homeZip: ZipCode @join__field(graph: SCORING)\n', '');
+    expect(withoutZip).not.toBe(baseline);
+    const fromFile = await documentsOfFile(join(work, 'persisted-query-manifest.json'));
+    const unrelated = [{ where: 'other.json', documentId: 'typename', operationName: null, body: '{ __typename }' }];
+    const changes = documentBreakingChanges(baseline, withoutZip, [...fromFile, ...unrelated]);
+    expect(changes.map((c) => `${c.kind} ${c.location}`).sort()).toEqual(
+      ['CreateDriver', 'Driver', 'DriverUpdates'].map((name) => `DOCUMENT_BROKEN persisted-query-manifest.json/${byName(name).id}`).sort(),
+    );
+    expect(changes.find((c) => c.location.endsWith(byName('Driver').id))!.message).toBe('Driver: Cannot query field "homeZip" on type "User".');
+    expect(documentBreakingChanges(baseline, baseline, fromFile)).toEqual([]);
+    // On PostgreSQL the gate reads the documents in force from the gateway's database as well (DATABASE_URL).
+    const url = t.config.DATABASE_URL;
+    if (url) {
+      const registered = await documentsOfDatabase(url);
+      expect(registered.filter((d) => d.where === `client:${app.clientId}`).map((d) => d.documentId)).toEqual(expect.arrayContaining([byName('Driver').id, 'driver-zip-v1']));
+      expect(registered.some((d) => d.documentId === 'retire-me')).toBe(false);
+    }
   });
 });
