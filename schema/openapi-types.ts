@@ -20963,7 +20963,10 @@ export interface operations {
     listManifests: {
         parameters: {
             query?: {
-                /** @description An API client: the manifest or mode is its own */
+                /**
+                 * @description An API client: the manifest or mode is its own
+                 * @example client_00000000000000000000000000000001
+                 */
                 clientId?: string;
                 /** @description An issuer registration: for the end users it admits */
                 issuerId?: string;
@@ -20980,6 +20983,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "manifests": [
+                     *         {
+                     *           "manifestId": "00000000-0000-4000-8000-000000000002",
+                     *           "owner": {
+                     *             "kind": "client",
+                     *             "id": "client_00000000000000000000000000000001"
+                     *           },
+                     *           "name": "fleet-app 1.4.0",
+                     *           "format": "codegen",
+                     *           "documents": 1,
+                     *           "publishedAt": "2026-01-15T12:00:00.000Z",
+                     *           "retiredAt": null
+                     *         }
+                     *       ],
+                     *       "modes": []
+                     *     }
+                     */
                     "application/json": {
                         manifests: {
                             /** Format: uuid */
@@ -21115,6 +21137,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "manifestId": "00000000-0000-4000-8000-000000000001",
+                     *       "owner": {
+                     *         "kind": "client",
+                     *         "id": "client_00000000000000000000000000000002"
+                     *       },
+                     *       "name": "fleet-app 1.4.0",
+                     *       "format": "codegen",
+                     *       "documents": 1,
+                     *       "publishedAt": "2026-01-15T12:00:00.000Z",
+                     *       "retiredAt": null
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         manifestId: string;
@@ -21252,6 +21288,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 manifestId: string;
             };
             cookie?: never;
@@ -21266,6 +21303,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "manifestId": "00000000-0000-4000-8000-000000000001",
+                     *       "owner": {
+                     *         "kind": "client",
+                     *         "id": "client_00000000000000000000000000000002"
+                     *       },
+                     *       "name": "fleet-app 1.4.0",
+                     *       "format": "codegen",
+                     *       "documents": 1,
+                     *       "publishedAt": "2026-01-15T12:00:00.000Z",
+                     *       "retiredAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         manifestId: string;
@@ -21403,6 +21454,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "owner": {
+                     *         "kind": "client",
+                     *         "id": "client_00000000000000000000000000000001"
+                     *       },
+                     *       "mode": "audit"
+                     *     }
+                     */
                     "application/json": {
                         owner: {
                             /** @enum {string} */
