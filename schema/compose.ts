@@ -35,12 +35,18 @@ const read = (path: string) => {
   try { return readFileSync(path, 'utf8'); } catch { return undefined; }
 };
 const baseline = read(supergraphPath);
-const documents = [
-  ...(process.env.DATABASE_URL ? await documentsOfDatabase(process.env.DATABASE_URL) : []),
-  ...(await Promise.all(args.documents.map(documentsOfFile))).flat(),
+// The registered documents are read (and the database opened) only when the graph changed.
+const registeredDocuments = async () => {
+  const documents = [
+    ...(process.env.DATABASE_URL ? await documentsOfDatabase(process.env.DATABASE_URL) : []),
+    ...(await Promise.all(args.documents.map(documentsOfFile))).flat(),
+  ];
+  if (documents.length) console.log(`Checked ${documents.length} registered document(s) against the new supergraph.`);
+  return documents;
+};
+const changes = baseline === undefined || baseline === sdl ? [] : [
+  ...await graphBreakingChanges(baseline, sdl), ...documentBreakingChanges(baseline, sdl, await registeredDocuments()),
 ];
-const changes = baseline === undefined || baseline === sdl ? [] : [...await graphBreakingChanges(baseline, sdl), ...documentBreakingChanges(baseline, sdl, documents)];
-if (documents.length && baseline !== sdl) console.log(`Checked ${documents.length} registered document(s) against the new supergraph.`);
 
 if (args.check) {
   const stale = outputs.filter(([path, text]) => read(path) !== text);

@@ -109,6 +109,17 @@ describe('trusted documents', () => {
     expect(new URL(overGet.sent[0]!.url).searchParams.has('query')).toBe(false);
   });
 
+  it('an id-only mutation with an Idempotency-Key is the same request as its full text: the second is a replay', async () => {
+    const body = { extensions: apq(byName('CreateDriver').id), variables: { input: { userId: 'tdoc-idem' } } };
+    const headers = { 'idempotency-key': 'tdoc-idem-1' };
+    const first = await t.request('POST', '/graphql', { token: app.token, body, headers });
+    expect(first.body.data).toMatchObject({ createUser: { userId: 'tdoc-idem' } });
+    const fullText = { query: byName('CreateDriver').body, variables: body.variables };
+    const again = await t.request('POST', '/graphql', { token: app.token, body: fullText, headers });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
   it("runs GraphQL over HTTP's documentId, and GraphQL Code Generator's manifest with ids of its own", async () => {
     const codegen = { 'driver-zip-v1': 'query DriverZip($userId: ID!) { user(userId: $userId) { homeZip } }' };
     expect((await publish({ clientId: app.clientId }, codegen)).body).toMatchObject({ format: 'codegen', documents: 1 });
