@@ -15,7 +15,8 @@ const jsonParam = (value: unknown) => {
   try { return JSON.parse(value) as unknown; } catch { return value; }
 };
 const stringOr = (value: unknown) => (typeof value === 'string' ? value : undefined);
-const apqHash = (extensions: unknown) => stringOr((extensions as { persistedQuery?: { sha256Hash?: unknown } } | null | undefined)?.persistedQuery?.sha256Hash);
+type ApqExtensions = { persistedQuery?: { sha256Hash?: unknown } } | null | undefined;
+const apqHash = (extensions: unknown) => stringOr((extensions as ApqExtensions)?.persistedQuery?.sha256Hash);
 
 /** What a GraphQL request (a POST body, a GET's parameters, a subscription's payload) names. */
 export function documentRequest(params: Params): DocumentRequest {
@@ -27,12 +28,16 @@ export function documentRequest(params: Params): DocumentRequest {
   };
 }
 
-/** The parameters with `text` as the document and no id left (neither `documentId` nor the APQ extension, which Apollo Server would check against it). */
+/**
+ * The parameters with `text` as the document and no id left: neither `documentId` nor the APQ
+ * extension, whose hash Apollo Server would check against the text.
+ */
 export function withDocument(params: Params, text: string): Params {
   const { documentId: _id, extensions, ...rest } = params;
   const parsed = jsonParam(extensions);
   const { persistedQuery: _apq, ...others } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Params;
-  return { ...rest, query: text, ...(Object.keys(others).length ? { extensions: typeof extensions === 'string' ? JSON.stringify(others) : others } : {}) };
+  if (!Object.keys(others).length) return { ...rest, query: text };
+  return { ...rest, query: text, extensions: typeof extensions === 'string' ? JSON.stringify(others) : others };
 }
 
 export const refusalError = (error: DocumentRefused) => ({ message: error.message, extensions: error.extensions });
@@ -59,7 +64,9 @@ export function trustedDocumentsHook(api: FastifyInstance, trusted: TrustedDocum
         rewritten.set(request, `?${new URLSearchParams(replaced as Record<string, string>)}`);
       }
     } catch (error) {
-      if (error instanceof AppError) return sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }]);
+      if (error instanceof AppError) {
+        return sendGraphqlErrors(request, reply, statusForCode(error.code), [{ message: error.message, extensions: { code: error.code } }]);
+      }
       if (!(error instanceof DocumentRefused)) throw error;
       if (error.code === 'PERSISTED_QUERY_NOT_FOUND') reply.header('cache-control', 'private, no-cache, must-revalidate');
       return sendGraphqlErrors(request, reply, error.status, [refusalError(error)]);

@@ -135,7 +135,8 @@ export class TrustedDocuments {
     const hash = sha256Hex(query);
     if (documents.bodies.has(hash)) return undefined;
     if (documents.mode === 'enforce') {
-      throw new DocumentRefused('OPERATION_NOT_TRUSTED', 403, 'This client sends only its registered documents (trusted documents: enforce): publish this one in a manifest first');
+      const why = 'This client sends only its registered documents (trusted documents: enforce): publish this one in a manifest first';
+      throw new DocumentRefused('OPERATION_NOT_TRUSTED', 403, why);
     }
     this.audit(caller, hash, query, request.operationName);
     return undefined;
@@ -149,7 +150,7 @@ export class TrustedDocuments {
     if (this.audited.size >= AUDITED_KEPT) this.audited.clear();
     this.audited.set(key, now);
     // The document's hash and name, never its text: literals in it may be personal data.
-    this.log.warn({ trustedDocuments: { owner, clientId: caller.clientId, orgId: caller.orgId, documentHash: hash, operationName: operationNameOf(query, operationName) } },
-      'trusted documents (audit): an unregistered document ran');
+    const trustedDocuments = { owner, clientId: caller.clientId, orgId: caller.orgId, documentHash: hash, operationName: operationNameOf(query, operationName) };
+    this.log.warn({ trustedDocuments }, 'trusted documents (audit): an unregistered document ran');
   }
 }

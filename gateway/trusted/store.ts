@@ -110,7 +110,9 @@ export class TrustedDocumentStore {
   /** Every document of a manifest in force, of every owner. */
   async registered(): Promise<RegisteredDocument[]> {
     const rows = await this.documentsInForce(this.em.fork());
-    return rows.map((d) => ({ owner: { kind: d.ownerKind, id: d.ownerId }, manifestId: d.manifestId, documentId: d.documentId, operationName: d.operationName, body: d.body }));
+    return rows.map(({ ownerKind, ownerId, manifestId, documentId, operationName, body }) => ({
+      owner: { kind: ownerKind, id: ownerId }, manifestId, documentId, operationName, body,
+    }));
   }
 
   private documentsInForce(em: EntityManager, owner?: DocumentOwner): Promise<DocumentRow[]> {
