@@ -4372,7 +4372,7 @@ export interface operations {
                 first?: number;
                 /**
                  * @description nextCursor of the previous page
-                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5MyJd
+                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5ZSJd
                  */
                 after?: string;
             };
