@@ -18,6 +18,8 @@ import { clientErrorHandler } from './http/client-error.ts';
 import { requestCollapsing } from './collapse/requests.ts';
 import { gatewayFeatures } from './features.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
+import { TrustedDocuments } from './trusted/registry.ts';
+import { TrustedDocumentStore } from './trusted/store.ts';
 import { inFlightBound } from './protection/in-flight.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { problem, sendProblem } from '../subgraphs/platform/rest/problem.ts';
@@ -49,6 +51,9 @@ export interface Gateway {
   tokenGate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
   metrics: GatewayMetrics;
+  /** Trusted documents: the tables, and this process's view of them. */
+  documentStore: TrustedDocumentStore;
+  trusted: TrustedDocuments;
   close(): Promise<void>;
 }
 
@@ -81,9 +86,13 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const verify = cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation);
   const gate = createTokenGate(verify, revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
+  const documentStore = new TrustedDocumentStore(db.orm.em);
+  const trusted = new TrustedDocuments(documentStore, app.log);
+  await trusted.start();
+  app.addHook('onClose', async () => trusted.stop());
   const features = gatewayFeatures({
     app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, supergraphSdl, limits, bounds, probes, metrics,
-    collapsing, apqDocument, clients, privateKey: keys.privateKey, verify, gate, idempotency,
+    collapsing, apqDocument, clients, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 
   const apollo = new ApolloServer<GatewayContext>({
@@ -106,7 +115,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   for (const { register } of features) await register?.(app, { apollo });
 
   return {
-    app, clients, tokenGate: gate, idempotency, metrics,
+    app, clients, tokenGate: gate, idempotency, metrics, documentStore, trusted,
     async close() {
       await app.close();
     },

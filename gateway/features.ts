@@ -24,6 +24,8 @@ import { healthPlugin } from './health.ts';
 import { homePlugin } from './home.ts';
 import type { DocumentByHash } from './idempotency/request.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
+import type { TrustedDocuments } from './trusted/registry.ts';
+import type { TrustedDocumentStore } from './trusted/store.ts';
 import { idePlugin } from './ide/index.ts';
 import { restInFlightPlugin, type RestInFlightBound } from './protection/in-flight.ts';
 import { jsonNewlinePlugin } from './http/json-newline.ts';
@@ -107,6 +109,9 @@ export interface GatewayParts {
   verify: TokenVerifier;
   gate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
+  documentStore: TrustedDocumentStore;
+  /** Trusted documents as this process applies them (gateway/trusted/registry.ts). */
+  trusted: TrustedDocuments;
 }
 
 /** How often expired Idempotency-Keys are deleted. */
@@ -166,7 +171,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
       config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
-      reservationUnopenedMs: parts.reservationUnopenedMs,
+      reservationUnopenedMs: parts.reservationUnopenedMs, trusted: parts.trusted,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({
       config, apollo, gate: parts.gate, parseOptions: limits.parseOptions, collapsing,
@@ -175,6 +180,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
         count: (outcome) => metrics.idempotency.inc({ outcome }),
       },
       clients: parts.clients, revocation: parts.revocation, publicAnswers: parts.publicAnswers,
+      documents: { store: parts.documentStore, trusted: parts.trusted, clients: parts.clients, parseOptions: limits.parseOptions },
     }))),
     feature('openapi', openApiRoutePlugin, { routes: restRoutes }),
     feature('health', healthPlugin, { db: parts.db, probes: parts.probes, localSubgraphs: parts.localSubgraphs }),

@@ -14,6 +14,7 @@ import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
 import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { GatewayContext } from '../supergraph.ts';
+import type { TrustedDocuments } from '../trusted/registry.ts';
 import { subscriberAuth, type Subscriber } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
@@ -38,6 +39,7 @@ export interface SubscriptionOptions {
   metrics: GatewayMetrics;
   /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
   reservationUnopenedMs?: number;
+  trusted: TrustedDocuments;
 }
 
 /**
@@ -81,14 +83,14 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     log: app.log,
   });
   const sse = sseHandler(engine, rules, {
-    reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs,
+    reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs, trusted: options.trusted,
   });
   const ws = webSocketHandler(engine, rules, {
     clientConnections: clientLimit(config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, 'connections'),
     maxPerClient: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT,
     maxPerProcess: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS,
     idleCloseMs: config.SUBSCRIPTIONS_IDLE_CLOSE_MS, keepAliveMs: config.SUBSCRIPTIONS_KEEPALIVE_MS,
-    closed: metrics.subscriptionsClosed, log: app.log,
+    closed: metrics.subscriptionsClosed, log: app.log, trusted: options.trusted,
   });
   /** Sockets whose error was logged: `ws` may report more than one while closing. */
   const failed = new WeakSet<object>();

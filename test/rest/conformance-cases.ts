@@ -113,6 +113,17 @@ export const CASES: Record<string, Case> = {
   rotateClientSecret: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
   disableClient: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
   enableClient: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
+  publishManifest: {
+    valid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, name: 'fleet-app 1.4.0', manifest: { 'fleet-app-user-v1': 'query User($id: ID!) { user(userId: $id) { id homeZip } }' } } }),
+    after: (body, ids) => { ids.manifestId = String(body.manifestId); },
+    invalid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, manifest: { 'fleet-app-user-v1': '{ broken' } } }),
+  },
+  listManifests: { valid: (ids) => ({ token: ids.adminToken, query: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, query: { clientId: MISSING } }) },
+  setTrustMode: {
+    valid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, mode: 'audit' } }),
+    invalid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, mode: 'sometimes' } }),
+  },
+  retireManifest: { valid: (ids) => ({ token: ids.adminToken, params: { manifestId: ids.manifestId } }), invalid: (ids) => ({ token: ids.adminToken, params: { manifestId: 'not-a-uuid' } }) },
   // Webhooks: the subscription first, so the rescue below delivers to it
   createWebhookSubscription: {
     valid: (ids) => ({ body: { url: `${ids.receiverUrl}/hooks/fleet`, eventTypes: ['rescue.status_changed'], description: 'Dispatch board' } }),
