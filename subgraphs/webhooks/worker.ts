@@ -4,11 +4,10 @@ import type { Worker, WorkerContext } from '../platform/subgraph.ts';
 import { EVENT_SOURCES } from '../events.ts';
 import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
 import { attempt, claimDue, DELIVERIES, SUBSCRIPTIONS, type Run } from './deliver.ts';
+import { prune } from './prune.ts';
 
 /** Events relayed, and deliveries claimed, per statement. */
 const BATCH = 50;
-/** Finished deliveries stay readable in the log this long, then go (checked every few minutes). */
-export const LOG_RETENTION_DAYS = 30;
 const PRUNE_EVERY_MS = 10 * 60_000;
 
 const runner = (db: Database): Run => (sql, params = []) => (db.orm.em.getConnection() as ReturnType<SqlEntityManager['getConnection']>).execute(sql, params, 'all');
@@ -127,7 +126,7 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
       await fill();
       if (Date.now() - pruned > PRUNE_EVERY_MS) {
         pruned = Date.now();
-        await webhooks(`delete from ${DELIVERIES} where status <> 'PENDING' and created_at < now() - interval '${LOG_RETENTION_DAYS} days'`);
+        await prune(db, config.EVENTS_HISTORY_DAYS);
       }
     } catch (error) {
       log.warn({ err: error }, 'webhook delivery round failed; retrying');
