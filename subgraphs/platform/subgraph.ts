@@ -27,6 +27,7 @@ import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
 import type { PublicAnswers } from './public-answers.ts';
 import type { RestRoute } from './rest/types.ts';
 import type { PageKit } from './page-kit.ts';
+import type { EventBus } from './events/bus.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -141,6 +142,8 @@ export interface WorkerContext {
   log: FastifyBaseLogger;
   /** The databases of the subgraphs built in this process (this one included), by name. */
   peers: Record<string, Database>;
+  /** The path of committed events (NATS JetStream, or in-process). */
+  bus: EventBus;
 }
 
 export interface Worker { stop(): Promise<void> }
@@ -161,7 +164,7 @@ export interface Subgraph {
   /** SubgraphDefinition.answers, when it has them. */
   answers?: PublicAnswers;
   /** Starts the definition's background worker, if it has one; close() stops it. */
-  startWorker(peers: Record<string, Database>): void;
+  startWorker(peers: Record<string, Database>, bus: EventBus): void;
   close(): Promise<void>;
 }
 
@@ -254,8 +257,8 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
     let worker: Worker | undefined;
     return {
       name: definition.name, schema, apollo, app, db, context, pending, answers: definition.answers?.(db),
-      startWorker(peers) {
-        worker ??= definition.worker?.({ db, config, log: app.log, peers });
+      startWorker(peers, bus) {
+        worker ??= definition.worker?.({ db, config, log: app.log, peers, bus });
       },
       async close() {
         await worker?.stop();

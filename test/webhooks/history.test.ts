@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../subgraphs/platform/events/bus.ts';
+import type { Run } from '../../subgraphs/webhooks/deliver.ts';
 import { EVENT_TYPES } from '../../subgraphs/events.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { sourceAFull } from '../scoring/mvr-fixtures.ts';
@@ -37,11 +38,13 @@ afterAll(async () => {
 });
 
 const webhooksDb = () => t.stack.subgraphs.find((s) => s.name === 'webhooks')!.db;
-const sql = (text: string, params: unknown[] = []) => webhooksDb().orm.em.getConnection().execute(text, params, 'all');
+const sql: Run = (text, params = []) => webhooksDb().orm.em.getConnection().execute(text, params, 'all');
 const history = async (orgId: string): Promise<CommittedEvent[]> => (await sql(`select * from "webhooks"."events" where org_id = ? order by source, seq`, [orgId]))
   .map((r) => ({
-    eventId: r.id, source: r.source, seq: Number(r.seq), orgId: r.org_id, type: r.type, resourceKey: r.resource_key, resourcePath: r.resource_path,
-    resource: typeof r.resource === 'string' ? JSON.parse(r.resource) : r.resource, occurredAt: new Date(r.occurred_at).toISOString(),
+    eventId: String(r.id), source: String(r.source), seq: Number(r.seq), orgId: String(r.org_id), type: r.type as CommittedEvent['type'],
+    resourceKey: String(r.resource_key), resourcePath: String(r.resource_path),
+    resource: (typeof r.resource === 'string' ? JSON.parse(r.resource) : r.resource) as Record<string, unknown>,
+    occurredAt: new Date(r.occurred_at as string).toISOString(),
   }));
 
 async function ok(method: string, path: string, body?: unknown, headers?: Record<string, string>) {
