@@ -1,5 +1,6 @@
 import type { CommittedEvent } from '../platform/events/bus.ts';
-import { DELIVERIES, SUBSCRIPTIONS, type Run } from './deliver.ts';
+import type { Run } from '../platform/db/run.ts';
+import { DELIVERIES, SUBSCRIPTIONS } from './deliver.ts';
 
 /** The body every subscription gets for `event`, signed and sent as is on every attempt. */
 export const webhookPayload = (event: CommittedEvent) => JSON.stringify({

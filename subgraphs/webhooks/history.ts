@@ -1,5 +1,5 @@
 import type { CommittedEvent } from '../platform/events/bus.ts';
-import type { Run } from './deliver.ts';
+import type { Run } from '../platform/db/run.ts';
 
 export const EVENTS = '"webhooks"."events"';
 /** Rows one pruning statement deletes, so a large backlog never holds one long transaction. */

@@ -1,6 +1,6 @@
-import type { SqlEntityManager } from '@mikro-orm/sql';
 import type { Database } from '../platform/db/orm.ts';
-import { DELIVERIES, type Run } from './deliver.ts';
+import { inTransaction } from '../platform/db/run.ts';
+import { DELIVERIES } from './deliver.ts';
 import { pruneHistory } from './history.ts';
 
 /** Finished deliveries stay readable in the log this long, then go. */
@@ -14,10 +14,7 @@ export const PRUNE_LOCK = 0x77687072;
  * one is pruning), and answers false.
  */
 export async function prune(db: Database, historyDays: number): Promise<boolean> {
-  return (db.orm.em.fork() as SqlEntityManager).transactional(async (tx) => {
-    const connection = tx.getConnection();
-    const ctx = tx.getTransactionContext();
-    const run: Run = (sql, params = []) => connection.execute(sql, params, 'all', ctx);
+  return inTransaction(db, async (run) => {
     const [lock] = await run('select pg_try_advisory_xact_lock(?) as ok', [PRUNE_LOCK]);
     if (!lock?.ok) return false;
     await pruneHistory(run, historyDays);

@@ -1,8 +1,7 @@
-import type { SqlEntityManager } from '@mikro-orm/sql';
-import type { Database } from '../platform/db/orm.ts';
 import type { Consumer, EventBus } from '../platform/events/bus.ts';
+import { runner } from '../platform/db/run.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
-import { attempt, claimDue, type Run } from './deliver.ts';
+import { attempt, claimDue } from './deliver.ts';
 import { enqueueDeliveries } from './enqueue.ts';
 import { recordHistory } from './history.ts';
 import { prune } from './prune.ts';
@@ -14,8 +13,6 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 /** The bus's durable consumers: every process that runs the webhooks subgraph shares each one. */
 export const HISTORY_CONSUMER = 'history';
 export const DELIVERY_CONSUMER = 'webhooks';
-
-const runner = (db: Database): Run => (sql, params = []) => (db.orm.em.getConnection() as ReturnType<SqlEntityManager['getConnection']>).execute(sql, params, 'all');
 
 /** Opens a durable consumer, logging (not throwing) when the bus refuses it. */
 function consumer(bus: EventBus, name: string, log: WorkerContext['log'], handler: Parameters<EventBus['consume']>[1]): Promise<Consumer | undefined> {
@@ -94,6 +91,7 @@ export function startDeliveryWorker({ db, config, log, bus }: WorkerContext): Wo
   }, PRUNE_EVERY_MS);
   timer = setTimeout(loop, 0);
   return {
+    ready: Promise.all(consumers).then(() => undefined),
     async stop() {
       stopped = true;
       clearInterval(pruning);

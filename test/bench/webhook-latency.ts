@@ -11,7 +11,7 @@ import { webhookLatency } from './webhook-delivery.ts';
 
 const { latencies, config } = await webhookLatency({ rescues: Math.round(flag('rescues', 40, 200)), budgetMs: flag('budget', 20, 60) * 1000 });
 const pct = (p: number) => percentile(latencies, p);
-console.log(`webhook delivery latency, commit -> receiver (${latencies.length} events, ${config.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, ${process.env.NATS_URL ? 'NATS' : 'in-process bus'}):`);
+console.log(`webhook delivery latency, commit -> receiver (${latencies.length} events, ${config.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, ${config.NATS_URL ? 'NATS' : 'in-process bus'}):`);
 console.log(`  p50 ${pct(50)} ms   p90 ${pct(90)} ms   p99 ${pct(99)} ms   max ${Math.max(...latencies)} ms`);
 const at = retrySchedule(config);
 const human = (s: number) => (s < 120 ? `${s} s` : s < 7200 ? `${(s / 60).toFixed(1)} min` : `${(s / 3600).toFixed(2)} h`);

@@ -14,7 +14,7 @@ import { openDatabase, type Database } from '../../subgraphs/platform/db/orm.ts'
 import type { CommittedEvent, EventBus } from '../../subgraphs/platform/events/bus.ts';
 import { openEventBus } from '../../subgraphs/platform/events/open.ts';
 import type { Worker } from '../../subgraphs/platform/subgraph.ts';
-import type { Run } from '../../subgraphs/webhooks/deliver.ts';
+import type { Run } from '../../subgraphs/platform/db/run.ts';
 import { newSecret } from '../../subgraphs/webhooks/service.ts';
 import { webhooks } from '../../subgraphs/webhooks/index.ts';
 import { startDeliveryWorker } from '../../subgraphs/webhooks/worker.ts';

@@ -13,7 +13,7 @@ import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { openDatabase, type Database } from '../../subgraphs/platform/db/orm.ts';
 import type { CommittedEvent } from '../../subgraphs/platform/events/bus.ts';
 import { webhooks } from '../../subgraphs/webhooks/index.ts';
-import type { Run } from '../../subgraphs/webhooks/deliver.ts';
+import type { Run } from '../../subgraphs/platform/db/run.ts';
 import { enqueueDeliveries } from '../../subgraphs/webhooks/enqueue.ts';
 import { EVENTS, recordHistory } from '../../subgraphs/webhooks/history.ts';
 import { prune, PRUNE_LOCK } from '../../subgraphs/webhooks/prune.ts';

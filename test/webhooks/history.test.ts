@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../subgraphs/platform/events/bus.ts';
-import type { Run } from '../../subgraphs/webhooks/deliver.ts';
+import type { Run } from '../../subgraphs/platform/db/run.ts';
 import { EVENT_TYPES } from '../../subgraphs/events.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { sourceAFull } from '../scoring/mvr-fixtures.ts';

@@ -1,4 +1,7 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import { pino } from 'pino';
+import type { Config } from '../config.ts';
+import { loggerOptions } from '../log.ts';
 import type { EventBus } from './bus.ts';
 import { inProcessBus } from './in-process.ts';
 import { jetStreamBus } from './jetstream.ts';
@@ -33,3 +36,8 @@ export function openEventBus(options: EventBusOptions): Promise<EventBus> {
     publishTimeoutMs: options.publishTimeoutMs ?? PUBLISH_TIMEOUT_MS,
   });
 }
+
+/** The bus of a process as its configuration says (NATS_URL, EVENTS_RETENTION_HOURS), logging as `events`. */
+export const openProcessEventBus = (config: Config) => openEventBus({
+  natsUrl: config.NATS_URL, retentionHours: config.EVENTS_RETENTION_HOURS, log: pino(loggerOptions(config, 'events')),
+});
