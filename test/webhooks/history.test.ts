@@ -58,7 +58,7 @@ async function everyEventType() {
   const member = await provision(t, t.token);
   const rescue = (await dispatch(t, t.token, await session(t, t.token, [{ key: 'vin', value: member.vin }]))).body.requestId as string;
   expect((await status(t, t.token, rescue, 'EN-ROUTE')).status).toBe(200);
-  expect((await status(t, t.token, rescue, 'EN-ROUTE', { updatedETA: 9 })).status).toBe(200);
+  expect((await status(t, t.token, rescue, 'EN-ROUTE', { updatedETA: 40 })).status).toBe(200);
   await ok('POST', `${RS}/rescue/reqId/${rescue}/cancel`, { reason: 'changed plans' });
 
   await ok('POST', `${SMI}/vehicles`, { VIN: '1HGCM82633A004352', deviceID: '356938035643809' });
