@@ -12,7 +12,7 @@ import { configVariables, loadConfig, subgraphUrlVariable } from '../../subgraph
 import { composeFile, durationMs, interpolate, ownServices, ROOT } from './files.ts';
 
 /** What compose fixes for its topology, over .env; docs/deployment.md's compose section names each. */
-const TOPOLOGY = ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'REDIS_URL', 'DATA_DIR'];
+const TOPOLOGY = ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'REDIS_URL', 'NATS_URL', 'DATA_DIR'];
 const GATEWAY_ONLY = ['METRICS_PORT', ...Object.keys(subgraphDefinitions).map(subgraphUrlVariable)];
 const HOP_KEY = 'compose-test-hop-key-0123456789abcdef';
 const services = ownServices();
@@ -44,6 +44,7 @@ describe('docker-compose.yml and the configuration schema', () => {
       expect(config.HOST, name).toBe('0.0.0.0');
       expect(config.DATABASE_URL, name).toMatch(/^postgres:\/\/.*@postgres:5432\//);
       expect(config.REDIS_URL, name).toBe('redis://redis:6379');
+      expect(config.NATS_URL, name).toBe('nats://nats:4222');
     }
     const gateway = loadConfig(environmentOf('gateway'));
     expect(gateway.METRICS_PORT).toBeDefined();
@@ -51,6 +52,16 @@ describe('docker-compose.yml and the configuration schema', () => {
     for (const subgraph of Object.keys(subgraphDefinitions)) {
       expect(environmentOf('gateway')[subgraphUrlVariable(subgraph)]).toBe(`http://${subgraph}:${loadConfig(environmentOf(subgraph)).PORT}/graphql`);
     }
+  });
+
+  it('runs nats-server 2.9 with JetStream on a volume, which every service waits for', () => {
+    const { services: all, volumes } = composeFile() as { services: Record<string, { image?: string; command?: string[]; volumes?: string[]; depends_on?: Record<string, unknown> }>; volumes: Record<string, unknown> };
+    const nats = all.nats!;
+    expect(nats.image).toMatch(/^nats:2\.9(-alpine)?$/);
+    expect(nats.command).toEqual(expect.arrayContaining(['-js', '-sd', '/data']));
+    expect(nats.volumes).toEqual(['natsdata:/data']);
+    expect(Object.keys(volumes)).toContain('natsdata');
+    for (const [name] of services) expect(Object.keys(all[name]!.depends_on ?? {}), name).toContain('nats');
   });
 
   it('refuses to start without INTERNAL_HOP_KEY, naming the command that makes one', () => {
