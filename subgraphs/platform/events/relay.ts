@@ -8,7 +8,13 @@ import type { CommittedEvent, EventBus } from './bus.ts';
 /** Outbox rows read, published and deleted per round. */
 const BATCH = 100;
 /** How soon a relay waiting on a gap in its outbox looks again. */
-const GAP_RETRY_MS = 20;
+const GAP_RETRY_MS = 50;
+/**
+ * The longest a gap holds an area's events back. The transactions that were running when it was seen
+ * are those of the whole PostgreSQL server, a long one anywhere (a data load, a report) among them: past
+ * this, an event of a transaction still holding its row uncommitted goes late, out of `seq` order.
+ */
+export const GAP_MAX_WAIT_MS = 1_000;
 
 export interface RelayOptions {
   /** The area: the schema of its outbox, `<name>.webhook_outbox`. */
@@ -47,12 +53,12 @@ const eventOf = (name: string, row: Row): CommittedEvent => ({
  * Sequence values are taken at insert and committed in any order, so a row may become visible after
  * rows of higher `seq`: the relay publishes up to the first gap, and passes a gap only once it is
  * settled, every transaction running when it was first seen having ended (a rollback, or an ended
- * process, leaves a gap for ever). A row that still shows up below `expected` (committed after its gap
+ * process, leaves a gap for ever), or after GAP_MAX_WAIT_MS. A row that still shows up below `expected` (committed after its gap
  * was passed, or after another process's relay took the lock) is published as it comes: late, never lost.
  */
 export interface RelayPosition {
   expected?: number;
-  gap?: { seq: number; xmax: bigint };
+  gap?: { seq: number; xmax: bigint; since: number };
 }
 
 /** The current snapshot's horizons: every transaction below `xmin` has ended; `xmax` is the next to be assigned. */
@@ -73,8 +79,8 @@ async function publishable(rows: Row[], position: RelayPosition, run: Run): Prom
     if (expected === undefined || seq > expected) {
       now ??= await horizons(run);
       const missing = expected ?? 0;
-      if (position.gap?.seq !== missing) position.gap = { seq: missing, xmax: now.xmax };
-      if (now.xmin < position.gap.xmax) break;
+      if (position.gap?.seq !== missing) position.gap = { seq: missing, xmax: now.xmax, since: Date.now() };
+      if (now.xmin < position.gap.xmax && Date.now() - position.gap.since < GAP_MAX_WAIT_MS) break;
       position.gap = undefined;
     }
     taken.push(row);
