@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
-import type { Config } from '../../subgraphs/platform/config.ts';
+import { databaseUrls, type Config } from '../../subgraphs/platform/config.ts';
 import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
 import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
@@ -48,7 +48,7 @@ export interface SubscriptionOptions {
 async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
   const { config, apollo, supergraphSdl, limits, verify, metrics } = options;
   const redis = app.sharedCounters;
-  const live = await startLiveEvents({ databaseUrl: config.DATABASE_URL, log: app.log });
+  const live = await startLiveEvents({ databaseUrls: databaseUrls(config), log: app.log });
   const rules: SubscriptionRules = {
     schema: apiSchemaOf(supergraphSdl),
     validationRules: limits.validationRules as ValidationRule[],

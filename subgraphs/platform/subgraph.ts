@@ -8,7 +8,7 @@ import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastif
 import type { EntityManager } from '@mikro-orm/core';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import type { Config } from './config.ts';
+import { databaseUrl, databaseUrlVariable, type Config } from './config.ts';
 import { createContext, type LoggerSource, type SubgraphContext } from './context.ts';
 import { openDatabase, type Database, type Entity } from './db/orm.ts';
 import { formatError } from './format-error.ts';
@@ -199,6 +199,10 @@ export interface SubgraphOptions {
 /** One way to build every subgraph: database, schema, Apollo Server and its HTTP app (not listening). */
 export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config, options: SubgraphOptions = {}): Promise<Subgraph> {
   if (!options.revocation && !config.DATABASE_URL) throw new Error(`subgraph ${definition.name} runs on its own only on PostgreSQL (DATABASE_URL): it checks token revocation against the gateway's clients there`);
+  if (!options.revocation && databaseUrl(config, definition.name) !== config.DATABASE_URL) {
+    throw new Error(`subgraph ${definition.name} runs on its own on ${databaseUrlVariable(definition.name)}, a database of its own, where the gateway's clients `
+      + 'are not: it checks token revocation in platform.clients over its connection. Run it inside the gateway, or in the database of DATABASE_URL');
+  }
   if (!config.INTERNAL_HOP_KEY) throw new Error(`INTERNAL_HOP_KEY is required: subgraph ${definition.name} accepts requests from the gateway only, signed with that shared key`);
   const app = Fastify({
     logger: loggerOptions(config, `subgraph-${definition.name}`),

@@ -1,5 +1,6 @@
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import type { Database } from '../platform/db/orm.ts';
+import { databaseUrl } from '../platform/config.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
 import { EVENT_SOURCES } from '../events.ts';
 import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
@@ -69,15 +70,16 @@ async function relay(source: { name: string; db: Database }, webhooks: Run, tran
 /**
  * Polls the outboxes of the event sources and the due deliveries. Each outbox is read through the
  * database of its subgraph when that subgraph runs in this process, and otherwise (compose) through
- * this subgraph's own connection, since every schema lives in the one PostgreSQL database.
+ * this subgraph's own connection when both schemas live in the same PostgreSQL database.
  * Deliveries go concurrently, at most WEBHOOK_CONCURRENCY from this process: each attempt frees its
  * slot when it ends, and the poll goes on claiming while slow receivers keep theirs.
  */
 export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): Worker {
   if (!config.WEBHOOK_WORKER) return { stop: async () => undefined };
   const sources = EVENT_SOURCES.flatMap((name) => {
-    const source = peers[name] ?? (config.DATABASE_URL ? db : undefined);
-    if (!source) log.warn({ source: name }, 'webhook events of this subgraph cannot be relayed: it runs elsewhere on PGlite');
+    const shared = config.DATABASE_URL && databaseUrl(config, name) === databaseUrl(config, 'webhooks');
+    const source = peers[name] ?? (shared ? db : undefined);
+    if (!source) log.warn({ source: name }, 'webhook events of this subgraph cannot be relayed: it runs elsewhere, on PGlite or on a database of its own');
     return source ? [{ name, db: source }] : [];
   });
   const webhooks = runner(db);

@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
 import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
 import { recordEvent } from '../../subgraphs/platform/webhooks/outbox.ts';
+import { databaseUrls } from '../../subgraphs/platform/config.ts';
 import { DEFAULT_CLIENT, startTestStack } from '../support/stack.ts';
 import { waitFor } from '../webhooks/receiver.ts';
 import { flag, percentile } from './args.ts';
@@ -20,7 +21,7 @@ import { flag, percentile } from './args.ts';
 const EVENTS = Math.round(flag('events', 300, 5000));
 
 const t = await startTestStack({ subgraphs: ['booking'], env: { LOG_LEVEL: 'error' } });
-const live = await startLiveEvents({ databaseUrl: t.config.DATABASE_URL, log: pino({ level: 'warn' }) });
+const live = await startLiveEvents({ databaseUrls: databaseUrls(t.config), log: pino({ level: 'warn' }) });
 try {
   const arrived = new Map<string, number>();
   live.subscribe((event) => arrived.set(event.resourceKey, performance.now()));

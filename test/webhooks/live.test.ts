@@ -7,6 +7,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../subgraphs/platform/webhooks/outbox.ts';
+import { databaseUrls } from '../../subgraphs/platform/config.ts';
 import { LIVE_EVENTS_APPLICATION, startLiveEvents, type LiveEvent, type LiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
 import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
@@ -24,7 +25,7 @@ const log = pino({ level: 'info' }, { write: (line: string) => { logged.push(JSO
 
 beforeAll(async () => {
   t = await startTestStack({ subgraphs: ['booking'] });
-  live = await startLiveEvents({ databaseUrl: t.config.DATABASE_URL, log });
+  live = await startLiveEvents({ databaseUrls: databaseUrls(t.config), log });
   live.subscribe((event) => received.push(event));
 }, 300_000);
 afterAll(async () => {
@@ -96,7 +97,7 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
 
   it('an event committed on another connection reaches every LiveEvents started separately, once each', async () => {
     const second: LiveEvent[] = [];
-    const other = await startLiveEvents({ databaseUrl: t.config.DATABASE_URL, log });
+    const other = await startLiveEvents({ databaseUrls: databaseUrls(t.config), log });
     other.subscribe((event) => second.push(event));
     try {
       await insertElsewhere('booking:elsewhere');
@@ -132,7 +133,7 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
     through.host = `127.0.0.1:${proxy.port}`;
     const seen: LiveEvent[] = [];
     const lines: { msg: string }[] = [];
-    const frozen = await startLiveEvents({ databaseUrl: through.toString(), heartbeatMs: 500, log: pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line)); } }) });
+    const frozen = await startLiveEvents({ databaseUrls: [through.toString()], heartbeatMs: 500, log: pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line)); } }) });
     frozen.subscribe((event) => seen.push(event));
     try {
       await commitEvent('booking:before-freeze');

@@ -41,10 +41,11 @@ export const LIVE_EVENTS_APPLICATION = 'live-events';
 
 /**
  * The events every process of the deployment commits, as they commit. On PostgreSQL a connection
- * of this process LISTENs to what the outbox triggers announce (whichever process committed);
- * on the embedded database, which one process owns, they come from that process's commits.
+ * of this process LISTENs in each database that holds outboxes (DATABASE_URL and every area's own:
+ * a notification stays in its database) to what the outbox triggers announce, whichever process
+ * committed; on the embedded database, which one process owns, they come from that process's commits.
  */
-export function startLiveEvents(options: { databaseUrl?: string; log: Logger; heartbeatMs?: number }): Promise<LiveEvents> {
+export async function startLiveEvents(options: { databaseUrls: readonly string[]; log: Logger; heartbeatMs?: number }): Promise<LiveEvents> {
   const listeners = new Set<Listener>();
   const emit = (event: LiveEvent) => {
     for (const listener of listeners) {
@@ -59,7 +60,15 @@ export function startLiveEvents(options: { databaseUrl?: string; log: Logger; he
     listeners.add(listener);
     return () => { listeners.delete(listener); };
   };
-  return options.databaseUrl ? listen(options.databaseUrl, options.log, options.heartbeatMs ?? HEARTBEAT_MS, emit, subscribe) : inProcess(emit, subscribe);
+  if (!options.databaseUrls.length) return inProcess(emit, subscribe);
+  const listening = await Promise.allSettled(options.databaseUrls.map((url) => listen(url, options.log, options.heartbeatMs ?? HEARTBEAT_MS, emit)));
+  const closeAll = () => Promise.all(listening.map((l) => (l.status === 'fulfilled' ? l.value() : undefined))).then(() => undefined);
+  const failed = listening.find((l) => l.status === 'rejected');
+  if (failed) {
+    await closeAll();
+    throw failed.reason;
+  }
+  return { subscribe, close: closeAll };
 }
 
 async function inProcess(emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
@@ -75,11 +84,11 @@ async function inProcess(emit: Listener, subscribe: LiveEvents['subscribe']): Pr
 }
 
 /**
- * One LISTEN connection, started before this resolves. When it drops or stops answering, it is
+ * One LISTEN connection, started before this resolves; resolves to its close. When it drops or stops answering, it is
  * opened again with backoff; the loss is logged once, and the recovery. Notifications sent while
  * it is down are not delivered to it (PostgreSQL keeps none for a session that is gone).
  */
-async function listen(databaseUrl: string, log: Logger, heartbeatMs: number, emit: Listener, subscribe: LiveEvents['subscribe']): Promise<LiveEvents> {
+async function listen(databaseUrl: string, log: Logger, heartbeatMs: number, emit: Listener): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -145,14 +154,11 @@ async function listen(databaseUrl: string, log: Logger, heartbeatMs: number, emi
       void current.end().catch(() => undefined);
     });
   }, heartbeatMs);
-  return {
-    subscribe,
-    async close() {
-      closed = true;
-      clearInterval(heartbeat);
-      clearTimeout(timer);
-      await client?.end().catch(() => undefined);
-      client = undefined;
-    },
+  return async () => {
+    closed = true;
+    clearInterval(heartbeat);
+    clearTimeout(timer);
+    await client?.end().catch(() => undefined);
+    client = undefined;
   };
 }
