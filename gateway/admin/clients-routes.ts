@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
-import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
+import type { RevocationCheck } from '../auth/revocation.ts';
 import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';

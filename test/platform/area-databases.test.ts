@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { AREA_NAMES, databaseUrl, databaseUrls, databaseUrlVariable, inMemoryConfig, loadConfig } from '../../subgraphs/platform/config.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
-import { buildSubgraph } from '../../subgraphs/platform/subgraph.ts';
 import { testDatabase } from '../support/database.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { subscriptionsActive, wsClient } from '../support/subscriptions.ts';
@@ -41,11 +40,6 @@ describe('configuration', () => {
     expect(() => loadConfig({ BOOKING_DATABASE_URL: 'mysql://u@db/booking', DATABASE_URL: 'postgres://u@main/fleet' })).toThrow(/BOOKING_DATABASE_URL/);
     const tool = inMemoryConfig({ DATABASE_URL: 'postgres://u@main/fleet', BOOKING_DATABASE_URL: AREA_URL });
     expect([tool.DATABASE_URL, databaseUrl(tool, 'booking'), tool.PGLITE_IN_MEMORY]).toEqual([undefined, undefined, true]);
-  });
-
-  it('refuses a subgraph on its own in a database of its own, where the gateway\'s clients are not', async () => {
-    const config = loadConfig({ DATABASE_URL: 'postgres://u@main:5432/fleet', BOOKING_DATABASE_URL: AREA_URL, INTERNAL_HOP_KEY: 'k'.repeat(32) });
-    await expect(buildSubgraph(subgraphDefinitions.booking!, config)).rejects.toThrow(/BOOKING_DATABASE_URL, a database of its own/);
   });
 });
 
