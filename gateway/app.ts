@@ -23,6 +23,7 @@ import { GatewayMetrics } from './observability/metrics.ts';
 import { problem, sendProblem } from '../subgraphs/platform/rest/problem.ts';
 import { API_FALLBACK_HEADERS } from './http/security-headers.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -41,6 +42,8 @@ export interface GatewayOptions {
   publicAnswers?: PublicAnswers;
   /** How long an SSE reservation waits for its stream to open (tests shorten it). */
   reservationUnopenedMs?: number;
+  /** The process's event bus: subscriptions take committed events from its live(). */
+  bus: EventBus;
 }
 
 export interface Gateway {
@@ -53,7 +56,7 @@ export interface Gateway {
 }
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening: gateway/features.ts in order. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -82,7 +85,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const gate = createTokenGate(verify, revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
   const features = gatewayFeatures({
-    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, supergraphSdl, limits, bounds, probes, metrics,
+    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, supergraphSdl, limits, bounds, probes, metrics,
     collapsing, apqDocument, clients, privateKey: keys.privateKey, verify, gate, idempotency,
   });
 

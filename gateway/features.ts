@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, Fastif
 import type { TokenVerifier } from './auth/token-gate.ts';
 import type { RevocationCheck } from './auth/revocation.ts';
 import type { Config } from '../subgraphs/platform/config.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { boundedJsonPlugin } from '../subgraphs/platform/nesting-http.ts';
@@ -93,6 +94,7 @@ export interface GatewayParts {
   localSubgraphs?: readonly Subgraph[];
   publicAnswers?: PublicAnswers;
   reservationUnopenedMs?: number;
+  bus: EventBus;
   supergraphSdl: string;
   limits: ReturnType<typeof graphqlLimits>;
   bounds: readonly RestInFlightBound[];
@@ -163,7 +165,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('rate-limit', rateLimitPlugin, { config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
+      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics, bus: parts.bus,
       reservationUnopenedMs: parts.reservationUnopenedMs,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({

@@ -6,11 +6,11 @@ import fp from 'fastify-plugin';
 import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
-import { databaseUrls, type Config } from '../../subgraphs/platform/config.ts';
+import type { Config } from '../../subgraphs/platform/config.ts';
 import type { TokenVerifier } from '../auth/token-gate.ts';
 import { REVOCATION_CACHE_MS } from '../auth/revocation.ts';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
-import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
+import type { EventBus } from '../../subgraphs/platform/events/bus.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { GatewayContext } from '../supergraph.ts';
 import { subscriberAuth, type Subscriber } from './auth.ts';
@@ -34,21 +34,22 @@ export interface SubscriptionOptions {
   limits: { validationRules: readonly unknown[]; parseOptions: { maxTokens: number } };
   verify: TokenVerifier;
   metrics: GatewayMetrics;
+  /** The process's event bus (opened and closed by its owner, gateway/stack.ts): committed events come from its live(). */
+  bus: EventBus;
   /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
   reservationUnopenedMs?: number;
 }
 
 /**
- * The gateway's subscription layer (see docs/subscriptions.md): committed events from LiveEvents, the
+ * The gateway's subscription layer (see docs/subscriptions.md): committed events from the bus, the
  * engine that runs each subscription's query per event through `apollo` with the subscriber's token,
  * and the two transports. Registers @fastify/websocket on `app` (before the routes that take
  * `wsHandler`); on close, every subscription ends with 1001 before the server stops. Counts each
  * client's subscriptions in `sharedCounters` (Redis) when the gateway has them.
  */
 async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
-  const { config, apollo, supergraphSdl, limits, verify, metrics } = options;
+  const { config, apollo, supergraphSdl, limits, verify, metrics, bus } = options;
   const redis = app.sharedCounters;
-  const live = await startLiveEvents({ databaseUrls: databaseUrls(config), log: app.log });
   const rules: SubscriptionRules = {
     schema: apiSchemaOf(supergraphSdl),
     validationRules: limits.validationRules as ValidationRule[],
@@ -69,7 +70,7 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     : memoryClientLimit(max));
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
-    live, execute, auth: subscriberAuth(verify),
+    live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify),
     clientLimit: clientLimit(max, 'subscriptions'),
     maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
@@ -107,7 +108,6 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
       await sse.drain();
     },
   });
-  app.addHook('onClose', async () => { await live.close(); });
   app.decorate('subscriptions', { wsHandler: ws.handler, sseHandler: sse.handle });
 }
 

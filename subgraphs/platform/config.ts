@@ -89,6 +89,13 @@ const schema = z.object({
   /** Shared counters of the request and token-attempt limits; without it each process counts alone. */
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),
+  /** NATS server(s) with JetStream for committed events (comma-separated URLs); unset: events go in-process (one process). */
+  NATS_URL: optionalString.refine((urls) => !urls || urls.split(',').every((url) => /^(nats|tls|wss?):\/\/\S+$/.test(url.trim())),
+    'comma-separated nats://host:port URLs'),
+  /** How long the stream of committed events keeps them (its maximum age). */
+  EVENTS_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(72),
+  /** How often each area's relay checks its outbox besides being woken by its own process's commits (other processes' commits). */
+  EVENTS_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** Prometheus `GET /metrics` on this port instead of PORT; with WORKERS>1 the primary serves every worker's added up. */
