@@ -200,10 +200,5 @@ export function databaseUrl(config: Config, owner: string): string | undefined {
   return (AREA_NAMES as readonly string[]).includes(owner) ? config[areaVariable(owner as AreaName)] ?? config.DATABASE_URL : config.DATABASE_URL;
 }
 
-/** Every distinct PostgreSQL database of the configuration: DATABASE_URL first, then the areas' own. */
-export function databaseUrls(config: Config): string[] {
-  return [...new Set([config.DATABASE_URL, ...AREA_NAMES.map((name) => config[areaVariable(name)])].filter((url): url is string => !!url))];
-}
-
 /** Environment variable naming a subgraph's URL, e.g. BOOKING_URL. */
 export const subgraphUrlVariable = (name: string) => `${name.toUpperCase()}_URL`;
