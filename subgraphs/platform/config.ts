@@ -134,6 +134,8 @@ const schema = z.object({
   RISK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
   /** Evaluated public Risk Index answers kept in memory by the risk subgraph, MB (0: none); see subgraphs/risk/services/answer-cache.ts. */
   RISK_ANSWER_CACHE_MB: z.coerce.number().min(0).max(4096).default(32),
+  /** Days the event history (the webhooks subgraph's `events` table) keeps an event; older ones are pruned. */
+  EVENTS_HISTORY_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
   /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
   WEBHOOK_WORKER: z.stringbool().default(true),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),

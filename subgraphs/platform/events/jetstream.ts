@@ -130,14 +130,16 @@ export async function jetStreamBus(options: JetStreamBusOptions): Promise<EventB
     },
     async consume(name, handler): Promise<Consumer> {
       const ackWait = nanos(options.ackWaitMs);
+      // One event unacknowledged at a time, over every process: each is handled after the one before it
+      // was, so the events of one resource keep their order (webhook deliveries go out in that order).
       const config = {
-        durable_name: name, ack_policy: AckPolicy.Explicit, ack_wait: ackWait, deliver_policy: DeliverPolicy.All, max_deliver: -1,
+        durable_name: name, ack_policy: AckPolicy.Explicit, ack_wait: ackWait, deliver_policy: DeliverPolicy.All, max_deliver: -1, max_ack_pending: 1,
       };
       try {
         await jsm.consumers.add(EVENTS_STREAM, config);
       } catch {
-        // There, with another ack wait: this process's setting wins.
-        await jsm.consumers.update(EVENTS_STREAM, name, { ack_wait: ackWait });
+        // There, with other settings: this process's win.
+        await jsm.consumers.update(EVENTS_STREAM, name, { ack_wait: ackWait, max_ack_pending: 1 });
       }
       let stopped = false;
       let messages: ConsumerMessages | undefined;
