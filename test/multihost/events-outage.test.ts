@@ -108,7 +108,7 @@ async function write(prefix: string, count: number, start: number) {
     const VIN = `1HGCM82633A${String(100000 + vin).slice(-6)}`;
     const at = start + i * 86_400;
     const answers = [
-      await client.request('POST', `${SMI}/vehicles`, { token, body: { VIN } }),
+      await client.request('POST', `${SMI}/vehicles`, { token, body: { VIN, deviceID: `3569380356${String(10_000 + vin).slice(-5)}` } }),
       await client.request('POST', `${SMI}/bookings`, { token, body: { bookingID: id, VIN, userID: 'driver-1', startTimestamp: at } }),
       await client.request('PUT', `${SMI}/bookings/${id}`, { token, body: { actualEndTimestamp: at + 3_600 } }),
       await client.request('PATCH', `${SMI}/users/driver-1`, { token, body: { homeZip: String(60_000 + vin) } }),
