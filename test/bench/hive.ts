@@ -60,7 +60,8 @@ export async function startHiveGateway(urls: Record<string, string>, authorize: 
       async onFetch({ url, options, setOptions }) {
         const { authorization: given, ...headers } = options.headers ?? {};
         const authorization = await authorize(given, subgraphOf.get(url) ?? '');
-        setOptions({ ...options, headers: signedHopHeaders(hopKey, url, { ...options, headers: { ...headers, ...(authorization ? { authorization } : {}) } }) });
+        const internal = { ...options, headers: { ...headers, ...(authorization ? { authorization } : {}) } };
+        setOptions({ ...options, headers: signedHopHeaders(hopKey, url, internal) });
       },
     }],
     logging: 'error',

@@ -37,7 +37,10 @@ const hopKey = process.env.INTERNAL_HOP_KEY ??= generateHopKey();
 const internalKey = await importPKCS8(process.env.INTERNAL_TOKEN_PRIVATE_KEY
   ??= await exportPKCS8((await generateKeyPair(JWT_ALG, { extractable: true })).privateKey), JWT_ALG);
 
-/** For the `direct` variant: the internal token the gateway would send the owning subgraph for the bench client (a fresh one per use: it lives 60 s). */
+/**
+ * For the `direct` variant: the internal token the gateway would send the owning subgraph for the bench
+ * client (a fresh one per use: it lives 60 s).
+ */
 async function directAuthorization(m: Measurement, ctx: ScenarioContext): Promise<string | undefined> {
   const subgraph = Object.entries(ctx.targets.direct).find(([, url]) => url === m.url)?.[0];
   if (m.variant !== 'direct' || !m.auth || !subgraph) return undefined;
