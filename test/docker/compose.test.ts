@@ -73,7 +73,7 @@ describe('docker-compose.yml and the configuration schema', () => {
     expect(nats.command).toEqual(expect.arrayContaining(['-js', '-sd', '/data']));
     expect(nats.volumes).toEqual(['natsdata:/data']);
     expect(Object.keys(volumes)).toContain('natsdata');
-    for (const [name, service] of services) expect(Object.keys(service.depends_on ?? {}), name).toContain('nats');
+    for (const [name] of services) expect(Object.keys(all[name]!.depends_on ?? {}), name).toContain('nats');
   });
 
   it('refuses to start without INTERNAL_HOP_KEY, naming the command that makes one', () => {

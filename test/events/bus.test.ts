@@ -12,6 +12,7 @@ import type { CommittedEvent, EventBus } from '../../subgraphs/platform/events/b
 import { openEventBus } from '../../subgraphs/platform/events/open.ts';
 import { EVENTS_STREAM, organisationFilter, subjectOf, subjectToken } from '../../subgraphs/platform/events/subjects.ts';
 import { startNatsServer, type NatsServer } from '../support/nats-server.ts';
+import { tcpProxy } from '../support/tcp-proxy.ts';
 import { waitFor } from '../webhooks/receiver.ts';
 
 const log = pino({ level: 'silent' });
@@ -133,6 +134,28 @@ describe('JetStream', () => {
     await waitFor(() => got.includes(e.eventId) || undefined, 10_000, 'redelivered event');
     expect(got).toEqual([e.eventId]);
   });
+
+  it('a process whose connection was cut gets, once reconnected, the events the stream stored meanwhile, in order', async () => {
+    const proxy = await tcpProxy('127.0.0.1', nats.port);
+    try {
+      const cutOff = await open({ natsUrl: `nats://127.0.0.1:${proxy.port}` });
+      const publisher = await open();
+      const live: string[] = [];
+      cutOff.live((e) => live.push(e.eventId));
+      await new Promise((r) => setTimeout(r, 300));
+      const before = event();
+      await publisher.publish(before);
+      await waitFor(() => live.includes(before.eventId) || undefined, 10_000, 'event before the cut');
+      proxy.cut();
+      const meanwhile = Array.from({ length: 5 }, (_, i) => event({ seq: i }));
+      for (const e of meanwhile) await publisher.publish(e);
+      proxy.restore();
+      await waitFor(() => meanwhile.every((e) => live.includes(e.eventId)) || undefined, 30_000, 'the events published during the cut');
+      expect(live).toEqual([before, ...meanwhile].map((e) => e.eventId));
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 
   it('live events go on after nats-server restarts; publish fails while it is down', async () => {
     const bus = await open();
