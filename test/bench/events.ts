@@ -11,7 +11,8 @@
  * - relay: the same table, with the area's relay publishing it on JetStream and deleting it (the path now);
  * - trigger: the same table with the former AFTER INSERT pg_notify trigger and one LISTEN connection (before).
  *
- * Prints commits per second, the ratio to quiet, what the relay published, and the load average.
+ * Prints commits per second, the ratio to quiet, what the relay published, and the load average; then
+ * commit to webhook receiver latency through NATS (events-webhooks.ts).
  */
 import { loadavg } from 'node:os';
 import pg from 'pg';
@@ -25,6 +26,7 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { testDatabase } from '../support/database.ts';
 import { startNatsServer } from '../support/nats-server.ts';
 import { flag } from './args.ts';
+import { webhookLatencyThroughNats } from './events-webhooks.ts';
 
 const SECONDS = flag('seconds', 8, 60);
 const ROUNDS = Math.round(flag('rounds', 2, 5));
@@ -110,7 +112,11 @@ try {
   }
   console.log(`relay: ${fmt(published)} events published on JetStream (live consumer count); ${fmt(left)} left in the outbox when the writes ended, drained in ${drainSeconds.toFixed(1)} s; pg_notify: ${fmt(notified)} notifications`);
   console.log(`load average (1 min) after each run: ${loads.map((l) => l.toFixed(2)).join(', ')}; now ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  // Commit -> webhook receiver latency through NATS (p50/p99) goes here (the webhook delivery consumer).
+  // On a nats-server of its own: the stream above holds the writes' events, which new durable consumers would read first.
+  process.env.DATABASE_URL = BASE;
+  const hooks = await webhookLatencyThroughNats({ rescues: 40, budgetMs: 20_000 });
+  console.log(`webhooks: commit -> receiver through NATS JetStream (relay, durable consumer, delivery), ${hooks.events} rescue events one at a time: `
+    + `p50 ${hooks.p50} ms, p90 ${hooks.p90} ms, p99 ${hooks.p99} ms, max ${hooks.max} ms; load average now ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 } finally {
   await listener.end().catch(() => undefined);
   await Promise.all(Object.values(databases).map((d) => d.drop()));
