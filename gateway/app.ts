@@ -86,7 +86,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   });
 
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }, supergraphSdl),
+    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY, maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS }, supergraphSdl),
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
