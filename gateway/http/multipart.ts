@@ -1,19 +1,45 @@
-import Negotiator from 'negotiator';
+/** A media range of an Accept header: its type, its parameters (names lower-cased, values unquoted) and its q-value. */
+export interface MediaRange { type: string; parameters: Record<string, string>; q: number }
 
-/** The incremental delivery format of the 2022-08-24 defer proposal (Apollo Client 4's Defer20220824Handler, Apollo Router). */
-export const DEFER_SPEC_20220824 = 'multipart/mixed; deferSpec=20220824';
+/** An Accept header's media ranges (RFC 9110 12.5.1), quoted parameter values included; a malformed range is dropped. */
+export function mediaRanges(accept: string): MediaRange[] {
+  const ranges: MediaRange[] = [];
+  for (const [range] of accept.matchAll(/(?:[^,"]|"(?:[^"\\]|\\.)*")+/g)) {
+    const [type = '', ...rest] = range.split(/;(?=(?:[^"]|"(?:[^"\\]|\\.)*")*$)/);
+    const parameters: Record<string, string> = {};
+    for (const parameter of rest) {
+      const eq = parameter.indexOf('=');
+      if (eq > 0) parameters[parameter.slice(0, eq).trim().toLowerCase()] = parameter.slice(eq + 1).trim().replace(/^"(.*)"$/s, '$1').replace(/\\(.)/g, '$1');
+    }
+    const q = parameters.q === undefined ? 1 : Number(parameters.q);
+    delete parameters.q;
+    if (/^[\w.+*-]+\/[\w.+*-]+$/.test(type.trim()) && Number.isFinite(q)) ranges.push({ type: type.trim().toLowerCase(), parameters, q });
+  }
+  return ranges;
+}
 
-/** What /graphql answers in one piece (as Apollo Server: the first is the default). */
-const SINGLE = ['application/json', 'application/graphql-response+json'];
+/** Types /graphql answers in one piece, and the ranges that cover them. */
+const SINGLE = new Set(['application/json', 'application/graphql-response+json', 'application/*', '*/*']);
 
 /**
  * Whether an Accept header asks for deferred fragments as multipart/mixed; deferSpec=20220824 parts rather
- * than one answer: parsed as media ranges with their parameters and q-values (negotiator), the multipart type
- * must be preferred over both JSON types. `multipart/mixed` without parameters counts, as Apollo Router has it.
+ * than one answer, parsed as media ranges with their parameters and q-values: a `multipart/mixed` range with
+ * `deferSpec=20220824` or no spec parameter (Apollo Router and GraphiQL send it bare; `subscriptionSpec` asks
+ * for something else), at a q-value above 0 and no lower than any JSON range's. A wildcard alone is one answer.
  */
 export function acceptsIncremental(accept: string | null | undefined): boolean {
   if (!accept) return false;
-  return new Negotiator({ headers: { accept } }).mediaType([DEFER_SPEC_20220824, ...SINGLE]) === DEFER_SPEC_20220824;
+  let multipart = 0;
+  let single = 0;
+  for (const { type, parameters, q } of mediaRanges(accept)) {
+    const spec = Object.keys(parameters).filter((name) => name.endsWith('spec'));
+    if (type === 'multipart/mixed' && spec.every((name) => name === 'deferspec') && (parameters.deferspec ?? '20220824') === '20220824') {
+      multipart = Math.max(multipart, q);
+    } else if (SINGLE.has(type)) {
+      single = Math.max(single, q);
+    }
+  }
+  return multipart > 0 && multipart >= single;
 }
 
 const part = (boundary: string, json: string, last: boolean) =>

@@ -132,6 +132,14 @@ export type RiskIndexQueryVariables = Exact<{
 
 export type RiskIndexQuery = { riskIndex: { area: { coverage: RiskCoverageStatus, states: Array<string>, cellsTouched: number, message: string }, riskInfo: { index: number | null, maxCellIndex: number | null, cellsWithCrashes: number, riskiestCells: Array<{ cell: string, riskIndex: number, latitude: number, longitude: number }> }, accidentSummary: { total: number, fatal: number, injury: number, propertyDamageOnly: number }, realtimeTraffic: { sensors: number, meanSpeedKph: number | null, asOf: string | null } } };
 
+export type RiskIndexMapDeferredQueryVariables = Exact<{
+  wkt: string;
+  radius?: number | null | undefined;
+}>;
+
+
+export type RiskIndexMapDeferredQuery = { riskIndex: { riskInfo: { index: number | null, maxCellIndex: number | null, cellsWithCrashes: number }, accidentSummary: { total: number, fatal: number, injury: number, propertyDamageOnly: number } } } & ({ riskMap: { map: string } } | { riskMap?: never });
+
 export type ScoringUserQueryVariables = Exact<{
   userId: string | number;
 }>;
