@@ -6,7 +6,8 @@
  *
  * Each part is shaped on its own, with its own selection set at each object of its path that the parts sent
  * so far hold (one item per object: a fragment inside a list gives one per element): null propagation stops at
- * the fragment (its item's `data` is null) and its errors, its fetches' and its shaping's, stay in its items.
+ * the fragment (its item's `data` is null) and its fetches' errors stay in its items (value completion errors,
+ * when fetching had none, in the item's `extensions.valueCompletion`, as upstream does for a whole answer).
  * The objects of all parts are counted against GRAPHQL_MAX_RESPONSE_OBJECTS: past it the answer ends with one
  * RESPONSE_TOO_LARGE error and `hasNext: false`.
  */
@@ -34,6 +35,7 @@ export interface IncrementalItem {
   path: Path;
   label?: string;
   errors?: GraphQLFormattedError[];
+  extensions?: { valueCompletion: GraphQLFormattedError[] };
 }
 
 export interface SubsequentPayload {
@@ -198,7 +200,9 @@ export function deliverParts({ operation, variables, unfilteredData, root, maxRe
       const { data, errors } = shape(part, type, { path, input });
       if (data) mergeInto(into, data);
       objects += countObjects(data, maxResponseObjects);
-      return { data, path, ...(part.label === undefined ? {} : { label: part.label }), ...(errors.length ? { errors: errors.map(formatError) } : {}) };
+      // As upstream's post-processing: value completion errors only when fetching had none, and as an extension.
+      const completion = errors.length && !part.errors.length ? { extensions: { valueCompletion: errors.map(formatError) } } : {};
+      return { data, path, ...(part.label === undefined ? {} : { label: part.label }), ...completion };
     });
     const fetchErrors = part.errors.map(formatError);
     if (!items.length) return fetchErrors.length ? { errors: fetchErrors, hasNext: true } : null;
@@ -232,7 +236,14 @@ export function deliverParts({ operation, variables, unfilteredData, root, maxRe
 
   return {
     initial() {
-      const shaped = shape(root, rootType, { path: [], input: unfilteredData }, true);
+      // The planner leaves introspection (root __typename included) out of the primary's subselection: put back the root's own.
+      const introspection = operation.selectionSet.selections()
+        .filter((selection) => selection.kind === 'FieldSelection' && selection.element.name.startsWith('__')).map(String);
+      const inner = (root.subselection ?? '').trim().replace(/^\{([\s\S]*)\}$/, '$1');
+      const primary = { ...root, subselection: `{ ${inner} ${introspection.join(' ')} }` };
+      const shaped = primary.subselection.replace(/[{}\s]/g, '') === ''
+        ? { data: Object.create(null) as Data, errors: [] as GraphQLError[] }
+        : shape(primary, rootType, { path: [], input: unfilteredData }, true);
       sent = shaped.data === null ? null : structuredClone(shaped.data);
       objects = countObjects(shaped.data, maxResponseObjects);
       return shaped;
