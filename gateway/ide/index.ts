@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { printSchema, Supergraph } from '@apollo/federation-internals';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
+import { buildSchema, parse, print, validate, type DirectiveDefinitionNode, type GraphQLSchema } from 'graphql';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { pageHeaders, selfAndSameHostWebSockets } from '../http/security-headers.ts';
@@ -61,10 +61,11 @@ export const IDE_ASSET_PREFIX = '/ide/';
 const IDE_HEADERS = pageHeaders({ 'connect-src': [selfAndSameHostWebSockets], 'font-src': ['data:'] });
 export const AUTHORIZATION_TEMPLATE = `Bearer <paste an access_token from POST ${TOKEN_PATH}>`;
 
-/** The API schema clients see (the supergraph without the join/link machinery). */
+/** The API schema clients see (the supergraph without the join/link machinery), with @defer as the gateway serves it. */
 export function apiSchema(supergraphSdl = readFileSync(supergraphPath, 'utf8')): GraphQLSchema {
   // Through SDL: federation-internals is CommonJS and would hand back the other copy of graphql's classes.
-  return buildSchema(printSchema(Supergraph.build(supergraphSdl).apiSchema()));
+  const api = Supergraph.build(supergraphSdl).apiSchema();
+  return buildSchema(`${printSchema(api)}\n\n${print(api.deferDirective().toAST() as DirectiveDefinitionNode)}`);
 }
 
 /** Validation errors of one example against a schema (empty when it is valid). */
