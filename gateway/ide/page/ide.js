@@ -107,6 +107,8 @@ createRoot(document.getElementById('graphiql')).render(h(GraphiQL, {
   fetcher,
   plugins: [signInPlugin, explorerPlugin()],
   defaultTabs: config.tabs,
+  // A first visit shows the first tab with its example's variables (stored tabs win afterwards).
+  initialVariables: config.tabs[0]?.variables,
   defaultHeaders: config.headers,
   defaultEditorToolsVisibility: 'variables',
   isHeadersEditorEnabled: true,
