@@ -24,9 +24,12 @@ const require = createRequire(import.meta.url);
 /** A file inside an installed package, also where the package's `exports` hide it (react's umd/). */
 export const packageFile = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file);
 
-/** Serves a file, read once and gzipped once when the client accepts it. */
+/**
+ * Serves a file, read once: as its brotli copy (`<file>.br`, made with the bundle) to a client that
+ * accepts br, else gzipped once when the client accepts gzip, else plain.
+ */
 export function assetSender() {
-  const cache = new Map<string, { raw: Buffer; gzip?: Buffer }>();
+  const cache = new Map<string, { raw: Buffer; gzip?: Buffer; br?: Buffer | null }>();
   return (request: FastifyRequest, reply: FastifyReply, { path, type }: Asset) => {
     let entry = cache.get(path);
     if (!entry) {
@@ -34,7 +37,13 @@ export function assetSender() {
       cache.set(path, entry);
     }
     addVary(reply.type(type).header('cache-control', 'public, max-age=86400'), 'Accept-Encoding');
-    if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) || type.startsWith('image/')) return reply.send(entry.raw);
+    const accepted = String(request.headers['accept-encoding'] ?? '');
+    if (type.startsWith('image/')) return reply.send(entry.raw);
+    if (/\bbr\b/.test(accepted)) {
+      entry.br ??= existsSync(`${path}.br`) ? readFileSync(`${path}.br`) : null;
+      if (entry.br) return reply.header('content-encoding', 'br').send(entry.br);
+    }
+    if (!/\bgzip\b/.test(accepted)) return reply.send(entry.raw);
     entry.gzip ??= gzipSync(entry.raw);
     return reply.header('content-encoding', 'gzip').send(entry.gzip);
   };

@@ -89,10 +89,15 @@ describe('GraphiQL and the REST docs page over HTTP', () => {
     const gzipped = await fetch(`${t.url}/ide/ide.js`, { headers: { 'accept-encoding': 'gzip' } });
     expect(gzipped.headers.get('content-encoding')).toBe('gzip');
     expect(Number(gzipped.headers.get('content-length'))).toBeLessThan(size / 2);
+    // Brotli, made with the bundle, for browsers (which all accept it).
+    const br = await fetch(`${t.url}/ide/ide.js`, { headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
+    expect(br.headers.get('content-encoding')).toBe('br');
+    expect(Number(br.headers.get('content-length'))).toBeLessThan(Number(gzipped.headers.get('content-length')));
+    expect(Buffer.from(await br.arrayBuffer()).equals(readFileSync(join(folder, 'ide.js')))).toBe(true);
     const plain = await fetch(`${t.url}/ide/ide.js`, { headers: { 'accept-encoding': 'identity' } });
     expect(plain.headers.get('content-encoding')).toBeNull();
     expect(Number(plain.headers.get('content-length'))).toBe(size);
-    for (const path of ['/ide/..%2Fpackage.json', '/ide/ide.map', '/ide/nothing.js', '/docs/assets/index.html']) {
+    for (const path of ['/ide/..%2Fpackage.json', '/ide/ide.map', '/ide/ide.js.br', '/ide/nothing.js', '/docs/assets/index.html']) {
       expect((await t.request('GET', path)).status, path).toBe(404);
     }
   });
