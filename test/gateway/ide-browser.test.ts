@@ -2,8 +2,8 @@
  * The IDE (GraphiQL 5 at GET /graphql) as an analyst uses it, in the project's Chromium under the
  * page's Content-Security-Policy (every page records violations; each test asserts there were none):
  * sign in with an API client's id and secret and run a field that needs a token, the token renewed
- * before it expires, a shared link opened unrun and copied back, the explorer's query, and the
- * example subscription over a WebSocket.
+ * before it expires, a shared link opened unrun and copied back, a deferred fragment's part, the
+ * explorer's query, and the example subscription over a WebSocket.
  */
 import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -157,6 +157,24 @@ describe('the IDE in headless Chromium', () => {
     expect(new URL(copied).pathname).toBe('/graphql');
     expect(fragment.get('query')).toBe(query);
     expect(JSON.parse(fragment.get('variables')!)).toEqual(JSON.parse(variables));
+    expect(violations).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it('asks for deferred fragments as multipart parts and shows the map part merged into the answer', async () => {
+    const context = await newContext();
+    const { page, violations } = await open(context);
+    const answers: string[] = [];
+    page.on('response', (response) => {
+      if (response.url().endsWith('/graphql') && /RiskIndexMapDeferred/.test(response.request().postData() ?? '')) answers.push(String(response.headers()['content-type']));
+    });
+    await page.getByRole('tab', { name: 'RiskIndexMapDeferred' }).click();
+    await run(page);
+    await expect.poll(() => responseText(page), { timeout: 30_000 }).toContain('"riskMap"');
+    const shown = await responseText(page);
+    expect(shown).toContain('"riskInfo"');
+    expect(shown).toContain('<svg');
+    expect(answers).toEqual([expect.stringMatching(/^multipart\/mixed;.*deferSpec=20220824/)]);
     expect(violations).toEqual([]);
     await context.close();
   }, 90_000);
