@@ -3,8 +3,8 @@
  * TypeScript; fork.ts pins the version (test/gateway/query-plan-executor-fork.test.ts fails on another one).
  * What changed:
  * - `Defer` nodes are executed instead of asserting "@defer support is not available in the gateway": the
- *   primary selection first, each deferred node once the data it stands on is there (a root-level one that
- *   depends on no fetch at once, in parallel with the primary), each in a part of its own (errors, shaping);
+ *   primary selection first, then every deferred node, in parallel, once the primary's fetches are done
+ *   and the event loop has turned, each in a part of its own (errors, shaping);
  *   see deferred.ts for how the parts are shaped and delivered;
  * - with `incremental` false (a client that does not accept multipart/mixed), every deferred node is awaited
  *   and the whole operation is shaped at once: the ordinary answer of the same query without @defer;
@@ -223,23 +223,23 @@ async function executeNode(context: ExecutionContext, node: PlanNode, currentCur
 
 /**
  * A Defer node (at the top of the plan, or of a deferred fragment nesting others): its primary selection
- * is the current part's; each deferred fragment becomes a part of its own, started at once when it stands on
- * nothing fetched (the root, no dependency), else once the primary's fetches are done.
+ * is the current part's; each deferred fragment becomes a part of its own, all of them started together once
+ * the primary's fetches are done and the event loop has turned: the primary part is written before any
+ * deferred work (a Risk Index map's CPU, in-process) can hold the loop, so it is never later than the same
+ * query without the deferred fields.
  */
 async function executeDefer(context: ExecutionContext, node: DeferNode) {
   context.part.subselection = node.primary.subselection;
-  const independent = (deferred: DeferredNode) => deferred.depends.length === 0 && deferred.queryPath.length === 0;
-  const early = node.deferred.filter(independent).map((deferred) => startDeferred(context, deferred));
   if (node.primary.node) await executeNode(context, node.primary.node, context.root);
-  const late = node.deferred.filter((deferred) => !independent(deferred)).map((deferred) => startDeferred(context, deferred));
-  context.part.children.push(...early, ...late);
+  const turned = new Promise<void>((resolve) => { setImmediate(resolve); });
+  context.part.children.push(...node.deferred.map((deferred) => startDeferred(context, deferred, turned)));
 }
 
-function startDeferred(context: ExecutionContext, deferred: DeferredNode): DeferredPart {
+function startDeferred(context: ExecutionContext, deferred: DeferredNode, after: Promise<void>): DeferredPart {
   const part: PartState = { queryPath: deferred.queryPath, label: deferred.label, subselection: deferred.subselection, errors: [], children: [] };
   const child: ExecutionContext = { ...context, part, errors: part.errors };
   // Deferred nodes' Flatten paths are from the root of the answer.
-  const executed = (deferred.node ? executeNode(child, deferred.node, context.root) : Promise.resolve()).then(() => part, (error: unknown) => {
+  const executed = after.then(() => (deferred.node ? executeNode(child, deferred.node, context.root) : undefined)).then(() => part, (error: unknown) => {
     part.errors.push(error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error)));
     return part;
   });
