@@ -18,11 +18,14 @@ import { clientErrorHandler } from './http/client-error.ts';
 import { requestCollapsing } from './collapse/requests.ts';
 import { gatewayFeatures } from './features.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
+import { TrustedDocuments } from './trusted/registry.ts';
+import { TrustedDocumentStore } from './trusted/store.ts';
 import { inFlightBound } from './protection/in-flight.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { problem, sendProblem } from '../subgraphs/platform/rest/problem.ts';
 import { API_FALLBACK_HEADERS } from './http/security-headers.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -41,6 +44,8 @@ export interface GatewayOptions {
   publicAnswers?: PublicAnswers;
   /** How long an SSE reservation waits for its stream to open (tests shorten it). */
   reservationUnopenedMs?: number;
+  /** The process's event bus: subscriptions take committed events from its live(). */
+  bus: EventBus;
 }
 
 export interface Gateway {
@@ -49,11 +54,14 @@ export interface Gateway {
   tokenGate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
   metrics: GatewayMetrics;
+  /** Trusted documents: the tables, and this process's view of them. */
+  documentStore: TrustedDocumentStore;
+  trusted: TrustedDocuments;
   close(): Promise<void>;
 }
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening: gateway/features.ts in order. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -81,9 +89,13 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   const verify = cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation);
   const gate = createTokenGate(verify, revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
+  const documentStore = new TrustedDocumentStore(db.orm.em);
+  const trusted = new TrustedDocuments(documentStore, app.log);
+  await trusted.start();
+  app.addHook('onClose', async () => trusted.stop());
   const features = gatewayFeatures({
-    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, supergraphSdl, limits, bounds, probes, metrics,
-    collapsing, apqDocument, clients, privateKey: keys.privateKey, verify, gate, idempotency,
+    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, supergraphSdl, limits, bounds, probes, metrics,
+    collapsing, apqDocument, clients, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 
   const apollo = new ApolloServer<GatewayContext>({
@@ -106,7 +118,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   for (const { register } of features) await register?.(app, { apollo });
 
   return {
-    app, clients, tokenGate: gate, idempotency, metrics,
+    app, clients, tokenGate: gate, idempotency, metrics, documentStore, trusted,
     async close() {
       await app.close();
     },

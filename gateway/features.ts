@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, Fastif
 import type { TokenVerifier } from './auth/token-gate.ts';
 import type { RevocationCheck } from './auth/revocation.ts';
 import type { Config } from '../subgraphs/platform/config.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { boundedJsonPlugin } from '../subgraphs/platform/nesting-http.ts';
@@ -24,6 +25,8 @@ import { healthPlugin } from './health.ts';
 import { homePlugin } from './home.ts';
 import type { DocumentByHash } from './idempotency/request.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
+import type { TrustedDocuments } from './trusted/registry.ts';
+import type { TrustedDocumentStore } from './trusted/store.ts';
 import { idePlugin } from './ide/index.ts';
 import { restInFlightPlugin, type RestInFlightBound } from './protection/in-flight.ts';
 import { jsonNewlinePlugin } from './http/json-newline.ts';
@@ -94,6 +97,7 @@ export interface GatewayParts {
   localSubgraphs?: readonly Subgraph[];
   publicAnswers?: PublicAnswers;
   reservationUnopenedMs?: number;
+  bus: EventBus;
   supergraphSdl: string;
   limits: ReturnType<typeof graphqlLimits>;
   bounds: readonly RestInFlightBound[];
@@ -107,6 +111,9 @@ export interface GatewayParts {
   verify: TokenVerifier;
   gate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
+  documentStore: TrustedDocumentStore;
+  /** Trusted documents as this process applies them (gateway/trusted/registry.ts). */
+  trusted: TrustedDocuments;
 }
 
 /** How often expired Idempotency-Keys are deleted. */
@@ -165,8 +172,8 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('client-names', clientNamesPlugin, { metrics, config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
-      reservationUnopenedMs: parts.reservationUnopenedMs,
+      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics, bus: parts.bus,
+      reservationUnopenedMs: parts.reservationUnopenedMs, trusted: parts.trusted,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({
       config, apollo, gate: parts.gate, parseOptions: limits.parseOptions, collapsing,
@@ -175,6 +182,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
         count: (outcome) => metrics.idempotency.inc({ outcome }),
       },
       clients: parts.clients, revocation: parts.revocation, publicAnswers: parts.publicAnswers,
+      documents: { store: parts.documentStore, trusted: parts.trusted, clients: parts.clients, parseOptions: limits.parseOptions },
     }))),
     feature('openapi', openApiRoutePlugin, { routes: restRoutes }),
     feature('health', healthPlugin, { db: parts.db, probes: parts.probes, localSubgraphs: parts.localSubgraphs }),

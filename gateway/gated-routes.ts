@@ -8,6 +8,7 @@ import { statusForCode } from '../subgraphs/platform/errors.ts';
 import { boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
+import { registerAdminDocumentRoutes, type AdminDocumentsOptions } from './admin/documents-routes.ts';
 import type { ClientStore } from './auth/clients.ts';
 import type { createTokenGate } from './auth/token-gate.ts';
 import { graphqlHandler } from './collapse/graphql-handler.ts';
@@ -21,6 +22,7 @@ import { registerRestRoutes, type Execute, type OperationResult } from './rest/r
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
 import type { GatewayContext } from './supergraph.ts';
+import { trustedDocumentsHook } from './trusted/http.ts';
 
 export interface GatedRoutesOptions {
   config: Config;
@@ -32,6 +34,8 @@ export interface GatedRoutesOptions {
   clients: ClientStore;
   revocation: RevocationCheck;
   publicAnswers?: PublicAnswers;
+  /** Trusted documents: the /graphql hook and the admin routes. */
+  documents: AdminDocumentsOptions;
 }
 
 const contextFrom = (request: FastifyRequest): GatewayContext => {
@@ -70,6 +74,7 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   addRequestRateLimit(api);
   // Before the idempotency plugin, which parses the document.
   boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
+  trustedDocumentsHook(api, options.documents.trusted, '/graphql');
   await api.register(idempotencyPlugin, { ...options.idempotency, graphqlPath: '/graphql', parseOptions });
   const handler = graphqlHandler(apollo, async (request: FastifyRequest) => contextFrom(request), collapsing);
   const { wsHandler, sseHandler, multipartHandler, wantsMultipart } = api.subscriptions;
@@ -90,4 +95,5 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   const restOptions = { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: options.publicAnswers?.version };
   registerRestRoutes(api, restRoutes, restExecute(apollo, collapsing), restOptions);
   registerAdminClientRoutes(api, options.clients, options.revocation);
+  registerAdminDocumentRoutes(api, options.documents);
 }

@@ -72,6 +72,13 @@ const schema = z.object({
   /** Shared counters of the request and token-attempt limits; without it each process counts alone. */
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),
+  /** NATS server(s) with JetStream for committed events (comma-separated URLs); unset: events go in-process (one process). */
+  NATS_URL: optionalString.refine((urls) => !urls || urls.split(',').every((url) => /^(nats|tls|wss?):\/\/\S+$/.test(url.trim())),
+    'comma-separated nats://host:port URLs'),
+  /** How long the stream of committed events keeps them (its maximum age). */
+  EVENTS_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(72),
+  /** How often each area's relay checks its outbox besides being woken by its own process's commits (other processes' commits). */
+  EVENTS_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** Prometheus `GET /metrics` on this port instead of PORT; with WORKERS>1 the primary serves every worker's added up. */
@@ -110,6 +117,8 @@ const schema = z.object({
   RISK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
   /** Evaluated public Risk Index answers kept in memory by the risk subgraph, MB (0: none); see subgraphs/risk/services/answer-cache.ts. */
   RISK_ANSWER_CACHE_MB: z.coerce.number().min(0).max(4096).default(32),
+  /** Days the event history (the webhooks subgraph's `events` table) keeps an event; older ones are pruned. */
+  EVENTS_HISTORY_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
   /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
   WEBHOOK_WORKER: z.stringbool().default(true),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),

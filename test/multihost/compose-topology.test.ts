@@ -1,8 +1,8 @@
 /**
  * docker-compose.yml's topology without Docker: every subgraph `node subgraphs/serve.ts <name>` on a
  * host of its own (a network namespace), the gateway on another reaching them at <NAME>_URL with
- * INTERNAL_HOP_KEY, PostgreSQL and Redis on the machine itself (forwarded from the root namespace's
- * LAN address to their loopback). Each host has its own DATA_DIR and its keys from the environment.
+ * INTERNAL_HOP_KEY, PostgreSQL, Redis and a nats-server of the test's own on the machine itself
+ * (forwarded from the root namespace's LAN address to their loopback). Each host has its own DATA_DIR and its keys from the environment.
  * Runs on PostgreSQL in both CI runs (the machine's, a database of its own); skipped, saying why,
  * only where namespaces cannot be made or PostgreSQL/Redis do not answer.
  */
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { testDatabase } from '../support/database.ts';
+import { startNatsServer, type NatsServer } from '../support/nats-server.ts';
 import { gatewayClient } from '../support/http.ts';
 import { createLan, namespacesUnavailable, removeLeftovers, type HostProcess, type Lan } from '../support/netns.ts';
 import { DEFAULT_CLIENT } from '../support/stack.ts';
@@ -51,6 +52,7 @@ const envOf: Record<string, Record<string, string>> = {};
 let lan: Lan;
 let forwarders: Awaited<ReturnType<typeof tcpProxy>>[] = [];
 let database: Awaited<ReturnType<typeof testDatabase>>;
+let nats: NatsServer;
 let receiver: HostProcess;
 let receiverUrl: string;
 let gatewayUrl: string;
@@ -150,7 +152,9 @@ beforeAll(async () => {
   if (skipReason) return;
   await removeLeftovers();
   lan = await createLan([...SUBGRAPHS, 'gateway']);
+  nats = await startNatsServer();
   forwarders = await Promise.all([
+    tcpProxy('127.0.0.1', nats.port, { host: lan.address, port: nats.port }),
     tcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432), { host: lan.address, port: 5432 }),
     tcpProxy(REDIS.hostname, Number(REDIS.port || 6379), { host: lan.address, port: 6379 }),
   ]);
@@ -161,7 +165,7 @@ beforeAll(async () => {
   const internal = await generateKeyPair('EdDSA', { extractable: true });
   const common = {
     NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '4000', LOG_LEVEL: 'warn',
-    DATABASE_URL: databaseUrl.toString(), REDIS_URL: `redis://${lan.address}:6379`, REDIS_KEY_PREFIX: `frg-mh-${randomBytes(6).toString('hex')}:`,
+    DATABASE_URL: databaseUrl.toString(), NATS_URL: `nats://${lan.address}:${nats.port}`, REDIS_URL: `redis://${lan.address}:6379`, REDIS_KEY_PREFIX: `frg-mh-${randomBytes(6).toString('hex')}:`,
     INTERNAL_HOP_KEY: generateHopKey(), INTERNAL_TOKEN_PUBLIC_KEY: await exportSPKI(internal.publicKey),
     MVR_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     // Seven processes on one machine's PostgreSQL (and two cores): small pools, no load shedding.
@@ -201,6 +205,7 @@ afterAll(async () => {
   await Promise.all(forwarders.map((f) => f.close()));
   await lan?.close();
   await database?.drop();
+  await nats?.close();
   await Promise.all(folders.map((f) => rm(f, { recursive: true, force: true })));
   if (skipReason) return;
   figures.totalMs = Math.round(performance.now() - started);
