@@ -34,9 +34,9 @@ const inBox = (f: Feature) => {
 };
 
 /** Every page of the REST crash export of the box, its crashes inside the box. */
-async function restCrashes(): Promise<Feature[]> {
+async function restCrashes(filter: Record<string, string> = {}): Promise<Feature[]> {
   const all: Feature[] = [];
-  let next: string | null = `/riskIndex/v1/export/crashes?${new URLSearchParams({ geometry: BOX_WKT, limit: '1000' })}`;
+  let next: string | null = `/riskIndex/v1/export/crashes?${new URLSearchParams({ geometry: BOX_WKT, limit: '1000', ...filter })}`;
   while (next) {
     const res = await fetch(`${t.url}${next}`);
     expect(res.status).toBe(200);
@@ -148,6 +148,23 @@ describe('OGC API - Features over HTTP', () => {
     expect(until.features.length).toBe(rest.filter((f) => Number(f.properties.YEAR) <= 2014).length);
   }, 120_000);
 
+  it('the crash filter of the Risk Index: the same crashes as the REST export under it; cells under it too', async () => {
+    const filter = { hours: '0,1,2,3,4,5', pedestrians: 'true' };
+    const rest = await restCrashes(filter);
+    expect(rest.length).toBeGreaterThan(3);
+    const ogc = await walk(`${OGC}/collections/crashes/items?bbox=${BBOX.join(',')}&limit=7&${new URLSearchParams(filter)}`);
+    expect(ogc.features.map((f) => f.id.split('_')[0]).sort()).toEqual(rest.map((f) => `${f.properties.YEAR}-${f.properties.ST_CASE}`).sort());
+    const query = `bbox=${BBOX.join(',')}&limit=10000`;
+    const fatal = (page: Page) => page.features.reduce((n, f) => n + Number(f.properties.fatal), 0);
+    const all = (await get(`${OGC}/collections/cells/items?${query}`)).body as unknown as Page;
+    const filtered = (await get(`${OGC}/collections/cells/items?${query}&${new URLSearchParams(filter)}`)).body as unknown as Page;
+    expect(fatal(filtered)).toBeGreaterThan(0);
+    expect(fatal(filtered)).toBeLessThan(fatal(all));
+    const bad = await get(`${OGC}/collections/crashes/items?hours=25`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'InvalidParameterValue', description: expect.stringMatching(/hours/) });
+  }, 120_000);
+
   it('hostile input: 400 OGC exceptions before any work, 404 for an unknown collection or feature', async () => {
     const items = `${OGC}/collections/crashes/items`;
     for (const query of ['limit=1e9', 'limit=10001', 'limit=abc', 'limit=0', 'bbox=1,2,3', 'bbox=a,b,c,d', 'bbox=-200,0,0,10',
@@ -158,6 +175,11 @@ describe('OGC API - Features over HTTP', () => {
     }
     expect((await get(`${items}?bbox=170,0,-170,10`)).body.description).toMatch(/antimeridian/);
     expect((await get(`${OGC}/collections/cells/items?datetime=2015-01-01`)).status).toBe(400);
+    // The whole world at the largest limit: the search area budget answers, as an OGC exception, or a bounded page.
+    const world = await get(`${items}?bbox=-180,-90,180,90&limit=10000`);
+    expect([200, 422]).toContain(world.status);
+    if (world.status === 422) expect(world.body).toMatchObject({ code: 'InvalidParameterValue', description: expect.any(String) });
+    else expect((world.body.features as unknown[]).length).toBeLessThanOrEqual(10_000);
     for (const path of [`${OGC}/collections/nope`, `${OGC}/collections/nope/items`, `${items}/2015-1_0_0`, `${items}/junk`]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);

@@ -7,6 +7,8 @@
 import { cellToLatLng, getResolution } from 'h3-js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RISK_REST_PREFIX, type RiskExportData } from '../rules.ts';
+import { AppError } from '../../platform/errors.ts';
+import { crashFilterFromQuery } from '../filter/crash-filter.ts';
 import { COVERAGE_BBOX, readItems, type Feature } from './items.ts';
 import { ogcOpenApi } from './openapi.ts';
 import { OgcError, parseBbox, parseDatetime, parseLimit, type Bbox } from './params.ts';
@@ -57,7 +59,8 @@ async function items(app: FastifyInstance, request: FastifyRequest, data: RiskEx
   const limit = parseLimit(query.limit);
   const datetime = parseDatetime(query.datetime);
   if (datetime && data === 'cells') throw new OgcError(400, 'InvalidParameterValue', 'datetime applies to crashes only: cells have no time');
-  const page = await readItems(app, { ip: request.ip, data, bbox: bbox ?? COVERAGE_BBOX, limit, datetime, after: query.cursor ?? null });
+  const filter = crashFilterOf(query);
+  const page = await readItems(app, { ip: request.ip, data, bbox: bbox ?? COVERAGE_BBOX, limit, datetime, filter, after: query.cursor ?? null });
   const href = `${baseUrl(request)}/collections/${data}/items`;
   const keep = new URLSearchParams(Object.entries(query).filter(([k, v]) => k !== 'cursor' && v !== undefined) as [string, string][]);
   const next = page.after ? new URLSearchParams([...keep, ['cursor', page.after]]) : null;
@@ -73,6 +76,16 @@ async function items(app: FastifyInstance, request: FastifyRequest, data: RiskEx
     ],
     features: page.features.map((f) => (data === 'crashes' ? crashFeature(f) : f)),
   };
+}
+
+/** The Risk Index's crash filter (years, hours, ...: docs/risk-index.md), its 400 as an OGC exception. */
+function crashFilterOf(query: Query) {
+  try {
+    return crashFilterFromQuery((name) => query[name]);
+  } catch (error) {
+    if (error instanceof AppError) throw new OgcError(400, 'InvalidParameterValue', error.message);
+    throw error;
+  }
 }
 
 /** A crash's id carries its place (`YEAR-ST_CASE_lon_lat`): one crash is found in the cell that holds it. */
@@ -105,7 +118,7 @@ async function feature(app: FastifyInstance, request: FastifyRequest, data: Risk
     const [lat, lon] = cellToLatLng(id);
     box = [lon - half, lat - half, lon + half, lat + half];
   }
-  const page = await readItems(app, { ip: request.ip, data, bbox: box, limit: 10_000, datetime: null, after: null });
+  const page = await readItems(app, { ip: request.ip, data, bbox: box, limit: 10_000, datetime: null, filter: null, after: null });
   const found = page.features.map((f) => (data === 'crashes' ? crashFeature(f) : f)).find((f) => f.id === id);
   if (!found) throw missing;
   return found;

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportData } from '../rules.ts';
+import { crashFilterParams, type CrashFilter } from '../filter/crash-filter.ts';
 import { bboxWkt, OgcError, within, type Bbox, type Interval } from './params.ts';
 
 export interface Feature { type: 'Feature'; id: string; geometry: { type: string; coordinates: unknown }; properties: Record<string, unknown> }
@@ -15,10 +16,11 @@ export const OGC_SCAN_ROWS = 20_000;
 export const COVERAGE_BBOX: Bbox = [-124.5, 32.5, -87.0, 42.6];
 
 /** One export page: the REST problem (422 area budget, 503 busy) becomes an OGC exception with the same status. */
-async function exportPage(app: FastifyInstance, ip: string, data: RiskExportData, wkt: string, first: number, after: string | null) {
+async function exportPage(app: FastifyInstance, q: ItemsQuery, wkt: string, first: number, after: string | null) {
   const query = new URLSearchParams({ geometry: wkt, format: 'geojson', limit: String(first), ...(after ? { after } : {}) });
+  for (const [name, value] of crashFilterParams(q.filter)) query.set(name, value);
   // The caller's address goes along: the rate limit counts the caller, not the gateway.
-  const res = await app.inject({ method: 'GET', url: `${RISK_REST_PREFIX}/export/${data}?${query}`, remoteAddress: ip });
+  const res = await app.inject({ method: 'GET', url: `${RISK_REST_PREFIX}/export/${q.data}?${query}`, remoteAddress: q.ip });
   if (res.statusCode !== 200) {
     const problem = res.json<{ detail?: string; title?: string }>();
     const error = new OgcError(res.statusCode, res.statusCode === 503 ? 'ServiceUnavailable' : 'InvalidParameterValue', problem.detail ?? problem.title ?? 'error');
@@ -35,7 +37,9 @@ const inside = (f: Feature, [minx, miny, maxx, maxy]: Bbox) => {
   return lon >= minx && lon <= maxx && lat >= miny && lat <= maxy;
 };
 
-export interface ItemsQuery { ip: string; data: RiskExportData; bbox: Bbox; limit: number; datetime: Interval | null; after: string | null }
+export interface ItemsQuery {
+  ip: string; data: RiskExportData; bbox: Bbox; limit: number; datetime: Interval | null; filter: CrashFilter | null; after: string | null;
+}
 
 /**
  * At most `limit` features behind `after` (an export cursor). Crashes are kept when inside the bbox (the
@@ -47,7 +51,7 @@ export async function readItems(app: FastifyInstance, q: ItemsQuery) {
   const features: Feature[] = [];
   let after = q.after, scanned = 0, matched: number | null = null;
   do {
-    const page = await exportPage(app, q.ip, q.data, wkt, Math.min(RISK_EXPORT_PAGE[q.data].max, q.limit - features.length), after);
+    const page = await exportPage(app, q, wkt, Math.min(RISK_EXPORT_PAGE[q.data].max, q.limit - features.length), after);
     scanned += page.features.length;
     after = page.after;
     if (q.data === 'cells') {

@@ -1,4 +1,5 @@
 /** The OGC API's own OpenAPI 3.0 document (its `service-desc`), apart from the gateway's /openapi.json. */
+import { crashFilterQueryDocs } from '../filter/rest-docs.ts';
 import { OGC_LIMIT } from './params.ts';
 
 const param = (name: string, description: string, schema: Record<string, unknown>, where = 'query', required = false) =>
@@ -34,6 +35,7 @@ export const ogcOpenApi = (server: string) => ({
       param('limit', 'Features of the page (fewer may come back while a next link follows)',
         { type: 'integer', minimum: 1, maximum: OGC_LIMIT.max, default: OGC_LIMIT.default }),
       param('datetime', 'crashes: a date, date-time or interval a/b (.. for an open end; ../.. is refused), local to the crash', { type: 'string' }),
+      ...Object.entries(crashFilterQueryDocs()).map(([name, { description, ...schema }]) => param(name, `The crash filter (docs/risk-index.md): ${description}`, schema)),
       param('cursor', 'Opaque position given by a next link', { type: 'string' }),
       f,
     ]),
