@@ -119,7 +119,7 @@ describe('OGC API - Features over HTTP', () => {
   });
 
   it('items: timeStamp, counts, and one feature by its id; cells as polygons with their figures', async () => {
-    const page = (await get(`${OGC}/collections/crashes/items?bbox=${BBOX.join(',')}&limit=5`)).body as unknown as Page;
+    const page = (await get(`${OGC}/collections/crashes/items?bbox=${BBOX.join(',')}&limit=5&f=json`)).body as unknown as Page;
     expect(page).toMatchObject({ type: 'FeatureCollection', numberReturned: 5 });
     expect(Date.parse(page.timeStamp)).not.toBeNaN();
     const one = await get(`${OGC}/collections/crashes/items/${encodeURIComponent(page.features[0].id)}`);

@@ -12,18 +12,22 @@ interface ExportAnswer { features: Feature[]; numberMatched: number; links: { re
 
 /** Rows one items request may read from the exports (datetime skips rows): a bound on its work before it starts. */
 export const OGC_SCAN_ROWS = 20_000;
-/** Without bbox: the covered states' outline is not needed, a box around California and Illinois is. */
+/** The area of an items request without bbox: a box around the covered states, California and Illinois. */
 export const COVERAGE_BBOX: Bbox = [-124.5, 32.5, -87.0, 42.6];
 
-/** One export page: the REST problem (422 area budget, 503 busy) becomes an OGC exception with the same status. */
+/** The OGC exception code of a REST problem's status (422: the area budget; 503: the in-flight bound). */
+const codeOf = (status: number) =>
+  ({ 429: 'TooManyRequests', 503: 'ServiceUnavailable' })[status] ?? (status < 500 ? 'InvalidParameterValue' : 'ServerError');
+
+/** One export page: the REST problem becomes an OGC exception with the same status. */
 async function exportPage(app: FastifyInstance, q: ItemsQuery, wkt: string, first: number, after: string | null) {
   const query = new URLSearchParams({ geometry: wkt, format: 'geojson', limit: String(first), ...(after ? { after } : {}) });
   for (const [name, value] of crashFilterParams(q.filter)) query.set(name, value);
   // The caller's address goes along: the rate limit counts the caller, not the gateway.
   const res = await app.inject({ method: 'GET', url: `${RISK_REST_PREFIX}/export/${q.data}?${query}`, remoteAddress: q.ip });
   if (res.statusCode !== 200) {
-    const problem = res.json<{ detail?: string; title?: string }>();
-    const error = new OgcError(res.statusCode, res.statusCode === 503 ? 'ServiceUnavailable' : 'InvalidParameterValue', problem.detail ?? problem.title ?? 'error');
+    const problem = res.json<{ detail?: string; message?: string; title?: string }>();
+    const error = new OgcError(res.statusCode, codeOf(res.statusCode), problem.detail ?? problem.message ?? problem.title ?? 'error');
     throw Object.assign(error, { retryAfter: res.headers['retry-after'] });
   }
   const answer = res.json<ExportAnswer>();
