@@ -21978,7 +21978,23 @@ export interface operations {
                     /** @description An issuer registration: for the end users it admits */
                     issuerId?: string;
                     name?: string;
-                    manifest: Record<string, never>;
+                    /** @description The manifest, in either format */
+                    manifest: {
+                        /** @enum {string} */
+                        format: "apollo-persisted-query-manifest";
+                        /** @enum {integer} */
+                        version: 1;
+                        operations: {
+                            id: string;
+                            name?: string;
+                            /** @enum {string} */
+                            type?: "query" | "mutation" | "subscription";
+                            /** @description The document */
+                            body: string;
+                        }[];
+                    } | {
+                        [key: string]: string;
+                    };
                 };
             };
         };

@@ -76,6 +76,30 @@ const ownerSchema = {
   type: 'object', required: ['kind', 'id'],
   properties: { kind: { type: 'string', enum: ['client', 'issuer'] }, id: { type: 'string' } },
 };
+/** The two manifest formats the publish body takes (gateway/trusted/manifest.ts reads and checks them). */
+const manifestInput = {
+  description: 'The manifest, in either format',
+  oneOf: [{
+    type: 'object', title: "Apollo's persisted query manifest", required: ['format', 'version', 'operations'],
+    properties: {
+      format: { type: 'string', enum: ['apollo-persisted-query-manifest'] }, version: { type: 'integer', enum: [1] },
+      operations: {
+        type: 'array',
+        items: {
+          type: 'object', required: ['id', 'body'],
+          properties: {
+            id: { type: 'string' }, name: { type: 'string' }, type: { type: 'string', enum: ['query', 'mutation', 'subscription'] },
+            body: { type: 'string', description: 'The document' },
+          },
+        },
+      },
+    },
+  }, {
+    type: 'object', title: "GraphQL Code Generator's persisted-documents.json", description: 'Document id to document',
+    additionalProperties: { type: 'string' },
+  }],
+};
+
 const manifestSchema = {
   type: 'object', required: ['manifestId', 'owner', 'name', 'format', 'documents', 'publishedAt', 'retiredAt'],
   properties: {
@@ -102,7 +126,7 @@ export const adminDocumentPaths = {
       tags, security,
       requestBody: {
         required: true,
-        content: json({ type: 'object', required: ['manifest'], additionalProperties: false, properties: { ...ownerProperties, name: { type: 'string', maxLength: 200 }, manifest: { type: 'object' } } }),
+        content: json({ type: 'object', required: ['manifest'], additionalProperties: false, properties: { ...ownerProperties, name: { type: 'string', maxLength: 200 }, manifest: manifestInput } }),
       },
       responses: { 201: { description: 'The manifest, in force', content: json(manifestSchema) }, 404: problem('Unknown client'), ...adminBodyErrors, ...adminErrors },
     },

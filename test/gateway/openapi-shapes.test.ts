@@ -33,7 +33,10 @@ function gaps(document: Json, schema: unknown, at: string, seen = new Set<unknow
   const keywords = Object.keys(schema).filter((k) => !['description', 'example', 'examples', 'deprecated'].includes(k));
   if (!keywords.length) out.push(`${at}: {}`);
   const open = OPEN_MAPS.has(at.split('.').pop() ?? '') && schema.additionalProperties === true;
-  if ([schema.type].flat().includes('object') && !isObject(schema.properties) && !open) out.push(`${at}: an object without properties`);
+  // A map whose values have a stated shape (`additionalProperties: { ... }`) is stated too.
+  const map = isObject(schema.additionalProperties);
+  if ([schema.type].flat().includes('object') && !isObject(schema.properties) && !open && !map) out.push(`${at}: an object without properties`);
+  if (map) out.push(...gaps(document, schema.additionalProperties, `${at}{}`, seen));
   for (const [name, value] of Object.entries(isObject(schema.properties) ? schema.properties : {})) out.push(...gaps(document, value, `${at}.${name}`, seen));
   if (schema.items !== undefined) out.push(...gaps(document, schema.items, `${at}[]`, seen));
   for (const key of ['oneOf', 'anyOf', 'allOf'] as const) for (const [i, s] of (Array.isArray(schema[key]) ? schema[key] : []).entries()) out.push(...gaps(document, s, `${at}/${key}/${i}`, seen));
