@@ -5095,26 +5095,50 @@ export interface operations {
                  * @example 2013,2014,2015
                  */
                 years?: string;
-                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 6,7,8
+                 */
                 months?: string;
                 /**
                  * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
                  * @example 1,2,3,4,5,6,7
                  */
                 daysOfWeek?: string;
-                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 20,21,22,23
+                 */
                 hours?: string;
-                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Dark - Not Lighted,Dark - Lighted
+                 */
                 lightConditions?: string;
-                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Rain
+                 */
                 weather?: string;
-                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Minor Arterial,Local
+                 */
                 functionClasses?: string;
-                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
                 ruralUrban?: "RURAL" | "URBAN";
-                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
                 drunkDriver?: boolean;
-                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
                 pedestrians?: boolean;
                 /**
                  * @description Crashes with at least this many people killed
@@ -8383,26 +8407,50 @@ export interface operations {
                  * @example 2013,2014,2015
                  */
                 years?: string;
-                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 6,7,8
+                 */
                 months?: string;
                 /**
                  * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
                  * @example 1,2,3,4,5,6,7
                  */
                 daysOfWeek?: string;
-                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 20,21,22,23
+                 */
                 hours?: string;
-                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Dark - Not Lighted,Dark - Lighted
+                 */
                 lightConditions?: string;
-                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Rain
+                 */
                 weather?: string;
-                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Minor Arterial,Local
+                 */
                 functionClasses?: string;
-                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
                 ruralUrban?: "RURAL" | "URBAN";
-                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
                 drunkDriver?: boolean;
-                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
                 pedestrians?: boolean;
                 /**
                  * @description Crashes with at least this many people killed
@@ -10103,26 +10151,50 @@ export interface operations {
                  * @example 2013,2014,2015
                  */
                 years?: string;
-                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 6,7,8
+                 */
                 months?: string;
                 /**
                  * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
                  * @example 1,2,3,4,5,6,7
                  */
                 daysOfWeek?: string;
-                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 20,21,22,23
+                 */
                 hours?: string;
-                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Dark - Not Lighted,Dark - Lighted
+                 */
                 lightConditions?: string;
-                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Rain
+                 */
                 weather?: string;
-                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Minor Arterial,Local
+                 */
                 functionClasses?: string;
-                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
                 ruralUrban?: "RURAL" | "URBAN";
-                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
                 drunkDriver?: boolean;
-                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
                 pedestrians?: boolean;
                 /**
                  * @description Crashes with at least this many people killed
@@ -10376,26 +10448,50 @@ export interface operations {
                  * @example 2013,2014,2015
                  */
                 years?: string;
-                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 6,7,8
+                 */
                 months?: string;
                 /**
                  * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
                  * @example 1,2,3,4,5,6,7
                  */
                 daysOfWeek?: string;
-                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 20,21,22,23
+                 */
                 hours?: string;
-                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Dark - Not Lighted,Dark - Lighted
+                 */
                 lightConditions?: string;
-                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Rain
+                 */
                 weather?: string;
-                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Minor Arterial,Local
+                 */
                 functionClasses?: string;
-                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
                 ruralUrban?: "RURAL" | "URBAN";
-                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
                 drunkDriver?: boolean;
-                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
                 pedestrians?: boolean;
                 /**
                  * @description Crashes with at least this many people killed
@@ -21822,7 +21918,10 @@ export interface operations {
                  * @example client_00000000000000000000000000000001
                  */
                 clientId?: string;
-                /** @description An issuer registration: for the end users it admits */
+                /**
+                 * @description An issuer registration: for the end users it admits
+                 * @example issuer_7d2e9a1c4b6f4e0b9c3a8d5f1e2b7c6a
+                 */
                 issuerId?: string;
             };
             header?: never;
@@ -21973,9 +22072,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An API client: the manifest or mode is its own */
+                    /**
+                     * @description An API client: the manifest or mode is its own
+                     * @example client_3f6c0d2a9b8e4f1aa7c5e2d1b0c9f8e7
+                     */
                     clientId?: string;
-                    /** @description An issuer registration: for the end users it admits */
+                    /**
+                     * @description An issuer registration: for the end users it admits
+                     * @example issuer_7d2e9a1c4b6f4e0b9c3a8d5f1e2b7c6a
+                     */
                     issuerId?: string;
                     name?: string;
                     /** @description The manifest, in either format */
@@ -22308,9 +22413,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An API client: the manifest or mode is its own */
+                    /**
+                     * @description An API client: the manifest or mode is its own
+                     * @example client_3f6c0d2a9b8e4f1aa7c5e2d1b0c9f8e7
+                     */
                     clientId?: string;
-                    /** @description An issuer registration: for the end users it admits */
+                    /**
+                     * @description An issuer registration: for the end users it admits
+                     * @example issuer_7d2e9a1c4b6f4e0b9c3a8d5f1e2b7c6a
+                     */
                     issuerId?: string;
                     /** @enum {string} */
                     mode: "off" | "audit" | "enforce";

@@ -109,8 +109,8 @@ const manifestSchema = {
   },
 };
 const ownerProperties = {
-  clientId: { type: 'string', description: 'An API client: the manifest or mode is its own' },
-  issuerId: { type: 'string', description: 'An issuer registration: for the end users it admits' },
+  clientId: { type: 'string', description: 'An API client: the manifest or mode is its own', example: 'client_3f6c0d2a9b8e4f1aa7c5e2d1b0c9f8e7' },
+  issuerId: { type: 'string', description: 'An issuer registration: for the end users it admits', example: 'issuer_7d2e9a1c4b6f4e0b9c3a8d5f1e2b7c6a' },
 };
 const json = (schema: object) => ({ 'application/json': { schema } });
 const modeSchema = { type: 'object', required: ['owner', 'mode'], properties: { owner: ownerSchema, mode: { type: 'string', enum: [...TRUST_MODES] } } };
@@ -132,7 +132,7 @@ export const adminDocumentPaths = {
     },
     get: {
       operationId: 'listManifests', summary: 'List manifests (retired ones too) and modes, of one owner or of all (operators: admin scope)', tags, security,
-      parameters: Object.entries(ownerProperties).map(([name, schema]) => ({ name, in: 'query', required: false, schema: { type: 'string' }, description: schema.description })),
+      parameters: Object.entries(ownerProperties).map(([name, { description, example }]) => ({ name, in: 'query', required: false, schema: { type: 'string' }, description, example })),
       responses: {
         200: {
           description: 'Manifests and modes',

@@ -54,7 +54,9 @@ function operation(route: RestRoute) {
     const { description, ...schema } = route.docs?.params?.[m[1]] ?? {};
     return { name: m[1], in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string', ...schema } };
   });
-  const query = Object.entries(route.docs?.query ?? {}).map(([name, { required, description, ...schema }]) => ({ name, in: 'query', required: !!required, description, schema }));
+  const query = Object.entries(route.docs?.query ?? {}).map(([name, { required, description, example, ...schema }]) => ({
+    name, in: 'query', required: !!required, description, schema, ...(example !== undefined ? { example } : {}),
+  }));
   const status = String(route.status ?? 200);
   const contentTypes = route.docs?.contentTypes ?? ['application/json'];
   const idempotent = takesIdempotencyKey(route);

@@ -17,18 +17,24 @@ const MEANING: Record<CrashFilterField, string> = {
   minFatalities: 'Crashes with at least this many people killed',
 };
 
+/** An example of each list, for the document (an operation's recorded example, where it has one, wins). */
+const EXAMPLE: Record<ListField, string> = {
+  years: '2015', months: '6,7,8', daysOfWeek: '1,7', hours: '20,21,22,23', lightConditions: 'Dark - Not Lighted,Dark - Lighted',
+  weather: 'Clear,Rain', functionClasses: 'Minor Arterial,Local',
+};
+
 const listDoc = (field: ListField): JsonSchema & { description: string } => ({
-  type: 'string', description: `${MEANING[field]}: ${accepted(field)}, comma-separated (a name's own commas are kept)`,
+  type: 'string', description: `${MEANING[field]}: ${accepted(field)}, comma-separated (a name's own commas are kept)`, example: EXAMPLE[field],
   ...(LIST_FIELDS[field].kind === 'ints' ? { pattern: '^\\s*\\d+\\s*(,\\s*\\d+\\s*)*$' } : {}),
 });
 
 /** The filter's query parameters, as the OpenAPI document states them. */
 export const crashFilterQueryDocs = (): Record<CrashFilterField, JsonSchema & { description: string }> => ({
   ...Object.fromEntries((Object.keys(LIST_FIELDS) as ListField[]).map((f) => [f, listDoc(f)])) as Record<ListField, JsonSchema & { description: string }>,
-  ruralUrban: { type: 'string', enum: Object.keys(RURAL_URBAN_VALUES), description: MEANING.ruralUrban },
-  drunkDriver: { type: 'boolean', description: MEANING.drunkDriver },
-  pedestrians: { type: 'boolean', description: MEANING.pedestrians },
-  minFatalities: { type: 'integer', minimum: 1, maximum: MAX_MIN_FATALITIES, description: MEANING.minFatalities },
+  ruralUrban: { type: 'string', enum: Object.keys(RURAL_URBAN_VALUES), description: MEANING.ruralUrban, example: 'URBAN' },
+  drunkDriver: { type: 'boolean', description: MEANING.drunkDriver, example: false },
+  pedestrians: { type: 'boolean', description: MEANING.pedestrians, example: true },
+  minFatalities: { type: 'integer', minimum: 1, maximum: MAX_MIN_FATALITIES, description: MEANING.minFatalities, example: 1 },
 });
 
 const ints = nullable(arrayOf({ type: 'integer' }));
