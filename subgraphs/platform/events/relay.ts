@@ -3,6 +3,7 @@ import type { EventType } from '../webhooks/events.ts';
 import { onEventsCommitted } from '../webhooks/outbox.ts';
 import type { Database } from '../db/orm.ts';
 import { inTransaction, runner, type Row, type Run } from '../db/run.ts';
+import { inBackground } from '../db/statements.ts';
 import type { CommittedEvent, EventBus } from './bus.ts';
 
 /** Outbox rows read, published and deleted per round. */
@@ -145,7 +146,7 @@ export function startRelay(options: RelayOptions): Relay {
 
   const tick = async () => {
     try {
-      while (!stopped && await round(options, position) === BATCH);
+      while (!stopped && await inBackground(() => round(options, position)) === BATCH);
       if (failing) log.info({ source: name }, 'events: relay publishing again');
       failing = false;
     } catch (error) {
