@@ -8,7 +8,10 @@ import { statusForCode } from '../subgraphs/platform/errors.ts';
 import { boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
+import { registerAdminIssuerRoutes } from './admin/issuers-routes.ts';
 import type { ClientStore } from './auth/clients.ts';
+import type { IssuerStore } from './auth/issuers.ts';
+import type { TrustedIssuers } from './auth/oidc/trusted-issuers.ts';
 import type { createTokenGate } from './auth/token-gate.ts';
 import { graphqlHandler } from './collapse/graphql-handler.ts';
 import type { RequestCollapsing } from './collapse/requests.ts';
@@ -30,6 +33,8 @@ export interface GatedRoutesOptions {
   idempotency: Omit<IdempotencyOptions, 'graphqlPath' | 'parseOptions'>;
   collapsing?: RequestCollapsing;
   clients: ClientStore;
+  issuers: IssuerStore;
+  trustedIssuers: TrustedIssuers;
   revocation: RevocationCheck;
   publicAnswers?: PublicAnswers;
 }
@@ -68,7 +73,7 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
       { message: error.message, extensions: { code: error.code } },
     ])
     : sendProblem(reply, problemFromErrors([error.toJSON()])))));
-  addRequestRateLimit(api);
+  addRequestRateLimit(api, config);
   // Before the idempotency plugin, which parses the document.
   boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
   await api.register(idempotencyPlugin, { ...options.idempotency, graphqlPath: '/graphql', parseOptions });
@@ -88,4 +93,5 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   const restOptions = { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: options.publicAnswers?.version };
   registerRestRoutes(api, restRoutes, restExecute(apollo, collapsing), restOptions);
   registerAdminClientRoutes(api, options.clients, options.revocation);
+  registerAdminIssuerRoutes(api, options.issuers, options.trustedIssuers);
 }

@@ -1,11 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
-import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';
-import { problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
+import { adminBodyErrors as bodyErrors, adminErrors as errors, adminOnly as guarded, adminSecurity as security, idParam, parseBody, problem } from './admin-kit.ts';
 
 export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
 
@@ -14,29 +12,6 @@ const createBody = z.object({
   scopes: z.array(z.string()).min(1).max(10).default(['b2b', 'roadside']),
 }).strict();
 
-const clientIdParam = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'clientId must be printable ASCII');
-
-function requireAdmin(request: FastifyRequest): Caller {
-  const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
-  if (!caller) throw unauthenticated();
-  if (!caller.scopes.includes('admin')) throw forbidden("The access token lacks the 'admin' scope (request it with scope=admin, as an operator client)");
-  return caller;
-}
-
-const send = (reply: FastifyReply, error: unknown) => {
-  if (error instanceof AppError) return sendProblem(reply, problemFromErrors([error.toJSON()]));
-  throw error;
-};
-
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw badInput(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || undefined);
-  }
-  return parsed.data;
-}
-
 /**
  * The operator API for API clients (create, list, rotate, disable, enable), behind the `admin`
  * scope. Registered inside the token gate's scope. Every change reaches the database at once; other
@@ -44,19 +19,7 @@ function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
  * this one immediately.
  */
 export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientStore, revocation: RevocationCheck) {
-  const guarded = (handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (request: FastifyRequest, reply: FastifyReply) => {
-    try {
-      requireAdmin(request);
-      return await handler(request, reply);
-    } catch (error) {
-      return send(reply, error);
-    }
-  };
-  const clientIdOf = (request: FastifyRequest) => {
-    const parsed = clientIdParam.safeParse((request.params as { clientId: string }).clientId);
-    if (!parsed.success) throw badInput(parsed.error.issues[0]!.message, 'clientId');
-    return parsed.data;
-  };
+  const clientIdOf = (request: FastifyRequest) => idParam(request, 'clientId');
 
   // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay
   // (documented in adminClientPaths).
@@ -93,14 +56,7 @@ const credentials = {
   properties: { clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only in this response' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } } },
   required: ['clientId', 'clientSecret', 'organisation', 'scopes'],
 };
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
-const errors = {
-  401: problem('Missing, invalid or expired token'), 403: problem("Token lacks the 'admin' scope"), 414: problem('A URL over 16 KiB'), 429: problem('Rate limit exceeded (see Retry-After)'),
-  431: problem('Request line and headers over 16 KiB'), 503: problem('The database is unavailable or the service is overloaded (see Retry-After)'),
-};
-const bodyErrors = { 400: problem('Invalid input'), 413: problem('Request body too large'), 415: problem('Unsupported content type (accepted: application/json)') };
 const clientIdParameter = { name: 'clientId', in: 'path', required: true, schema: { type: 'string' } };
-const security = [{ bearer: ['admin'] }];
 
 /** OpenAPI paths of the admin API. */
 export const adminClientPaths = {

@@ -1,7 +1,16 @@
+import { trace } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { userHash } from '../../subgraphs/platform/auth/caller-key.ts';
 import { bearerToken, type Caller, type TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
 import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
 import { AppError } from '../../subgraphs/platform/errors.ts';
+
+/** An end user's request names its user in its log lines and trace as a digest only (a `sub` may be an e-mail address). */
+function identifyUser(request: FastifyRequest, registrationId: string, userId: string) {
+  const user = userHash(registrationId, userId);
+  request.log = request.log.child({ issuerRegistration: registrationId, user });
+  trace.getActiveSpan()?.setAttributes({ 'enduser.pseudo.id': user, 'app.issuer_registration': registrationId });
+}
 
 /**
  * Checks a presented bearer token at the edge with the verifier every subgraph uses too: signature,
@@ -22,7 +31,9 @@ export function createTokenGate(verify: TokenVerifier, revocation: RevocationChe
     hook: (onError: (request: FastifyRequest, reply: FastifyReply, error: AppError) => unknown) =>
       async (request: FastifyRequest, reply: FastifyReply) => {
         try {
-          (request as FastifyRequest & { caller?: Caller | null }).caller = await check(request.headers.authorization);
+          const caller = await check(request.headers.authorization);
+          (request as FastifyRequest & { caller?: Caller | null }).caller = caller;
+          if (caller?.userId !== undefined) identifyUser(request, caller.clientId, caller.userId);
         } catch (error) {
           if (error instanceof AppError) return onError(request, reply, error);
           throw error;

@@ -8,11 +8,16 @@ export const TOKEN_LIFETIME_SECONDS = 3600;
 export const SCOPES = ['b2b', 'roadside', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** Who is calling: the client, its organisation (tenant) and the scopes its token grants. */
+/**
+ * Who is calling: the client, its organisation (tenant) and the scopes its token grants. An end
+ * user signed in at the organisation's OpenID provider is `userId` (the issuer's claim, never
+ * logged as such), and `clientId` is then the issuer registration's id.
+ */
 export interface Caller {
   clientId: string;
   orgId: string;
   scopes: Scope[];
+  userId?: string;
 }
 
 /** `generation` is the client's secret generation when the token is issued (claim `gen`), see revocation.ts. */
