@@ -16,7 +16,7 @@ import { openDatabase } from '../../subgraphs/platform/db/orm.ts';
 import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { GATEWAY_MIGRATIONS } from '../stack.ts';
 import { ADMIN_CLIENTS_PATH } from '../admin/clients-routes.ts';
-import { TOKEN_PATH } from './token-route.ts';
+import { gatewayAnswers, operatorApi } from '../admin/operator-api.ts';
 import { Client, ClientStore, parseScopes } from './clients.ts';
 
 const usage = 'Usage: npm run clients -- create [--org <org>] [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
@@ -42,28 +42,10 @@ interface Operations {
   close(): Promise<void>;
 }
 
-const answers = (base: string) => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
-
 /** The running gateway's admin API, with an operator token. */
 async function throughServer(): Promise<Operations> {
-  // An empty variable counts as unset, as in loadConfig.
-  const id = values['client-id'] || process.env.ADMIN_CLIENT_ID || config.BOOTSTRAP_CLIENT_ID || process.env.CLIENT_ID;
-  const secret = values['client-secret'] || process.env.ADMIN_CLIENT_SECRET || config.BOOTSTRAP_CLIENT_SECRET || process.env.CLIENT_SECRET;
-  if (!id || !secret) {
-    throw new Error(`A gateway answers at ${url}: changes go through its admin API, which needs an operator client (scope admin: the bootstrap client, or the development client printed on first start). ` +
-      'Pass --client-id and --client-secret (or set ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET, or paste the development client\'s export CLIENT_ID=... CLIENT_SECRET=... line).');
-  }
-  const tokenResponse = await fetch(`${url}${TOKEN_PATH}`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret, scope: 'admin' }) });
-  const token = await tokenResponse.json() as { access_token?: string; error_description?: string };
-  if (!token.access_token) throw new Error(`The gateway at ${url} refused the operator client '${id}': ${token.error_description ?? tokenResponse.status}`);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${ADMIN_CLIENTS_PATH}${path}`, {
-      method, headers: { authorization: `Bearer ${token.access_token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-    });
-    const result = await response.json() as Record<string, unknown>;
-    if (!response.ok) throw new Error(`${response.status} ${String(result.detail ?? JSON.stringify(result))}`);
-    return result;
-  };
+  const api = await operatorApi(url, config, { clientId: values['client-id'], clientSecret: values['client-secret'] });
+  const call = (method: string, path: string, body?: unknown) => api(method, `${ADMIN_CLIENTS_PATH}${path}`, body);
   return {
     create: (org, scopes) => call('POST', '', { organisation: org, scopes }),
     list: async () => (await call('GET', '')).clients,
@@ -93,7 +75,7 @@ if (!['create', 'list', 'rotate', 'disable', 'enable'].includes(command ?? '')) 
   console.error(usage);
   process.exit(2);
 }
-const operations = await refuseCleanly(async () => ((await answers(url)) ? throughServer() : direct())).catch((error: Error) => {
+const operations = await refuseCleanly(async () => ((await gatewayAnswers(url)) ? throughServer() : direct())).catch((error: Error) => {
   console.error(error.message);
   process.exit(1);
 });
