@@ -4,9 +4,10 @@ import { parse } from 'graphql';
 import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
-import { loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
-import { cachedTokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
-import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
+import { loadInternalSigningKey, loadSigningKeys } from '../subgraphs/platform/auth/keys.ts';
+import { internalTokenMinter } from '../subgraphs/platform/auth/internal-token.ts';
+import { cachedTokenVerifier } from './auth/token-gate.ts';
+import type { RevocationCheck } from './auth/revocation.ts';
 import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
@@ -31,7 +32,7 @@ export interface GatewayOptions {
   config: Config;
   /** The gateway's own database (API clients). */
   db: Database;
-  /** Client revocation, shared with the in-process subgraphs. */
+  /** Client revocation (the gateway's alone: subgraphs trust its internal token). */
   revocation: RevocationCheck;
   /** GraphQL URL of each subgraph, by name. */
   subgraphUrls: Record<string, string>;
@@ -95,7 +96,10 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   });
 
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: createGateway(subgraphUrls, { local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY }, supergraphSdl),
+    gateway: createGateway(subgraphUrls, {
+      mint: internalTokenMinter(await loadInternalSigningKey(config), config.JWT_ISSUER),
+      local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY,
+    }, supergraphSdl),
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,

@@ -9,6 +9,8 @@ import type { DocumentNode, GraphQLError, GraphQLFormattedError } from 'graphql'
 import { formatError } from '../subgraphs/platform/format-error.ts';
 import { nulError, requestContainsNul } from '../subgraphs/platform/nul-guard.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
+import type { Caller } from '../subgraphs/platform/auth/tokens.ts';
+import type { InternalTokenMinter } from '../subgraphs/platform/auth/internal-token.ts';
 
 // The CommonJS graphql that @apollo/subgraph built the schema with: a bundler resolving `import 'graphql'`
 // to the ESM build (vitest does) would otherwise hand execute() a schema "from another realm".
@@ -16,8 +18,18 @@ const { execute, Kind, parse, validate, specifiedRules } = createRequire(import.
 
 /** What the gateway keeps per request and hands to its data sources (see supergraph.ts). */
 interface ForwardedContext {
-  authorization?: string;
+  /** The caller the gateway checked (token gate or subscriber), null or absent when anonymous. */
+  caller?: Caller | null;
   requestId: string;
+}
+
+/**
+ * The Authorization value a subgraph receives, over HTTP and in-process alike: the gateway's internal
+ * token for this caller and this subgraph, nothing for an anonymous caller. A client's own token never
+ * goes further than the gateway.
+ */
+export async function internalAuthorization(mint: InternalTokenMinter, caller: Caller | null | undefined, subgraph: string) {
+  return caller ? `Bearer ${await mint(caller, subgraph)}` : undefined;
 }
 
 /* ----------------------------------------------------------------------------------------------
@@ -129,7 +141,7 @@ function isVariableCoercionError(error: GraphQLError): boolean {
 /**
  * Executes a subgraph built in this process without HTTP: the gateway's fetch goes straight to the
  * subgraph's schema with a context built by the subgraph's own `context()` (the one its HTTP handler
- * uses), so the bearer token is verified again, the scope guard runs and the EntityManager is
+ * uses) from the same internal token as over HTTP, so the subgraph verifies it, the scope guard runs and the EntityManager is
  * scoped to the caller's organisation exactly as over HTTP. Errors are formatted as the subgraph's
  * Apollo Server formats them (default code INTERNAL_SERVER_ERROR, BAD_USER_INPUT for variables,
  * then the platform's formatError), so callers cannot tell the two transports apart.
@@ -139,12 +151,14 @@ function isVariableCoercionError(error: GraphQLError): boolean {
  */
 export class InProcessDataSource<TContext extends ForwardedContext = ForwardedContext> extends LocalGraphQLDataSource<TContext> {
   readonly subgraph: Subgraph;
+  private readonly mint: InternalTokenMinter;
   private readonly validated = new WeakMap<DocumentNode, readonly GraphQLError[]>();
   private readonly parsed = new Map<string, DocumentNode | readonly GraphQLError[]>();
 
-  constructor(subgraph: Subgraph) {
+  constructor(subgraph: Subgraph, mint: InternalTokenMinter) {
     super(subgraph.schema);
     this.subgraph = subgraph;
+    this.mint = mint;
   }
 
   /** The parsed document, or the errors that make it unusable (syntax or validation). */
@@ -196,7 +210,8 @@ export class InProcessDataSource<TContext extends ForwardedContext = ForwardedCo
       return { errors: document.map((error) => ({ ...error.toJSON(), extensions: { ...error.extensions, code: error.extensions?.code ?? 'GRAPHQL_VALIDATION_FAILED' } })) };
     }
     if (requestContainsNul(request.variables, document)) return { errors: [nulError().toJSON()] };
-    const contextValue = await this.subgraph.context(forwarded?.authorization, requestId, log);
+    const authorization = await internalAuthorization(this.mint, forwarded?.caller, this.subgraph.name);
+    const contextValue = await this.subgraph.context(authorization, requestId, log);
     const result = await execute({
       schema: this.schema,
       document,

@@ -3,8 +3,8 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, FastifyPluginOptions } from 'fastify';
-import type { TokenVerifier } from '../subgraphs/platform/auth/tokens.ts';
-import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
+import type { TokenVerifier } from './auth/token-gate.ts';
+import type { RevocationCheck } from './auth/revocation.ts';
 import type { Config } from '../subgraphs/platform/config.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';

@@ -2,7 +2,7 @@ import type { ApolloServer } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ParseOptions } from 'graphql';
 import type { Caller } from '../subgraphs/platform/auth/tokens.ts';
-import type { RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
+import type { RevocationCheck } from './auth/revocation.ts';
 import type { Config } from '../subgraphs/platform/config.ts';
 import { statusForCode } from '../subgraphs/platform/errors.ts';
 import { boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
@@ -41,8 +41,7 @@ export interface GatedRoutesOptions {
 
 const contextFrom = (request: FastifyRequest): GatewayContext => {
   const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
-  const { authorization } = request.headers;
-  return { authorization, requestId: request.id, orgId: caller?.orgId, clientId: caller?.clientId };
+  return { caller, requestId: request.id, orgId: caller?.orgId, clientId: caller?.clientId };
 };
 
 /** What a REST row runs: its operation through Apollo, shared with the callers it collapsed when collapsing is on. */

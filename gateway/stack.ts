@@ -9,14 +9,14 @@ import { IdempotencyRecord } from './idempotency/entity.ts';
 import { IssuerRegistration } from './auth/issuers.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { generateHopKey } from '../subgraphs/platform/internal-hop.ts';
-import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from '../subgraphs/platform/auth/revocation.ts';
+import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from './auth/revocation.ts';
 
 export interface Stack {
   gateway: Gateway;
   subgraphs: Subgraph[];
   /** The gateway's own database (API clients). */
   db: Database;
-  /** The revocation check the gateway and its in-process subgraphs share. */
+  /** The gateway's revocation check of client tokens. */
   revocation: RevocationCheck;
   /** GraphQL URL of each subgraph reached over HTTP, by name: remote ones, and local ones with SUBGRAPH_TRANSPORT=http. */
   subgraphUrls: Record<string, string>;
@@ -45,7 +45,7 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
   }
   // Local subgraphs share this process's memory, so a key of its own does when none is configured.
   const config: Config = { ...given, INTERNAL_HOP_KEY: given.INTERNAL_HOP_KEY ?? generateHopKey() };
-  // First: it takes the embedded data folder's lock, and the subgraphs check revocation against its clients.
+  // First: it takes the embedded data folder's lock.
   const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });
   const revocation = revocationCheck(clientStatusFromDatabase(db.orm.em));
   try {
@@ -53,7 +53,7 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     const local = Object.entries(subgraphDefinitions).filter(([name]) => !remote.includes(name));
     // Built side by side: most of a subgraph's start-up is waiting on its database.
     const built = await Promise.allSettled(local.map(async ([name, definition]) => {
-      const subgraph = await buildSubgraph(definition, config, { revocation });
+      const subgraph = await buildSubgraph(definition, config);
       subgraphs.push(subgraph);
       if (config.SUBGRAPH_TRANSPORT === 'http') urls[name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
     }));

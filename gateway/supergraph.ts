@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
-import { InProcessDataSource, keepAliveFetcher } from './datasources.ts';
+import { InProcessDataSource, internalAuthorization, keepAliveFetcher } from './datasources.ts';
+import type { Caller } from '../subgraphs/platform/auth/tokens.ts';
+import type { InternalTokenMinter } from '../subgraphs/platform/auth/internal-token.ts';
 import { REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { signingFetcher } from '../subgraphs/platform/internal-hop.ts';
 import { supergraphPath } from '../schema/subgraphs.ts';
@@ -10,7 +12,8 @@ import { coerceSharedScalars } from './scalars.ts';
 
 /** What the gateway keeps per request and forwards to subgraphs. */
 export interface GatewayContext {
-  authorization?: string;
+  /** The caller the token gate (or the subscription engine) checked; null or absent when anonymous. */
+  caller?: Caller | null;
   requestId: string;
   /** The caller's organisation (the token gate's), whose write epoch a mutation bumps (gateway/collapse/requests.ts). */
   orgId?: string;
@@ -21,16 +24,19 @@ export interface GatewayContext {
 }
 
 /**
- * Forwards the caller's token and the request id; each subgraph verifies the token again. A subgraph
+ * Sends the gateway's internal token for the caller (datasources.ts, internalAuthorization) and the
+ * request id; the subgraph verifies the token. A subgraph
  * that cannot be reached becomes one SERVICE_UNAVAILABLE error naming it (REST answers 503), while
  * the other subgraphs' fields still resolve.
  */
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   readonly serviceName: string;
+  private readonly mint: InternalTokenMinter;
 
-  constructor(serviceName: string, config: Partial<RemoteGraphQLDataSource<GatewayContext>>) {
+  constructor(serviceName: string, mint: InternalTokenMinter, config: Partial<RemoteGraphQLDataSource<GatewayContext>>) {
     super(config);
     this.serviceName = serviceName;
+    this.mint = mint;
   }
 
   override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
@@ -49,16 +55,19 @@ class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
     }
   }
 
-  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
+  override async willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     const headers = request.http?.headers;
     if (!headers || !context) return;
-    if (context.authorization) headers.set('authorization', context.authorization);
+    const authorization = await internalAuthorization(this.mint, context.caller, this.serviceName);
+    if (authorization) headers.set('authorization', authorization);
     if (context.requestId) headers.set(REQUEST_ID_HEADER, context.requestId);
   }
 }
 
 /** How the gateway reaches its subgraphs (see gateway/datasources.ts and docs/benchmarks.md). */
 export interface GatewayTransport {
+  /** Signs the internal token each subgraph request carries (both transports). */
+  mint: InternalTokenMinter;
   /** Subgraphs built in this process, executed without HTTP (SUBGRAPH_TRANSPORT=inprocess). */
   local?: readonly Subgraph[];
   /** Per-fetch timeout of the HTTP transport (SUBGRAPH_TIMEOUT_MS). */
@@ -71,7 +80,7 @@ export interface GatewayTransport {
 export const readSupergraphSdl = () => readFileSync(supergraphPath, 'utf8');
 
 /** The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. */
-export function createGateway(urls: Record<string, string>, transport: GatewayTransport = {}, supergraphSdl = readSupergraphSdl()) {
+export function createGateway(urls: Record<string, string>, transport: GatewayTransport, supergraphSdl = readSupergraphSdl()) {
   // One keep-alive pool shared by every HTTP subgraph; the query plan cache also keeps each fetch's
   // parsed document, which the in-process data source executes without parsing again.
   const pool = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
@@ -83,7 +92,9 @@ export function createGateway(urls: Record<string, string>, transport: GatewayTr
     experimental_approximateQueryPlanStoreMiB: 64,
     buildService: ({ name, url }) => {
       const subgraph = local.get(name);
-      return subgraph ? new InProcessDataSource<GatewayContext>(subgraph) : new ForwardingDataSource(name, { url: urls[name] ?? url, fetcher });
+      return subgraph
+        ? new InProcessDataSource<GatewayContext>(subgraph, transport.mint)
+        : new ForwardingDataSource(name, transport.mint, { url: urls[name] ?? url, fetcher });
     },
   });
   gateway.onSchemaLoadOrUpdate(({ apiSchema }) => coerceSharedScalars(apiSchema));

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
+import type { RevocationCheck } from '../auth/revocation.ts';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';
 import { adminBodyErrors as bodyErrors, adminErrors as errors, adminOnly as guarded, adminSecurity as security, idParam, parseBody, problem } from './admin-kit.ts';

@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
+import type { TokenVerifier } from './token-gate.ts';
 import { unauthenticated } from '../../subgraphs/platform/errors.ts';
 
 /**

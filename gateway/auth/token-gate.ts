@@ -1,9 +1,14 @@
 import { trace } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { userHash } from '../../subgraphs/platform/auth/caller-key.ts';
-import { bearerToken, type Caller, type TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
-import type { RevocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
+import { decodeJwt, type CryptoKey } from 'jose';
+import { bearerToken, verifyToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { AppError } from '../../subgraphs/platform/errors.ts';
+import type { RevocationCheck, VerifiedToken } from './revocation.ts';
+
+export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
+
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 /** An end user's request names its user in its log lines and trace as a digest only (a `sub` may be an e-mail address). */
 function identifyUser(request: FastifyRequest, registrationId: string, userId: string) {
@@ -13,9 +18,33 @@ function identifyUser(request: FastifyRequest, registrationId: string, userId: s
 }
 
 /**
- * Checks a presented bearer token at the edge with the verifier every subgraph uses too: signature,
+ * verifyToken, remembered until the token expires (a client sends the same token for an hour),
+ * then on every call the revocation check (the client's status, cached for a bounded time).
+ * Failures are never remembered; the oldest entry goes when the cache is full.
+ */
+export function cachedTokenVerifier(publicKey: CryptoKey, issuer: string, revocation: RevocationCheck): TokenVerifier {
+  const cache = new Map<string, VerifiedToken & { expiresAt: number }>();
+  const verified = async (token: string) => {
+    const hit = cache.get(token);
+    if (hit && hit.expiresAt > Date.now()) return hit;
+    const caller = await verifyToken(token, publicKey, issuer);
+    const { exp = 0, gen } = decodeJwt(token);
+    const entry = { caller, generation: Number.isSafeInteger(gen) ? gen as number : null, expiresAt: exp * 1000 };
+    if (cache.size >= VERIFIED_TOKENS_KEPT) cache.delete(cache.keys().next().value as string);
+    cache.set(token, entry);
+    return entry;
+  };
+  return async (token) => {
+    const entry = await verified(token);
+    await revocation.check(entry);
+    return entry;
+  };
+}
+
+/**
+ * Checks a presented access token at the edge, the only place client tokens are checked: signature,
  * lifetime, and revocation (the client exists, is enabled, and the token carries its current secret
- * generation).
+ * generation). Subgraphs receive the caller in the gateway's internal token instead.
  */
 export function createTokenGate(verify: TokenVerifier, revocation: RevocationCheck) {
   /** The caller of a valid token, null without one; throws UNAUTHENTICATED for a bad one. */

@@ -1,5 +1,6 @@
 import { decodeJwt } from 'jose';
-import { bearerToken, type Caller, type TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
+import { bearerToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
+import type { TokenVerifier } from '../auth/token-gate.ts';
 import { unauthenticated } from '../../subgraphs/platform/errors.ts';
 
 /** Who holds a subscription: the token's caller, the header its queries carry, and when the token expires. */

@@ -7,8 +7,8 @@ import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
 import type { Config } from '../../subgraphs/platform/config.ts';
-import type { TokenVerifier } from '../../subgraphs/platform/auth/tokens.ts';
-import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
+import type { TokenVerifier } from '../auth/token-gate.ts';
+import { REVOCATION_CACHE_MS } from '../auth/revocation.ts';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
 import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
@@ -56,11 +56,10 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     directives: costDirectivesOf(parse(supergraphSdl)),
     maxCost: config.GRAPHQL_MAX_COST,
   };
-  const execute = async (prepared: PreparedSubscription, { authorization, caller }: Subscriber) => {
+  // The subscriber's token was checked (revocation included) before this event and on a timer: the subgraphs get the caller.
+  const execute = async (prepared: PreparedSubscription, { caller }: Subscriber) => {
     const { query, variables, operationName } = prepared;
-    const contextValue: GatewayContext = {
-      authorization, requestId: randomUUID(), transport: 'subscription', clientId: caller.clientId,
-    };
+    const contextValue: GatewayContext = { caller, requestId: randomUUID(), transport: 'subscription', clientId: caller.clientId };
     const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by subscriptions');
     return asSubscriptionResult(prepared, response.body.singleResult);

@@ -27,6 +27,10 @@ const schema = z.object({
   JWT_PRIVATE_KEY: pemKey,
   JWT_PUBLIC_KEY: pemKey,
   JWT_ISSUER: z.string().default('fleet-risk-graph'),
+  /** Ed25519 PEM private key the gateway signs internal tokens with (gateway -> subgraph: who calls). */
+  INTERNAL_TOKEN_PRIVATE_KEY: pemKey,
+  /** Its public key, all a subgraph on its own needs to verify them. */
+  INTERNAL_TOKEN_PUBLIC_KEY: pemKey,
   BOOTSTRAP_CLIENT_ID: optionalString,
   BOOTSTRAP_CLIENT_SECRET: z.string().min(16, 'BOOTSTRAP_CLIENT_SECRET must be at least 16 characters').optional(),
   BOOTSTRAP_ORG: organisationName.default('default'),

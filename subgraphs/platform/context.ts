@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import { TENANT_FILTER } from './db/tenant.ts';
-import { bearerToken, type Caller, type TokenVerifier } from './auth/tokens.ts';
+import { bearerToken, type Caller } from './auth/tokens.ts';
+import type { InternalTokenVerifier } from './auth/internal-token.ts';
 import type { AppError } from './errors.ts';
 
 /** What every resolver receives: who calls, a request-scoped EntityManager and DataLoaders. */
@@ -17,8 +18,8 @@ export interface SubgraphContext<Loaders = unknown> {
 
 export interface ContextDeps<Loaders> {
   em: EntityManager;
-  /** Verifies bearer tokens (cached per subgraph). */
-  verify: TokenVerifier;
+  /** Verifies the gateway's internal tokens (cached per subgraph). */
+  verify: InternalTokenVerifier;
   createLoaders: (em: EntityManager, caller: Caller | null) => Loaders;
 }
 
@@ -26,7 +27,8 @@ export interface ContextDeps<Loaders> {
 export type LoggerSource = Logger | (() => Logger);
 
 /**
- * Builds one request's context: verifies the token and forks the EntityManager into the caller's
+ * Builds one request's context: verifies the gateway's internal token (`authorization` is
+ * `Bearer <internal token>`, or absent for an anonymous caller) and forks the EntityManager into the caller's
  * organisation. The DataLoaders and the logger are made on first use: most requests log nothing,
  * and an entity fetch or a field that reads no row uses no loader.
  */
@@ -37,7 +39,7 @@ export async function createContext<Loaders>(
   let authError: AppError | null = null;
   try {
     const token = bearerToken(authorization);
-    if (token) caller = (await deps.verify(token)).caller;
+    if (token) caller = await deps.verify(token);
   } catch (error) {
     authError = error as AppError;
   }

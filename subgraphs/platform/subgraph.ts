@@ -15,9 +15,9 @@ import { formatError } from './format-error.ts';
 import { AppError, statusForCode } from './errors.ts';
 import { boundedJsonParser, boundGraphqlNesting } from './nesting-http.ts';
 import { guardResolvers, type ResolverMap } from './guard.ts';
-import { loadSigningKeys } from './auth/keys.ts';
-import { cachedTokenVerifier, type Caller, type Scope } from './auth/tokens.ts';
-import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from './auth/revocation.ts';
+import { loadInternalVerifyingKey } from './auth/keys.ts';
+import { bearerToken, type Caller, type Scope } from './auth/tokens.ts';
+import { internalTokenVerifier } from './auth/internal-token.ts';
 import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
@@ -154,7 +154,10 @@ export interface Subgraph {
   apollo: ApolloServer<SubgraphContext>;
   app: FastifyInstance;
   db: Database;
-  /** Builds a request context as the HTTP handler does; used for in-process execution. */
+  /**
+   * Builds a request context as the HTTP handler does, from `Bearer <the gateway's internal token>` (or
+   * nothing: an anonymous caller); used for in-process execution.
+   */
   context: (authorization: string | undefined, requestId: string, log: LoggerSource) => Promise<SubgraphContext>;
   /** Why it is not ready yet although its database is, or null (SubgraphDefinition.pending). */
   pending(): string | null;
@@ -187,18 +190,12 @@ export function buildSchema(definition: SubgraphDefinition, typeDefs = readTypeD
   return buildSubgraphSchema({ typeDefs, resolvers });
 }
 
-export interface SubgraphOptions {
-  /**
-   * The gateway's revocation check, for a subgraph built in the gateway's process. Without it the
-   * subgraph reads client status from the gateway's `platform.clients` table in its own PostgreSQL
-   * database (a subgraph of its own, docker compose), with the same cache bound.
-   */
-  revocation?: RevocationCheck;
-}
-
-/** One way to build every subgraph: database, schema, Apollo Server and its HTTP app (not listening). */
-export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config, options: SubgraphOptions = {}): Promise<Subgraph> {
-  if (!options.revocation && !config.DATABASE_URL) throw new Error(`subgraph ${definition.name} runs on its own only on PostgreSQL (DATABASE_URL): it checks token revocation against the gateway's clients there`);
+/**
+ * One way to build every subgraph: database, schema, Apollo Server and its HTTP app (not listening). Who
+ * calls comes in the gateway's internal token only (auth/internal-token.ts): over HTTP, an Authorization
+ * header that is not a valid one for this subgraph (a client's own access token among them) is 401.
+ */
+export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config: Config): Promise<Subgraph> {
   if (!config.INTERNAL_HOP_KEY) throw new Error(`INTERNAL_HOP_KEY is required: subgraph ${definition.name} accepts requests from the gateway only, signed with that shared key`);
   const app = Fastify({
     logger: loggerOptions(config, `subgraph-${definition.name}`),
@@ -214,15 +211,19 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
   const db = await openDatabase(config, { name: definition.name, entities: definition.entities, migrationsPath: definition.migrationsPath });
   try {
     await definition.onStart?.(db, config, app.log);
-    const { publicKey } = await loadSigningKeys(config);
+    const verify = internalTokenVerifier(await loadInternalVerifyingKey(config), config.JWT_ISSUER, definition.name, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
     const typeDefs = readTypeDefs(definition.typeDefs);
     const schema = buildSchema(definition as SubgraphDefinition, typeDefs);
     requireInternalHop(app, config.INTERNAL_HOP_KEY, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
+    // After the hop's checks; the error handler answers the AppError (401). The context's verify is then a cache hit.
+    app.addHook('preHandler', async (request) => {
+      const token = bearerToken(request.headers.authorization);
+      if (token) await verify(token);
+    });
     boundGraphqlNesting(app, '/graphql', config.JSON_MAX_DEPTH);
     // The gateway's limits again: a request that reaches this port directly gets no more.
     const limits = graphqlLimits(config, typeDefs);
-    const revocation = options.revocation ?? revocationCheck(clientStatusFromDatabase(db.orm.em));
-    const deps = { em: db.orm.em, verify: cachedTokenVerifier(publicKey, config.JWT_ISSUER, revocation), createLoaders: definition.createLoaders };
+    const deps = { em: db.orm.em, verify, createLoaders: definition.createLoaders };
     const context = (authorization: string | undefined, requestId: string, log: LoggerSource) =>
       createContext(deps, authorization, requestId, log) as Promise<SubgraphContext>;
 

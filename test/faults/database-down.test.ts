@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
-import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
+import { REVOCATION_CACHE_MS } from '../../gateway/auth/revocation.ts';
 
 /**
  * The database goes away and comes back: requests answer 503 quickly while it is down and succeed

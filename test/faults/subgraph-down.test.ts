@@ -43,7 +43,7 @@ describe('a listening subgraph goes down and comes back', () => {
     expect(notReady.body.checks).toMatchObject({ booking: false, scoring: true });
 
     await booking.db.close();
-    replacement = await buildSubgraph(subgraphDefinitions.booking, t.config, { revocation: t.stack.revocation });
+    replacement = await buildSubgraph(subgraphDefinitions.booking, t.config);
     await replacement.app.listen({ host: '127.0.0.1', port });
     const recovered = await t.request('POST', '/shared-mobility-insights/v2/vehicles', { token: t.token, body: { VIN } });
     expect(recovered.status).toBe(201);

@@ -88,22 +88,33 @@ describe('the admin API for API clients', () => {
   });
 });
 
-describe('a listening subgraph applies the same revocation check as the gateway', () => {
-  it('refuses a signed request carrying the token of a disabled client', async () => {
+describe('revocation holds at the gateway; a listening subgraph takes no client token', () => {
+  const USER = '{ user(userId: "nobody") { userId } }';
+
+  it('refuses a client\'s own token at a listening subgraph with 401, even on the signed hop', async () => {
     const c = await t.clientFor('org-direct', ['b2b']);
     const url = t.stack.subgraphUrls.scoring!;
-    const call = async () => {
-      const body = JSON.stringify({ query: '{ user(userId: "nobody") { userId } }' });
-      const response = await fetch(url, {
-        method: 'POST', body,
-        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: new URL(url).pathname, body }) },
-      });
-      return (await response.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
-    };
-    const before = await call();
-    expect(before.errors).toBeUndefined();
-    expect(before.data).toEqual({ user: null });
+    const body = JSON.stringify({ query: USER });
+    const response = await fetch(url, {
+      method: 'POST', body,
+      headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: new URL(url).pathname, body }) },
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a disabled client\'s token, then a rotated one\'s, on GraphQL and REST through the gateway (subgraphs over HTTP)', async () => {
+    const c = await t.clientFor('org-revoked', ['b2b']);
+    const calls = async (token: string) => [
+      (await t.graphql(USER, {}, token)).status, (await t.request('GET', '/shared-mobility-insights/v2/users/nobody', { token })).status,
+    ];
+    expect(await calls(c.token)).toEqual([200, 404]);
     expect((await t.request('POST', `${ADMIN}/${c.clientId}/disable`, { token: admin })).status).toBe(200);
-    expect((await call()).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await calls(c.token)).toEqual([401, 401]);
+    expect((await t.request('POST', `${ADMIN}/${c.clientId}/enable`, { token: admin })).status).toBe(200);
+    const fresh = (await tokenFor(c.clientId, c.clientSecret)).body.access_token as string;
+    expect(await calls(fresh)).toEqual([200, 404]);
+    expect((await t.request('POST', `${ADMIN}/${c.clientId}/rotate`, { token: admin })).status).toBe(200);
+    expect(await calls(fresh)).toEqual([401, 401]);
   });
 });

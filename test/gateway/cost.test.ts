@@ -1,8 +1,10 @@
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { internalBearer } from '../support/internal-token.ts';
+import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 let t: TestStack;
+const defaultCaller = () => ({ clientId: DEFAULT_CLIENT.id, orgId: t.org, scopes: ['b2b' as const] });
 
 const booking = () => t.stack.subgraphs.find((s) => s.name === 'booking')!;
 /** SQL statements the booking subgraph has run so far. */
@@ -75,7 +77,7 @@ describe('GraphQL cost counts what will be returned', () => {
 
   it('applies the same limit in the subgraph\'s own server', async () => {
     const sub = booking();
-    const contextValue = await sub.context(`Bearer ${t.token}`, 'cost-test', sub.app.log);
+    const contextValue = await sub.context(await internalBearer(t.config, 'booking', defaultCaller()), 'cost-test', sub.app.log);
     const response = await sub.apollo.executeOperation({ query: nestedBookings(2) }, { contextValue });
     expect(response.http.status).toBe(400);
     const body = response.body.kind === 'single' ? response.body.singleResult : undefined;
@@ -122,7 +124,7 @@ describe('answer size cap', () => {
 
   it('caps the subgraph\'s own server too', async () => {
     const sub = booking();
-    const contextValue = await sub.context(`Bearer ${t.token}`, 'cap-test', sub.app.log);
+    const contextValue = await sub.context(await internalBearer(t.config, 'booking', defaultCaller()), 'cap-test', sub.app.log);
     const response = await sub.apollo.executeOperation({ query: '{ bookings(first: 100) { nodes { bookingId } } }' }, { contextValue });
     expect(response.http.status).toBe(400);
     const body = response.body.kind === 'single' ? response.body.singleResult : undefined;

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
-import { revocationCheck } from '../../subgraphs/platform/auth/revocation.ts';
+import { exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
+import { signInternalToken } from '../../subgraphs/platform/auth/internal-token.ts';
+import { issueToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { buildSubgraph, type Subgraph } from '../../subgraphs/platform/subgraph.ts';
 import { testDatabase } from '../support/database.ts';
 import { listeningPorts } from '../support/ports.ts';
@@ -27,15 +29,21 @@ describe('a subgraph that listens (docker compose, <NAME>_URL)', () => {
   let url: string;
   let dataDir: string;
   let drop: () => Promise<void>;
+  /** The gateway's internal token key: the subgraph is given its public half only. */
+  let gatewayKey: CryptoKey;
+  const ISSUER = 'fleet-risk-graph';
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'frg-exposure-'));
     const database = await testDatabase();
     drop = database.drop;
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error', DATA_DIR: dataDir, INTERNAL_HOP_KEY: TEST_HOP_KEY, ...database.env });
-    // No token reaches it in these tests: the hop and the limits answer first. A lone subgraph checks
-    // revocation against the gateway's clients, which exist only on PostgreSQL; on PGlite none is known.
-    subgraph = await buildSubgraph(subgraphDefinitions.scoring, config, config.DATABASE_URL ? {} : { revocation: revocationCheck(async () => null) });
+    const pair = await generateKeyPair('EdDSA', { extractable: true });
+    gatewayKey = pair.privateKey;
+    const config = loadConfig({
+      NODE_ENV: 'test', LOG_LEVEL: 'error', DATA_DIR: dataDir, INTERNAL_HOP_KEY: TEST_HOP_KEY, JWT_ISSUER: ISSUER,
+      INTERNAL_TOKEN_PUBLIC_KEY: await exportSPKI(pair.publicKey), ...database.env,
+    });
+    subgraph = await buildSubgraph(subgraphDefinitions.scoring, config);
     url = await subgraph.app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
@@ -44,10 +52,12 @@ describe('a subgraph that listens (docker compose, <NAME>_URL)', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const post = (body: string, hop?: string) => fetch(`${url}/graphql`, {
-    method: 'POST', headers: { 'content-type': 'application/json', ...(hop ? { [INTERNAL_HOP_HEADER]: hop } : {}) }, body,
+  const post = (body: string, hop?: string, authorization?: string) => fetch(`${url}/graphql`, {
+    method: 'POST', body,
+    headers: { 'content-type': 'application/json', ...(hop ? { [INTERNAL_HOP_HEADER]: hop } : {}), ...(authorization ? { authorization } : {}) },
   });
-  const signed = (body: string, key = TEST_HOP_KEY, now?: number) => post(body, signHop(key, { method: 'POST', target: '/graphql', body, now }));
+  const signed = (body: string, key = TEST_HOP_KEY, now?: number, authorization?: string) =>
+    post(body, signHop(key, { method: 'POST', target: '/graphql', body, now }), authorization);
 
   it('refuses requests without a valid gateway signature with 401, whatever they carry', async () => {
     const body = JSON.stringify({ query: '{ __typename }' });
@@ -69,6 +79,33 @@ describe('a subgraph that listens (docker compose, <NAME>_URL)', () => {
     const ok = await signed(body);
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('takes who calls from the gateway\'s internal token only: a client\'s own token, a forged, expired or another subgraph\'s one is 401', async () => {
+    const caller: Caller = { clientId: 'client-1', orgId: 'org-direct', scopes: ['b2b'] };
+    const body = JSON.stringify({ query: '{ user(userId: "nobody") { userId } }' });
+    const as = (authorization: string) => signed(body, TEST_HOP_KEY, undefined, authorization);
+    const internal = (options: { key?: CryptoKey; subgraph?: string; now?: number; issuer?: string } = {}) =>
+      signInternalToken(caller, options.subgraph ?? 'scoring', options.key ?? gatewayKey, { issuer: options.issuer ?? ISSUER, now: options.now });
+    const accessKeys = await generateKeyPair('EdDSA');
+    const refused = {
+      'a client access token': await issueToken(caller, 0, accessKeys.privateKey, ISSUER),
+      'a client access token signed with the internal key': await issueToken(caller, 0, gatewayKey, ISSUER),
+      'forged (another key)': await internal({ key: (await generateKeyPair('EdDSA')).privateKey }),
+      'expired': await internal({ now: Math.floor(Date.now() / 1000) - 10 * 60 }),
+      'for another subgraph': await internal({ subgraph: 'booking' }),
+      'another issuer': await internal({ issuer: 'someone-else' }),
+      'tampered': (await internal()).replace(/\.[^.]+$/, `.${'A'.repeat(86)}`),
+    };
+    for (const [label, token] of Object.entries(refused)) {
+      const res = await as(`Bearer ${token}`);
+      expect(res.status, label).toBe(401);
+      expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code, label).toBe('UNAUTHENTICATED');
+    }
+    expect((await as('Basic Y2xpZW50OnNlY3JldA==')).status).toBe(401);
+    const ok = await as(`Bearer ${await internal()}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ data: { user: null } });
   });
 
   it('applies the gateway\'s GraphQL limits to signed requests: 3,000 aliases and a 694 KB introspection document are refused', async () => {

@@ -1,21 +1,29 @@
 import { ApolloServer } from '@apollo/server';
+import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type GatewayContext } from '../../gateway/supergraph.ts';
 import { InProcessDataSource } from '../../gateway/datasources.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
+import { loadInternalSigningKey, loadSigningKeys } from '../../subgraphs/platform/auth/keys.ts';
+import { internalTokenMinter, type InternalTokenMinter } from '../../subgraphs/platform/auth/internal-token.ts';
+import { verifyToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 
 /**
  * SUBGRAPH_TRANSPORT=inprocess (the default): the gateway executes subgraphs built in its process without HTTP,
- * through each subgraph's own request context. Same token, scope and tenancy rules, same results.
+ * through each subgraph's own request context. Same internal token, scope and tenancy rules, same results.
  */
 let t: TestStack;
 let other: { token: string };
 /** Our gateway's two transports on the same subgraphs, driven with the same context. */
 let viaHttp: ApolloServer<GatewayContext>;
 let inProcess: ApolloServer<GatewayContext>;
+let urlsForHttp: Record<string, string>;
 /** HTTP requests that reached the subgraphs' listeners. */
 let httpHits = 0;
+let mint: InternalTokenMinter;
+/** The caller of an access token, as the gateway's token gate finds it. */
+let callerOf: (token: string) => Promise<Caller>;
 
 const USERS = '/shared-mobility-insights/v2/users';
 const vin = (n: number) => `INPROC${String(n).padStart(11, '0')}`;
@@ -32,9 +40,14 @@ beforeAll(async () => {
     subgraph.app.server.on('request', () => { httpHits += 1; });
     urls[subgraph.name] = `${await subgraph.app.listen({ host: '127.0.0.1', port: 0 })}/graphql`;
   }
-  viaHttp = new ApolloServer<GatewayContext>({ gateway: createGateway(urls, { hopKey: TEST_HOP_KEY }) });
-  inProcess = new ApolloServer<GatewayContext>({ gateway: createGateway(t.stack.subgraphUrls, { local: t.stack.subgraphs }) });
+  // The stack's gateway's keys (its DATA_DIR): the subgraphs verify its internal tokens.
+  mint = internalTokenMinter(await loadInternalSigningKey(t.config), t.config.JWT_ISSUER);
+  const { publicKey } = await loadSigningKeys(t.config);
+  callerOf = (token) => verifyToken(token, publicKey, t.config.JWT_ISSUER);
+  viaHttp = new ApolloServer<GatewayContext>({ gateway: createGateway(urls, { mint, hopKey: TEST_HOP_KEY }) });
+  inProcess = new ApolloServer<GatewayContext>({ gateway: createGateway(t.stack.subgraphUrls, { mint, local: t.stack.subgraphs }) });
   await Promise.all([viaHttp.start(), inProcess.start()]);
+  urlsForHttp = urls;
 
   // Seed through the gateway (in-process): a user with 12 bookings on 12 vehicles, in org-a.
   expect((await t.graphql('mutation { createUser(input: { userId: "ip-user", homeZip: "60601", dateOfBirth: "1980-01-02" }) { userId } }')).errors).toBeUndefined();
@@ -55,7 +68,7 @@ afterAll(async () => {
 
 async function run(server: ApolloServer<GatewayContext>, query: string, variables: Record<string, unknown>, token: string | null) {
   const response = await server.executeOperation({ query, variables }, {
-    contextValue: { authorization: token ? `Bearer ${token}` : undefined, requestId: 'inprocess-test' },
+    contextValue: { caller: token ? await callerOf(token) : null, requestId: 'inprocess-test' },
   });
   if (response.body.kind !== 'single') throw new Error('unexpected incremental result');
   return JSON.parse(JSON.stringify(response.body.singleResult)) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
@@ -115,14 +128,24 @@ describe('same results as over HTTP', () => {
 });
 
 describe('the same token and tenancy rules as over HTTP', () => {
-  it('no token: UNAUTHENTICATED from each subgraph; a forged token too', async () => {
+  it('no token: UNAUTHENTICATED from each subgraph; an internal token not signed by the gateway too', async () => {
     const none = await same(CROSS, { id: 'ip-user' }, null);
     expect(none.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
     expect(none.data?.user ?? null).toBeNull();
-    const [header, payload] = t.token.split('.');
-    const forged = `${header}.${payload}.${'A'.repeat(86)}`;
-    const bad = await same('query { bookings(first: 1) { nodes { bookingId } } }', {}, forged);
-    expect(bad.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+    // A gateway with a key of its own: each subgraph refuses its word, in-process and over HTTP.
+    const forger = internalTokenMinter((await generateKeyPair('EdDSA')).privateKey, t.config.JWT_ISSUER);
+    const forged = {
+      inProcess: createGateway(t.stack.subgraphUrls, { mint: forger, local: t.stack.subgraphs }),
+      http: createGateway(urlsForHttp, { mint: forger, hopKey: TEST_HOP_KEY }),
+    };
+    for (const [transport, gateway] of Object.entries(forged)) {
+      const server = new ApolloServer<GatewayContext>({ gateway });
+      await server.start();
+      const bad = await run(server, 'query { bookings(first: 1) { nodes { bookingId } } }', {}, t.token);
+      await server.stop();
+      expect(bad.data?.bookings ?? null, transport).toBeNull();
+      expect(bad.errors?.[0].extensions?.code, transport).toBe('UNAUTHENTICATED');
+    }
   });
 
   it('a token without the subgraph\'s scope is FORBIDDEN', async () => {
@@ -153,7 +176,7 @@ describe('the same token and tenancy rules as over HTTP', () => {
 
   it('the data source refuses nothing by itself: a context without a token reaches the subgraph guard', async () => {
     const scoring = t.stack.subgraphs.find((s) => s.name === 'scoring')!;
-    const source = new InProcessDataSource(scoring);
+    const source = new InProcessDataSource(scoring, mint);
     const response = await source.process({
       kind: 'incoming operation' as never, request: { query: '{ user(userId: "ip-user") { userId } }' },
       context: { requestId: 'direct' }, incomingRequestContext: {} as never,
@@ -161,7 +184,7 @@ describe('the same token and tenancy rules as over HTTP', () => {
     expect(response.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
     const allowed = await source.process({
       kind: 'incoming operation' as never, request: { query: '{ user(userId: "ip-user") { userId } }' },
-      context: { requestId: 'direct', authorization: `Bearer ${t.token}` }, incomingRequestContext: {} as never,
+      context: { requestId: 'direct', caller: await callerOf(t.token) }, incomingRequestContext: {} as never,
     });
     expect(allowed).toEqual({ data: { user: { userId: 'ip-user' } } });
   });

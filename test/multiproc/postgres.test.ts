@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REVOCATION_CACHE_MS } from '../../subgraphs/platform/auth/revocation.ts';
+import { REVOCATION_CACHE_MS } from '../../gateway/auth/revocation.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { buildSubgraph, type Subgraph } from '../../subgraphs/platform/subgraph.ts';

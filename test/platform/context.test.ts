@@ -10,7 +10,7 @@ describe('subgraph request context', () => {
   it('makes its loaders and logger on first use only, also through Apollo Server (which copies the context of every request)', async () => {
     const createLoaders = vi.fn(() => ({ made: true }));
     const logger = vi.fn(() => ({ child: 'logger' }) as unknown as FastifyBaseLogger);
-    const verify = async () => ({ caller: { clientId: 'c', orgId: 'o', scopes: [] }, generation: 1 });
+    const verify = async () => ({ clientId: 'c', orgId: 'o', scopes: [] });
     const server = new ApolloServer<SubgraphContext>({
       typeDefs: 'type Query { plain: String, withLoaders: Boolean, logged: Boolean }',
       resolvers: {

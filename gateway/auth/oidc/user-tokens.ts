@@ -1,6 +1,8 @@
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Scope, TokenVerifier, VerifiedToken } from '../../../subgraphs/platform/auth/tokens.ts';
+import type { Scope } from '../../../subgraphs/platform/auth/tokens.ts';
+import type { VerifiedToken } from '../revocation.ts';
+import type { TokenVerifier } from '../token-gate.ts';
 import { unauthenticated } from '../../../subgraphs/platform/errors.ts';
 import type { AddressPolicy } from '../../../subgraphs/platform/public-address.ts';
 import type { IssuerRegistration } from '../issuers.ts';

@@ -1,7 +1,6 @@
-import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors, type CryptoKey } from 'jose';
+import { SignJWT, jwtVerify, errors as joseErrors, type CryptoKey } from 'jose';
 import { unauthenticated, forbidden } from '../errors.ts';
 import { JWT_ALG } from './keys.ts';
-import type { RevocationCheck } from './revocation.ts';
 
 export const TOKEN_LIFETIME_SECONDS = 3600;
 /** `admin` (operating API clients) is granted only to a token that asks for it, never by default. */
@@ -19,6 +18,9 @@ export interface Caller {
   scopes: Scope[];
   userId?: string;
 }
+
+/** The known scopes of a space-separated `scope` claim. */
+export const scopesOf = (scope: string) => scope.split(' ').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
 
 /** `generation` is the client's secret generation when the token is issued (claim `gen`), see revocation.ts. */
 export async function issueToken(caller: Caller, generation: number, privateKey: CryptoKey, issuer: string, now = Math.floor(Date.now() / 1000)) {
@@ -49,43 +51,12 @@ export async function verifyToken(token: string, publicKey: CryptoKey, issuer: s
     if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.scope !== 'string') {
       throw unauthenticated('The access token is missing required claims');
     }
-    const scopes = payload.scope.split(' ').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
-    return { clientId: payload.sub, orgId: payload.org, scopes };
+    return { clientId: payload.sub, orgId: payload.org, scopes: scopesOf(payload.scope) };
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw unauthenticated('The access token has expired');
     if (error instanceof joseErrors.JOSEError) throw unauthenticated('The access token is invalid');
     throw error;
   }
-}
-
-/** A verified token: its caller and its client's secret generation when it was issued (null in tokens without one). */
-export interface VerifiedToken { caller: Caller; generation: number | null }
-export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
-
-const VERIFIED_TOKENS_KEPT = 10_000;
-
-/**
- * verifyToken, remembered until the token expires (a client sends the same token for an hour),
- * then on every call the revocation check (the client's status, cached for a bounded time).
- * Failures are never remembered; the oldest entry goes when the cache is full.
- */
-export function cachedTokenVerifier(publicKey: CryptoKey, issuer: string, revocation: RevocationCheck): TokenVerifier {
-  const cache = new Map<string, VerifiedToken & { expiresAt: number }>();
-  const verified = async (token: string) => {
-    const hit = cache.get(token);
-    if (hit && hit.expiresAt > Date.now()) return hit;
-    const caller = await verifyToken(token, publicKey, issuer);
-    const { exp = 0, gen } = decodeJwt(token);
-    const entry = { caller, generation: Number.isSafeInteger(gen) ? gen as number : null, expiresAt: exp * 1000 };
-    if (cache.size >= VERIFIED_TOKENS_KEPT) cache.delete(cache.keys().next().value as string);
-    cache.set(token, entry);
-    return entry;
-  };
-  return async (token) => {
-    const entry = await verified(token);
-    await revocation.check(entry);
-    return entry;
-  };
 }
 
 /** The caller, or UNAUTHENTICATED/FORBIDDEN when there is none or it lacks `scope`. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { internalBearer } from '../../support/internal-token.ts';
 import { DEFAULT_CLIENT, startTestStack, TEST_HOP_KEY, type TestStack } from '../../support/stack.ts';
 import { sseClient, subscriptionsActive, wsClient } from '../../support/subscriptions.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../../subgraphs/platform/internal-hop.ts';
@@ -104,7 +105,7 @@ describe('subscriptions elsewhere', () => {
     const payload = JSON.stringify({ query: WATCH });
     const res = await roadside.app.inject({
       method: 'POST', url: '/graphql', payload,
-      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: '/graphql', body: payload }) },
+      headers: { authorization: await internalBearer(t.config, 'roadside', { clientId: DEFAULT_CLIENT.id, orgId: t.org, scopes: ['roadside'] }), 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: '/graphql', body: payload }) },
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().errors[0].extensions.code).toBe('BAD_REQUEST');

@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { AppError, unauthenticated } from '../errors.ts';
-import type { VerifiedToken } from './tokens.ts';
+import { AppError, unauthenticated } from '../../subgraphs/platform/errors.ts';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
+
+/** A verified access token: its caller and its client's secret generation when it was issued (null in tokens without one). */
+export interface VerifiedToken { caller: Caller; generation: number | null }
 
 /** What revocation needs to know of a client: whether it is disabled, and its secret generation. */
 export interface ClientStatus { disabled: boolean; generation: number }
@@ -8,12 +11,13 @@ export type ClientStatusLookup = (clientId: string) => Promise<ClientStatus | nu
 
 /**
  * How long a client's status is trusted before the database is asked again: the bound, on every
- * process, between a rotation or disable and the refusal of every token issued before it.
+ * gateway process, between a rotation or disable and the refusal of every token issued before it
+ * (subgraphs check no client token: they trust the gateway's internal token, auth/internal-token.ts).
  */
 export const REVOCATION_CACHE_MS = 2_000;
 const CLIENTS_KEPT = 10_000;
 
-/** Reads a client's status from the gateway's `platform.clients` table, through any connection to that database. */
+/** Reads a client's status from the gateway's `platform.clients` table. */
 export function clientStatusFromDatabase(em: EntityManager): ClientStatusLookup {
   return async (clientId) => {
     const rows = await em.getConnection().execute<{ disabled: boolean; secret_generation: number }[]>(
