@@ -23,6 +23,7 @@ import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
 import { verify } from './verify.ts';
+import { benchEndUser } from './user-token.ts';
 import { mixedRiskWarmUp } from './mixed.ts';
 import { machineParallelism, measureWorkers, type WorkersResult } from './workers.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
@@ -181,7 +182,7 @@ function load(m: Measurement, headers: Record<string, string>, duration: number,
 }
 
 const headersFor = (m: Measurement, token: string): Record<string, string> => ({
-  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${token}` } : {}),
+  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${m.token ?? token}` } : {}),
   ...(m.variant === 'direct' ? { [INTERNAL_HOP_HEADER]: signHop(hopKey, { method: m.method, target: new URL(m.url).pathname, body: m.body }) } : {}),
 });
 
@@ -309,6 +310,7 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
   process.once('SIGTERM', stop);
   let ratioResults: RatioResult[] = [];
   let info: Awaited<Servers['ready']>;
+  let endUser: Awaited<ReturnType<typeof benchEndUser>> | undefined;
   try {
     info = await servers.ready;
     const bearer = await token(info.targets.gateway, info.client);
@@ -316,6 +318,10 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
     console.log(`servers up (${info.database}); subgraphs: ${info.subgraphs.join(', ')}; seeding through the gateway...`);
     for (const [name, problem] of Object.entries(info.broken)) console.log(`  subgraph ${name} left out, its schema does not build: ${problem}`);
     const ctx: ScenarioContext = { ...base, seed: await seed(base) };
+    if (selected.some((s) => s.name === 'user-token')) {
+      endUser = await benchEndUser(info.targets.gateway, info.client);
+      ctx.userToken = endUser.token;
+    }
     if (selected.some((s) => s.name === 'mixed')) await seedMixed(servers, ctx, info.targets.gateway, options.connections);
     for (const [area, problem] of Object.entries(ctx.seed.problems)) console.log(`  seeding ${area} failed: ${problem}`);
     console.log(`measuring ${options.rounds} x ${options.duration} s per variant, variants in turn (after ${options.warmup} s warm-up), ${options.connections} connections, request collapsing ${options.collapse ? 'on' : 'off (--collapse=off)'}`);
@@ -327,6 +333,7 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
     }
   } finally {
     await servers.close();
+    await endUser?.close();
   }
   return { database: info.database, ratioResults };
 }

@@ -11,7 +11,8 @@ import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mix
  * physical limit: a minimal Fastify + driver server doing the REST user lookup (bare.ts); `bare-twin`
  * the same server answering the cross query with the same reads as our stack.
  */
-export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare' | 'bare-twin';
+export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare' | 'bare-twin'
+  | 'client-token' | 'user-token';
 
 export interface Measurement {
   variant: Variant;
@@ -20,6 +21,8 @@ export interface Measurement {
   body?: string;
   /** Send the bench client's bearer token. */
   auth: boolean;
+  /** With `auth`: this bearer token instead of the bench client's (an end user's, scenario `user-token`). */
+  token?: string;
   /** A reason the response is wrong (checked once before measuring), or null. */
   check(status: number, body: unknown): string | null;
   /** What the answer was, for the report (e.g. which member of a union). */
@@ -64,6 +67,8 @@ export interface ScenarioContext {
   token: string;
   /** One token per connection, each of its own API client (scenario `mixed`). */
   tokens?: string[];
+  /** An end user's token from an issuer the bench organisation trusts (scenario `user-token`, user-token.ts). */
+  userToken?: string;
 }
 
 export interface Scenario {
@@ -227,6 +232,22 @@ export const scenarios: Scenario[] = [
       ...VERSUS_BARE([['gateway-inprocess', 'gateway (in-process, default)']], 0.33),
       ...VERSUS_HIVE(1, undefined, true),
     ],
+  },
+  {
+    name: 'user-token',
+    title: "user by id with an end user's token (OpenID Connect issuer) and with the client's",
+    needs: ['scoring'], fields: ['Query.user'],
+    blocked: (ctx) => needUser(ctx) ?? (ctx.userToken ? null : 'no end user token (the bench issuer was not trusted)'),
+    measurements: (ctx) => {
+      const url = `${ctx.targets.gatewayInprocess}/graphql`;
+      const query = 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }';
+      const check = (d: Record<string, unknown>) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found');
+      return [
+        post('client-token', url, query, { id: ctx.seed.userId }, true, check),
+        { ...post('user-token', url, query, { id: ctx.seed.userId }, true, check), token: ctx.userToken },
+      ];
+    },
+    ratios: [{ label: 'user token / client token (in-process)', numerator: 'user-token', denominator: 'client-token' }],
   },
   crossScenario('cross', ''),
   // What a browser app with a normalising cache (Apollo Client's InMemoryCache) selects: the same plus every entity's id.
