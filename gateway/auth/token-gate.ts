@@ -11,9 +11,11 @@ export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
 const VERIFIED_TOKENS_KEPT = 10_000;
 
 /** An end user's request names its user in its log lines and trace as a digest only (a `sub` may be an e-mail address). */
-function identifyUser(request: FastifyRequest, registrationId: string, userId: string) {
+function identifyUser(request: FastifyRequest, reply: FastifyReply, registrationId: string, userId: string) {
   const user = userHash(registrationId, userId);
+  // The reply's logger too: it writes the request's closing line.
   request.log = request.log.child({ issuerRegistration: registrationId, user });
+  reply.log = request.log;
   trace.getActiveSpan()?.setAttributes({ 'enduser.pseudo.id': user, 'app.issuer_registration': registrationId });
 }
 
@@ -62,7 +64,7 @@ export function createTokenGate(verify: TokenVerifier, revocation: RevocationChe
         try {
           const caller = await check(request.headers.authorization);
           (request as FastifyRequest & { caller?: Caller | null }).caller = caller;
-          if (caller?.userId !== undefined) identifyUser(request, caller.clientId, caller.userId);
+          if (caller?.userId !== undefined) identifyUser(request, reply, caller.clientId, caller.userId);
         } catch (error) {
           if (error instanceof AppError) return onError(request, reply, error);
           throw error;

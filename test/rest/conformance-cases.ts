@@ -100,6 +100,16 @@ export const CASES: Record<string, Case> = {
   rotateClientSecret: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
   disableClient: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
   enableClient: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
+  trustIssuer: {
+    valid: (ids) => ({
+      token: ids.adminToken,
+      body: { issuer: 'https://login.acme.example/realms/fleet', organisation: 'org-partner', audience: 'https://graph.example.com/', scopesClaim: 'roles', scopeMap: { 'fleet-manager': ['b2b'], dispatcher: ['b2b', 'roadside'] } },
+    }),
+    after: (body, ids) => { ids.issuerId = String(body.id); },
+    invalid: (ids) => ({ token: ids.adminToken, body: { issuer: 'https://10.0.0.1/realms/fleet', organisation: 'org-partner', audience: 'https://graph.example.com/' } }),
+  },
+  listIssuers: { valid: (ids) => ({ token: ids.adminToken }), invalid: () => ({ token: null }) },
+  distrustIssuer: { valid: (ids) => ({ token: ids.adminToken, params: { issuerId: ids.issuerId } }), invalid: (ids) => ({ token: ids.adminToken, params: { issuerId: MISSING } }) },
   // Webhooks: the subscription first, so the rescue below delivers to it
   createWebhookSubscription: {
     valid: (ids) => ({ body: { url: `${ids.receiverUrl}/hooks/fleet`, eventTypes: ['rescue.status_changed'], description: 'Dispatch board' } }),

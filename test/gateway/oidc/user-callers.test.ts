@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIssuer, type TestIssuer } from '../../support/oidc-issuer.ts';
+import { wsClient } from '../../support/subscriptions.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
 
 const USERS = '/shared-mobility-insights/v2/users';
@@ -24,7 +25,10 @@ const userToken = (sub: string, aud = 'fleet-app', claims: Record<string, unknow
 beforeAll(async () => {
   t = await startTestStack({
     subgraphs: ['scoring'],
-    env: { OIDC_ALLOW_LOOPBACK: 'true', RATE_LIMIT_PER_MINUTE: String(PER_USER), ISSUER_RATE_LIMIT_PER_MINUTE: String(PER_ISSUER) },
+    env: {
+      OIDC_ALLOW_LOOPBACK: 'true', RATE_LIMIT_PER_MINUTE: String(PER_USER), ISSUER_RATE_LIMIT_PER_MINUTE: String(PER_ISSUER),
+      SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT: '1',
+    },
   });
   admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
   issuer = await startTestIssuer();
@@ -71,6 +75,23 @@ describe("an end user's requests", () => {
     expect(other.status).toBe(201);
     expect(other.headers.get('idempotent-replayed')).toBeNull();
     expect(other.body).not.toEqual(first.body);
+  });
+});
+
+describe('subscription places', () => {
+  it("are each user's: a second user of the registration connects, the first user's second connection is refused", async () => {
+    const up = (ws: ReturnType<typeof wsClient>) => new Promise<void>((resolve) => { ws.client.on('connected', () => resolve()); });
+    const lena = wsClient(t.url, `Bearer ${await userToken('lena@example.com')}`);
+    await up(lena);
+    const mona = wsClient(t.url, `Bearer ${await userToken('mona@example.com')}`);
+    await up(mona);
+    const again = wsClient(t.url, `Bearer ${await userToken('lena@example.com')}`);
+    const refused = await again.closed;
+    expect(refused.code).toBe(4429);
+    expect(refused.reason).toMatch(/^Too many connections: client issuer_[0-9a-f]+\/[\w-]{22} holds its maximum of 1$/);
+    expect(refused.reason).not.toMatch(/lena/);
+    expect([...lena.closes, ...mona.closes]).toEqual([]);
+    for (const ws of [lena, mona, again]) await ws.dispose();
   });
 });
 
