@@ -17,7 +17,7 @@ if (!config.INTERNAL_HOP_KEY) {
   process.exit(2);
 }
 if (!config.DATABASE_URL) {
-  console.error('DATABASE_URL is not set: a subgraph runs on its own only on PostgreSQL, where it checks token revocation against the gateway\'s clients. On the embedded default, `npm start` runs every subgraph inside the gateway.');
+  console.error('DATABASE_URL is not set: a subgraph runs on its own only on PostgreSQL. On the embedded default, `npm start` runs every subgraph inside the gateway.');
   process.exit(2);
 }
 const subgraph = await refuseCleanly(() => buildSubgraph(definition, config));

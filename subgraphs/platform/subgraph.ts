@@ -211,7 +211,8 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
   const db = await openDatabase(config, { name: definition.name, entities: definition.entities, migrationsPath: definition.migrationsPath });
   try {
     await definition.onStart?.(db, config, app.log);
-    const verify = internalTokenVerifier(await loadInternalVerifyingKey(config), config.JWT_ISSUER, definition.name, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
+    const verifyingKey = await loadInternalVerifyingKey(config);
+    const verify = internalTokenVerifier(verifyingKey, config.JWT_ISSUER, definition.name, config.INTERNAL_HOP_MAX_SKEW_SECONDS);
     const typeDefs = readTypeDefs(definition.typeDefs);
     const schema = buildSchema(definition as SubgraphDefinition, typeDefs);
     requireInternalHop(app, config.INTERNAL_HOP_KEY, config.INTERNAL_HOP_MAX_SKEW_SECONDS);

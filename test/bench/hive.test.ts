@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 import { startHiveGateway } from './hive.ts';
+import { internalAuthorizer, type InternalAuthorizer } from './internal-authorization.ts';
 import { scenarios, seed, type Measurement, type ScenarioContext, type Variant } from './scenarios.ts';
 import type { MixedKind, MixedRequest } from './mixed.ts';
 import { SupergraphInfo } from './schema.ts';
@@ -12,18 +13,20 @@ import { verify } from './verify.ts';
 /**
  * The bench's Hive Gateway variant (hive.ts) on the test stack's subgraphs over HTTP: the bench's own
  * `user`, `cross`, REST-twin and Risk Index requests answer through Hive exactly as through our
- * gateway, which needs the caller's token forwarded and every subgraph request's hop signed.
+ * gateway, which needs an internal token for the caller and every subgraph request's hop signed.
  */
 describe('Hive Gateway bench variant', () => {
   let t: TestStack;
   let hive: Awaited<ReturnType<typeof startHiveGateway>>;
   let nodedup: Awaited<ReturnType<typeof startHiveGateway>>;
   let ctx: ScenarioContext;
+  let authorize: InternalAuthorizer;
 
   beforeAll(async () => {
     t = await startTestStack({ subgraphs: ['scoring', 'booking', 'risk'], env: { SUBGRAPH_TRANSPORT: 'http' } });
+    authorize = await internalAuthorizer(t.config);
     [hive, nodedup] = await Promise.all([
-      startHiveGateway(t.stack.subgraphUrls, TEST_HOP_KEY), startHiveGateway(t.stack.subgraphUrls, TEST_HOP_KEY, { deduplicate: false }),
+      startHiveGateway(t.stack.subgraphUrls, authorize, TEST_HOP_KEY), startHiveGateway(t.stack.subgraphUrls, authorize, TEST_HOP_KEY, { deduplicate: false }),
     ]);
     const base = {
       targets: { direct: t.stack.subgraphUrls, gateway: t.url, gatewayInprocess: t.url, stock: '', hive: hive.url, hiveNodedup: nodedup.url, bare: '' },
@@ -55,7 +58,7 @@ describe('Hive Gateway bench variant', () => {
       const m = measurement(scenario, variant);
       expect(m.compareWith).toBe(`${t.url}/graphql`);
       const [theirs, ours] = await Promise.all([answer(m.url, m), answer(m.compareWith!, m)]);
-      // Data, not UNAUTHENTICATED errors: the subgraphs took Hive's signed hop and the forwarded token.
+      // Data, not UNAUTHENTICATED errors: the subgraphs took Hive's signed hop and the internal token it sent.
       expect(theirs.errors).toBeUndefined();
       expect(Object.values(theirs.data).every((value) => value !== null)).toBe(true);
       expect(theirs.data).toEqual(ours.data);
@@ -64,7 +67,7 @@ describe('Hive Gateway bench variant', () => {
   );
 
   it('reports a Hive whose subgraph requests are not signed with the subgraphs\' key as failed, with the subgraphs\' refusal', async () => {
-    const unsigned = await startHiveGateway(t.stack.subgraphUrls, 'another-internal-hop-key-0123456789abcdef');
+    const unsigned = await startHiveGateway(t.stack.subgraphUrls, authorize, 'another-internal-hop-key-0123456789abcdef');
     try {
       const m = { ...measurement('user', 'hive'), url: `${unsigned.url}/graphql` };
       const { problem } = await verify(m, headers);

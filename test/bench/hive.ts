@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { signedHopHeaders } from '../../subgraphs/platform/internal-hop.ts';
+import type { InternalAuthorizer } from './internal-authorization.ts';
 
 /** What this file uses of Hive Gateway's API (`@graphql-hive/gateway-runtime` 2.x). */
 interface FetchInit { method?: string; headers?: Record<string, string>; body?: unknown }
@@ -12,7 +13,7 @@ interface HiveGatewayConfig {
   transports: Record<string, unknown>;
   transportEntries?: Record<string, { options: { deduplicateInflightRequests: boolean } }>;
   propagateHeaders: { fromClientToSubgraphs(payload: { request: Request }): Record<string, string | null> };
-  plugins(): { onFetch(payload: { url: string; options: FetchInit; setOptions(options: FetchInit): void }): void }[];
+  plugins(): { onFetch(payload: { url: string; options: FetchInit; setOptions(options: FetchInit): void }): Promise<void> }[];
   logging: 'error';
 }
 type HiveGateway = ((request: IncomingMessage, response: ServerResponse) => void) & { dispose(): Promise<void> | void };
@@ -41,11 +42,13 @@ export function routedSupergraph(urls: Record<string, string>) {
  * Hive Gateway (`@graphql-hive/gateway-runtime`) with its Rust query planner
  * (`@graphql-hive/router-runtime`) on the committed supergraph, its routing URLs overridden to the
  * same subgraphs as ours, served by node:http on loopback. Its defaults, in-flight subgraph request
- * de-duplication among them, unless `deduplicate` is false. The caller's token goes to the
- * subgraphs (`propagateHeaders`), and an `onFetch` plugin signs every subgraph request with the
- * internal hop as our gateway does (user plugins run after Hive's own, so the request id it adds is signed too).
+ * de-duplication among them, unless `deduplicate` is false. The caller's token is propagated
+ * (`propagateHeaders`), and an `onFetch` plugin replaces it with the internal token for its caller
+ * and that subgraph and signs every subgraph request with the internal hop, as our gateway does
+ * (user plugins run after Hive's own, so the request id it adds is signed too).
  */
-export async function startHiveGateway(urls: Record<string, string>, hopKey: string, { deduplicate = true } = {}) {
+export async function startHiveGateway(urls: Record<string, string>, authorize: InternalAuthorizer, hopKey: string, { deduplicate = true } = {}) {
+  const subgraphOf = new Map(Object.entries(urls).map(([name, url]) => [url, name]));
   const { createGatewayRuntime, unifiedGraphHandler, http } = await loadHive();
   const gateway = createGatewayRuntime({
     supergraph: routedSupergraph(urls),
@@ -53,7 +56,14 @@ export async function startHiveGateway(urls: Record<string, string>, hopKey: str
     transports: { http },
     ...(deduplicate ? {} : { transportEntries: { '*.http': { options: { deduplicateInflightRequests: false } } } }),
     propagateHeaders: { fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get('authorization') }) },
-    plugins: () => [{ onFetch: ({ url, options, setOptions }) => setOptions({ ...options, headers: signedHopHeaders(hopKey, url, options) }) }],
+    plugins: () => [{
+      async onFetch({ url, options, setOptions }) {
+        const { authorization: given, ...headers } = options.headers ?? {};
+        const authorization = await authorize(given, subgraphOf.get(url) ?? '');
+        const internal = { ...options, headers: { ...headers, ...(authorization ? { authorization } : {}) } };
+        setOptions({ ...options, headers: signedHopHeaders(hopKey, url, internal) });
+      },
+    }],
     logging: 'error',
   });
   const server = createServer(gateway);

@@ -17,6 +17,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Client } from 'autocannon';
+import { decodeJwt, exportPKCS8, generateKeyPair, importPKCS8 } from 'jose';
 import { SERVER_ENV, type MixedSeed, type ServerMessage, type ServerReply, type ServerStats, type Targets } from './protocol.ts';
 import { graphql, scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
@@ -27,9 +28,26 @@ import { benchEndUser } from './user-token.ts';
 import { mixedRiskWarmUp } from './mixed.ts';
 import { machineParallelism, measureWorkers, type WorkersResult } from './workers.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
+import { signInternalToken } from '../../subgraphs/platform/auth/internal-token.ts';
+import { JWT_ALG } from '../../subgraphs/platform/auth/keys.ts';
+import { scopesOf } from '../../subgraphs/platform/auth/tokens.ts';
 
-// Shared with the server process (it inherits the environment): the `direct` variant signs its requests as the gateway does.
+// Shared with the server process (it inherits the environment): the `direct` variant signs its requests
+// and makes its internal tokens as the gateway does.
 const hopKey = process.env.INTERNAL_HOP_KEY ??= generateHopKey();
+const internalKey = await importPKCS8(process.env.INTERNAL_TOKEN_PRIVATE_KEY
+  ??= await exportPKCS8((await generateKeyPair(JWT_ALG, { extractable: true })).privateKey), JWT_ALG);
+
+/**
+ * For the `direct` variant: the internal token the gateway would send the owning subgraph for the bench
+ * client (a fresh one per use: it lives 60 s).
+ */
+async function directAuthorization(m: Measurement, ctx: ScenarioContext): Promise<string | undefined> {
+  const subgraph = Object.entries(ctx.targets.direct).find(([, url]) => url === m.url)?.[0];
+  if (m.variant !== 'direct' || !m.auth || !subgraph) return undefined;
+  const { sub, org, scope, iss } = decodeJwt(ctx.token) as { sub: string; org: string; scope: string; iss: string };
+  return `Bearer ${await signInternalToken({ clientId: sub, orgId: org, scopes: scopesOf(scope) }, subgraph, internalKey, { issuer: iss })}`;
+}
 
 interface Options { duration: number; rounds: number; connections: number; warmup: number; only: string[]; variants: string[]; collapse: boolean }
 
@@ -181,8 +199,8 @@ function load(m: Measurement, headers: Record<string, string>, duration: number,
   return Promise.resolve(instance).then((result) => ({ result, graphqlErrors }));
 }
 
-const headersFor = (m: Measurement, token: string): Record<string, string> => ({
-  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: `Bearer ${m.token ?? token}` } : {}),
+const headersFor = (m: Measurement, token: string, direct?: string): Record<string, string> => ({
+  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: direct ?? `Bearer ${m.token ?? token}` } : {}),
   ...(m.variant === 'direct' ? { [INTERNAL_HOP_HEADER]: signHop(hopKey, { method: m.method, target: new URL(m.url).pathname, body: m.body }) } : {}),
 });
 
@@ -193,7 +211,7 @@ interface Sample { seconds: number; requests: number; errors: number; times: num
 const profileIndex: ProfileEntry[] = [];
 
 async function sample(servers: Servers, scenario: Scenario, m: Measurement, ctx: ScenarioContext, options: Options, round: number): Promise<Sample> {
-  const headers = m.mix ? {} : headersFor(m, ctx.token);
+  const headers = m.mix ? {} : headersFor(m, ctx.token, await directAuthorization(m, ctx));
   if (round === 0) await load(m, headers, options.warmup, options.connections, undefined, ctx.tokens);
   const times: number[] = [];
   await servers.stats('reset', `${scenario.name}-${m.variant}-${round + 1}`);
@@ -236,7 +254,10 @@ function summarise(scenario: Scenario, m: Measurement, samples: Sample[]): Measu
  */
 async function measureScenario(servers: Servers, scenario: Scenario, ctx: ScenarioContext, options: Options): Promise<MeasurementResult[]> {
   const measurements = scenario.measurements(ctx).filter((m) => !options.variants.length || options.variants.includes(m.variant));
-  const checks = await Promise.all(measurements.map((m) => verify(m, (request) => headersFor(request, ctx.token))));
+  const checks = await Promise.all(measurements.map(async (m) => {
+    const direct = await directAuthorization(m, ctx);
+    return verify(m, (request) => headersFor(request, ctx.token, direct));
+  }));
   const samples: Sample[][] = measurements.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, m] of measurements.entries()) {

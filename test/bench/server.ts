@@ -22,6 +22,7 @@ import { buildGateway } from '../../gateway/app.ts';
 import { testDatabase } from '../support/database.ts';
 import { startStockGateway } from './stock.ts';
 import { startHiveGateway } from './hive.ts';
+import { internalAuthorizer } from './internal-authorization.ts';
 import { startBareServer } from './bare.ts';
 import { seedMixed } from './mixed.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
@@ -75,9 +76,10 @@ const inprocess = await buildGateway({
   publicAnswers: stack.subgraphs.find((s) => s.answers)?.answers,
 });
 const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
-const stock = await startStockGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY);
-const hive = await startHiveGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY!);
-const hiveNodedup = await startHiveGateway(stack.subgraphUrls, config.INTERNAL_HOP_KEY!, { deduplicate: false });
+const authorize = await internalAuthorizer(config);
+const stock = await startStockGateway(stack.subgraphUrls, authorize, config.INTERNAL_HOP_KEY);
+const hive = await startHiveGateway(stack.subgraphUrls, authorize, config.INTERNAL_HOP_KEY!);
+const hiveNodedup = await startHiveGateway(stack.subgraphUrls, authorize, config.INTERNAL_HOP_KEY!, { deduplicate: false });
 const scoring = stack.subgraphs.find((s) => s.name === 'scoring');
 const bare = scoring ? await startBareServer(scoring.db, BENCH_CLIENT.org, config.DATABASE_URL) : undefined;
 

@@ -13,6 +13,8 @@ import { composeFile, durationMs, interpolate, ownServices, ROOT } from './files
 
 /** What compose fixes for its topology, over .env; docs/deployment.md's compose section names each. */
 const TOPOLOGY = ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'REDIS_URL', 'DATA_DIR'];
+/** Private keys compose withholds from the subgraphs whatever .env holds (the gateway takes them back from .env). */
+const WITHHELD = ['JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'INTERNAL_TOKEN_PRIVATE_KEY'];
 const GATEWAY_ONLY = ['METRICS_PORT', ...Object.keys(subgraphDefinitions).map(subgraphUrlVariable)];
 const HOP_KEY = 'compose-test-hop-key-0123456789abcdef';
 const services = ownServices();
@@ -31,7 +33,7 @@ describe('docker-compose.yml and the configuration schema', () => {
     for (const [name, service] of services) {
       expect(envFiles(service.env_file), name).toContain('.env');
       const fixed = Object.entries(service.environment ?? {}).filter(([, value]) => !String(value).startsWith('${')).map(([key]) => key);
-      const allowed = name === 'gateway' ? [...TOPOLOGY, ...GATEWAY_ONLY] : TOPOLOGY;
+      const allowed = name === 'gateway' ? [...TOPOLOGY, ...GATEWAY_ONLY] : [...TOPOLOGY, ...WITHHELD];
       // Anything else the schema reads comes from .env as the operator wrote it.
       expect(fixed.filter((key) => !allowed.includes(key)), `${name} fixes what the operator should set`).toEqual([]);
     }
@@ -51,6 +53,16 @@ describe('docker-compose.yml and the configuration schema', () => {
     for (const subgraph of Object.keys(subgraphDefinitions)) {
       expect(environmentOf('gateway')[subgraphUrlVariable(subgraph)]).toBe(`http://${subgraph}:${loadConfig(environmentOf(subgraph)).PORT}/graphql`);
     }
+  });
+
+  it('gives the subgraphs no private key from .env, and the gateway every key .env holds', () => {
+    const keys = { INTERNAL_HOP_KEY: HOP_KEY, JWT_PRIVATE_KEY: 'jwt-private', JWT_PUBLIC_KEY: 'jwt-public', INTERNAL_TOKEN_PRIVATE_KEY: 'internal-private' };
+    for (const [name] of services) {
+      const environment = environmentOf(name, keys);
+      for (const key of WITHHELD) expect(environment[key], `${name} ${key}`).toBe(name === 'gateway' ? keys[key as keyof typeof keys] : '');
+    }
+    // Without them in .env: unset for the gateway too (it generates them under DATA_DIR), not the literal text.
+    expect(WITHHELD.map((key) => environmentOf('gateway')[key])).toEqual(['', '', '']);
   });
 
   it('refuses to start without INTERNAL_HOP_KEY, naming the command that makes one', () => {

@@ -15,7 +15,7 @@ import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
-import { generateHopKey } from '../../subgraphs/platform/internal-hop.ts';
+import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { testDatabase } from '../support/database.ts';
 import { gatewayClient } from '../support/http.ts';
 import { createLan, namespacesUnavailable, removeLeftovers, type HostProcess, type Lan } from '../support/netns.ts';
@@ -158,10 +158,11 @@ beforeAll(async () => {
   const databaseUrl = new URL(database.env.DATABASE_URL!);
   databaseUrl.host = `${lan.address}:5432`;
   const pair = await generateKeyPair('EdDSA', { extractable: true });
+  const internal = await generateKeyPair('EdDSA', { extractable: true });
   const common = {
     NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '4000', LOG_LEVEL: 'warn',
     DATABASE_URL: databaseUrl.toString(), REDIS_URL: `redis://${lan.address}:6379`, REDIS_KEY_PREFIX: `frg-mh-${randomBytes(6).toString('hex')}:`,
-    INTERNAL_HOP_KEY: generateHopKey(), JWT_PRIVATE_KEY: await exportPKCS8(pair.privateKey), JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
+    INTERNAL_HOP_KEY: generateHopKey(), INTERNAL_TOKEN_PUBLIC_KEY: await exportSPKI(internal.publicKey),
     MVR_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     // Seven processes on one machine's PostgreSQL (and two cores): small pools, no load shedding.
     DB_POOL_MAX: '3', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
@@ -174,6 +175,11 @@ beforeAll(async () => {
   }
   Object.assign(envOf.webhooks!, { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '200' });
   // A host cut off the network answers nothing at all: the gateway gives up on it after this.
+  // As compose gives them: the private keys to the gateway alone.
+  Object.assign(envOf.gateway!, {
+    JWT_PRIVATE_KEY: await exportPKCS8(pair.privateKey), JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
+    INTERNAL_TOKEN_PRIVATE_KEY: await exportPKCS8(internal.privateKey),
+  });
   Object.assign(envOf.gateway!, { SUBGRAPH_TIMEOUT_MS: String(SUBGRAPH_TIMEOUT_MS) }, Object.fromEntries(SUBGRAPHS.map((name) => [subgraphUrlVariable(name), `${hostUrl(name)}/graphql`])), {
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
   });
@@ -210,11 +216,29 @@ describe.skipIf(Boolean(skipReason))('the compose topology, one host per subgrap
     const ready = await client.request('GET', '/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body.checks).toMatchObject(Object.fromEntries(SUBGRAPHS.map((name) => [name, true])));
-    // A subgraph host answers only the gateway's signed hop, even with a valid token.
-    const direct = await fetch(`${hostUrl('booking')}/graphql`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ vehicle(vin: "x") { vin } }' }),
+    // A subgraph host answers only the gateway's signed hop, even with a valid token; on the hop, only the gateway's internal token.
+    const body = JSON.stringify({ query: '{ vehicle(vin: "x") { vin } }' });
+    const direct = (hop: Record<string, string>) => fetch(`${hostUrl('booking')}/graphql`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...hop }, body,
     });
-    expect(direct.status).toBe(401);
+    expect((await direct({})).status).toBe(401);
+    const signed = await direct({ [INTERNAL_HOP_HEADER]: signHop(envOf.gateway!.INTERNAL_HOP_KEY!, { method: 'POST', target: '/graphql', body }) });
+    expect(signed.status).toBe(401);
+    expect(((await signed.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a disabled client\'s token on GraphQL and REST at once, its subgraphs on hosts of their own', async () => {
+    const form = { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' };
+    const admin = (await client.request('POST', '/platform/oauth/v1/token', { form })).body.access_token as string;
+    const created = await ok('POST', '/platform/admin/v1/clients', { organisation: 'org-revoked', scopes: ['b2b'] }, admin);
+    const revoked = await client.tokenFor(created.clientId, created.clientSecret);
+    const calls = async () => [
+      (await client.request('POST', '/graphql', { token: revoked, body: { query: `{ vehicle(vin: "${VIN}") { vin } }` } })).status,
+      (await client.request('GET', `${SMI}/vehicles/${VIN}`, { token: revoked })).status,
+    ];
+    expect(await calls()).toEqual([200, 404]);
+    await ok('POST', `/platform/admin/v1/clients/${created.clientId}/disable`, undefined, admin);
+    expect(await calls()).toEqual([401, 401]);
   });
 
   it('takes a webhook subscription to a receiver on the webhooks host\'s loopback', async () => {

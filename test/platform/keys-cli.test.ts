@@ -10,13 +10,14 @@ import { parseEnv } from 'node:util';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../subgraphs/platform/config.ts';
-import { loadSigningKeys } from '../../subgraphs/platform/auth/keys.ts';
+import { loadInternalSigningKey, loadInternalVerifyingKey, loadSigningKeys } from '../../subgraphs/platform/auth/keys.ts';
+import { internalTokenVerifier, signInternalToken } from '../../subgraphs/platform/auth/internal-token.ts';
 import { issueToken, verifyToken } from '../../subgraphs/platform/auth/tokens.ts';
 import { INTERNAL_HOP_HEADER, requireInternalHop, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { loadReportVault } from '../../subgraphs/platform/crypto/vault.ts';
 import { runNode } from '../support/child-server.ts';
 
-const KEYS = ['JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'MVR_ENCRYPTION_KEY', 'INTERNAL_HOP_KEY'];
+const KEYS = ['JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'INTERNAL_TOKEN_PRIVATE_KEY', 'INTERNAL_TOKEN_PUBLIC_KEY', 'MVR_ENCRYPTION_KEY', 'INTERNAL_HOP_KEY'];
 
 let dir: string;
 let block: string;
@@ -33,7 +34,7 @@ beforeAll(async () => {
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
 describe('npm run keys', () => {
-  it('prints the four keys, one variable a line', () => {
+  it('prints the six keys, one variable a line', () => {
     const env = parseEnv(block);
     expect(Object.keys(env).sort()).toEqual([...KEYS].sort());
     for (const line of block.trim().split('\n')) expect(line).toMatch(/^(#.*|[A-Z_]+='[^'\n]+')$/);
@@ -44,6 +45,14 @@ describe('npm run keys', () => {
     const caller = { clientId: 'client_1', orgId: 'acme', scopes: ['b2b' as const] };
     const token = await issueToken(caller, 1, keys.privateKey, config.JWT_ISSUER);
     expect(await verifyToken(token, keys.publicKey, config.JWT_ISSUER)).toEqual(caller);
+  });
+
+  it('gives an internal token pair: the gateway signs with the private key, a subgraph given the public key alone verifies', async () => {
+    const caller = { clientId: 'client_1', orgId: 'acme', scopes: ['b2b' as const] };
+    const token = await signInternalToken(caller, 'booking', await loadInternalSigningKey(config), { issuer: config.JWT_ISSUER });
+    const subgraph = loadConfig({ INTERNAL_TOKEN_PUBLIC_KEY: parseEnv(block).INTERNAL_TOKEN_PUBLIC_KEY, DATA_DIR: dir });
+    const verify = internalTokenVerifier(await loadInternalVerifyingKey(subgraph), subgraph.JWT_ISSUER, 'booking', 30);
+    expect(await verify(token)).toEqual(caller);
   });
 
   it('gives an MVR key that encrypts and decrypts a report', async () => {

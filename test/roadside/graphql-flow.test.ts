@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedTestStack } from '../support/shared-stack.ts';
 import { TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
+import { callerOf, internalBearer } from '../support/internal-token.ts';
 import { loadReferenceData } from '../../subgraphs/roadside/data/load.ts';
 import { VehicleModel } from '../../subgraphs/roadside/entities.ts';
 import { CHICAGO, roadsideToken } from './helpers.ts';
@@ -99,7 +100,7 @@ describe('a whole rescue through GraphQL', () => {
     const payload = JSON.stringify({ query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on RescueRequest { reqId status } } }', variables: { r: [{ __typename: 'RescueRequest', reqId: firstReqId }, { __typename: 'RescueRequest', reqId: 'nope' }] } });
     const res = await sub!.app.inject({
       method: 'POST', url: '/graphql', payload,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: '/graphql', body: payload }) },
+      headers: { authorization: await internalBearer(t.config, 'roadside', callerOf(token)), 'content-type': 'application/json', [INTERNAL_HOP_HEADER]: signHop(TEST_HOP_KEY, { method: 'POST', target: '/graphql', body: payload }) },
     });
     expect(res.json().data._entities).toEqual([{ reqId: firstReqId, status: 'COMPLETED' }, null]);
     // A subgraph's answers are never stored by a cache between it and the gateway.

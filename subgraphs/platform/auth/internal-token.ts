@@ -73,7 +73,9 @@ export type InternalTokenVerifier = (token: string) => Promise<Caller>;
  * Verifies signature, type, issuer, audience (this subgraph) and lifetime, allowing `clockToleranceSeconds`
  * between the gateway's clock and this one; a verified token is remembered until it expires.
  */
-export function internalTokenVerifier(publicKey: CryptoKey, issuer: string, subgraph: string, clockToleranceSeconds: number): InternalTokenVerifier {
+export function internalTokenVerifier(
+  publicKey: CryptoKey, issuer: string, subgraph: string, clockToleranceSeconds: number,
+): InternalTokenVerifier {
   const verified = new Map<string, { caller: Caller; until: number }>();
   const options = { algorithms: [JWT_ALG], typ: TYPE, issuer, audience: internalAudience(subgraph), clockTolerance: clockToleranceSeconds };
   return async (token) => {

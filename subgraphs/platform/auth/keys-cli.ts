@@ -12,14 +12,19 @@ import { generateHopKey } from '../internal-hop.ts';
 import { JWT_ALG } from './keys.ts';
 
 const { privateKey, publicKey } = await generateKeyPair(JWT_ALG, { extractable: true });
+const internal = await generateKeyPair(JWT_ALG, { extractable: true });
 const oneLine = (pem: string) => pem.trim().replaceAll('\n', '\\n');
 
 // Single quotes: taken literally by a shell, docker compose's env files and Node's --env-file alike.
 const block = [
-  `# Made by npm run keys on ${new Date().toISOString()}: give every process of the deployment (gateway and subgraphs) these same values.`,
-  '# Access tokens: Ed25519 pair (the gateway signs, every process verifies).',
+  `# Made by npm run keys on ${new Date().toISOString()}: give every gateway process these same values, and every subgraph`,
+  '# on its own the same MVR, hop and internal token public key (it needs neither private key; extra ones are unused).',
+  '# Access tokens: Ed25519 pair (the gateway signs and verifies them; subgraphs never see them).',
   `JWT_PRIVATE_KEY='${oneLine(await exportPKCS8(privateKey))}'`,
   `JWT_PUBLIC_KEY='${oneLine(await exportSPKI(publicKey))}'`,
+  '# Internal tokens (who calls, gateway -> subgraph): Ed25519 pair; the gateway needs the private key, a subgraph only the public one.',
+  `INTERNAL_TOKEN_PRIVATE_KEY='${oneLine(await exportPKCS8(internal.privateKey))}'`,
+  `INTERNAL_TOKEN_PUBLIC_KEY='${oneLine(await exportSPKI(internal.publicKey))}'`,
   '# Stored MVR reports and idempotent responses: AES-256-GCM key (base64 of 32 bytes).',
   `MVR_ENCRYPTION_KEY='${randomBytes(32).toString('base64')}'`,
   '# The gateway -> subgraph hop (HMAC-SHA256), required wherever a subgraph listens (docker compose, <NAME>_URL).',

@@ -14,7 +14,10 @@ export interface SigningKeys {
 /** The SPKI PEM of a private key's public half, or of a public key (normalised). */
 const publicPemOf = (pem: string) => createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
 
-/** An Ed25519 private key (PEM) generated once into DATA_DIR/keys/`file`, created atomically: processes starting together on one keys folder read the same whole key. */
+/**
+ * An Ed25519 private key (PEM) generated once into DATA_DIR/keys/`file`, created atomically: processes
+ * starting together on one keys folder read the same whole key.
+ */
 const storedPrivateKey = (config: Config, file: string) => readOrCreateFile(join(config.dataDir, 'keys', file), async () =>
   exportPKCS8((await generateKeyPair(JWT_ALG, { extractable: true })).privateKey));
 
@@ -39,7 +42,8 @@ const INTERNAL_TOKEN_FILE = 'internal-token-private.pem';
 export async function loadInternalSigningKey(config: Config): Promise<CryptoKey> {
   const configured = config.INTERNAL_TOKEN_PRIVATE_KEY;
   if (!configured && config.INTERNAL_TOKEN_PUBLIC_KEY) {
-    throw new Error('INTERNAL_TOKEN_PUBLIC_KEY is set without INTERNAL_TOKEN_PRIVATE_KEY: the gateway signs internal tokens with the private key of that pair (npm run keys prints both)');
+    throw new Error('INTERNAL_TOKEN_PUBLIC_KEY is set without INTERNAL_TOKEN_PRIVATE_KEY: '
+      + 'the gateway signs internal tokens with the private key of that pair (npm run keys prints both)');
   }
   const privatePem = configured ?? await storedPrivateKey(config, INTERNAL_TOKEN_FILE);
   if (config.INTERNAL_TOKEN_PUBLIC_KEY && publicPemOf(config.INTERNAL_TOKEN_PUBLIC_KEY) !== publicPemOf(privatePem)) {
