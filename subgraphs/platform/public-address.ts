@@ -74,7 +74,8 @@ export interface ResolvedAddress { address: string; family: 4 | 6 }
  */
 export async function resolvePublicUrl(url: URL, policy: AddressPolicy): Promise<ResolvedAddress[]> {
   const host = bareHost(url);
-  const unusable = () => badInput(`the host does not resolve to an address ${roleOf(policy)} may use (public only)`, 'url');
+  const role = roleOf(policy);
+  const unusable = () => badInput(`the ${role.replace(/s$/, '')}'s host does not resolve to an address ${role} may use (public only)`, 'url');
   const found = ipaddr.isValid(host)
     ? [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }]
     : await lookup(host, { all: true, verbatim: true }).catch(() => { throw unusable(); });
