@@ -22,11 +22,14 @@ import { clientErrorHandler } from './http/client-error.ts';
 import { requestCollapsing } from './collapse/requests.ts';
 import { gatewayFeatures } from './features.ts';
 import { IdempotencyStore, loadResponseVault } from './idempotency/store.ts';
+import { TrustedDocuments } from './trusted/registry.ts';
+import { TrustedDocumentStore } from './trusted/store.ts';
 import { inFlightBound } from './protection/in-flight.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { problem, sendProblem } from '../subgraphs/platform/rest/problem.ts';
 import { API_FALLBACK_HEADERS } from './http/security-headers.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -45,6 +48,8 @@ export interface GatewayOptions {
   publicAnswers?: PublicAnswers;
   /** How long an SSE reservation waits for its stream to open (tests shorten it). */
   reservationUnopenedMs?: number;
+  /** The process's event bus: subscriptions take committed events from its live(). */
+  bus: EventBus;
 }
 
 export interface Gateway {
@@ -54,11 +59,14 @@ export interface Gateway {
   tokenGate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
   metrics: GatewayMetrics;
+  /** Trusted documents: the tables, and this process's view of them. */
+  documentStore: TrustedDocumentStore;
+  trusted: TrustedDocuments;
   close(): Promise<void>;
 }
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening: gateway/features.ts in order. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus }: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -90,9 +98,13 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     userTokenVerifier(trustedIssuers, issuerPolicy, app.log));
   const gate = createTokenGate(verify, revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
+  const documentStore = new TrustedDocumentStore(db.orm.em);
+  const trusted = new TrustedDocuments(documentStore, app.log);
+  await trusted.start();
+  app.addHook('onClose', async () => trusted.stop());
   const features = gatewayFeatures({
-    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, supergraphSdl, limits, bounds, probes, metrics,
-    collapsing, apqDocument, clients, issuers, trustedIssuers, privateKey: keys.privateKey, verify, gate, idempotency,
+    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, supergraphSdl, limits, bounds, probes, metrics,
+    collapsing, apqDocument, clients, issuers, trustedIssuers, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 
   const apollo = new ApolloServer<GatewayContext>({
@@ -115,7 +127,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   for (const { register } of features) await register?.(app, { apollo });
 
   return {
-    app, clients, issuers, tokenGate: gate, idempotency, metrics,
+    app, clients, issuers, tokenGate: gate, idempotency, metrics, documentStore, trusted,
     async close() {
       await app.close();
     },

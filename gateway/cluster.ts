@@ -18,6 +18,7 @@ export async function runCluster(config: Config): Promise<void> {
     process.stderr.write(`\nRefusing to start: WORKERS=${config.WORKERS} needs PostgreSQL (DATABASE_URL). The embedded database (PGlite) has one owner process; unset WORKERS or set DATABASE_URL.\n\n`);
     process.exit(1);
   }
+  if (!config.NATS_URL) log(`NATS_URL is not set: each of the ${config.WORKERS} workers hands the events its own relays publish to its own subscribers only (a subscriber on another worker misses them); set NATS_URL`);
   if (!config.REDIS_URL) log(`REDIS_URL is not set: each of the ${config.WORKERS} workers counts rate limits on its own (up to ${config.WORKERS} x RATE_LIMIT_PER_MINUTE per client)`);
   if (config.METRICS_PORT) await refuseCleanly(() => serveMetrics(clusterMetricsSource(), config));
   else log(`METRICS_PORT is not set: /metrics is not served (each of the ${config.WORKERS} workers would answer with its own part of the counts, a different part at each scrape); set METRICS_PORT to scrape them added up`);

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, Fastif
 import type { TokenVerifier } from './auth/token-gate.ts';
 import type { RevocationCheck } from './auth/revocation.ts';
 import type { Config } from '../subgraphs/platform/config.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 import type { Database } from '../subgraphs/platform/db/orm.ts';
 import type { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
 import { boundedJsonPlugin } from '../subgraphs/platform/nesting-http.ts';
@@ -26,10 +27,13 @@ import { healthPlugin } from './health.ts';
 import { homePlugin } from './home.ts';
 import type { DocumentByHash } from './idempotency/request.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
+import type { TrustedDocuments } from './trusted/registry.ts';
+import type { TrustedDocumentStore } from './trusted/store.ts';
 import { idePlugin } from './ide/index.ts';
 import { restInFlightPlugin, type RestInFlightBound } from './protection/in-flight.ts';
 import { jsonNewlinePlugin } from './http/json-newline.ts';
 import { rateLimitPlugin } from './protection/limits.ts';
+import { clientNamesPlugin } from './observability/client-names.ts';
 import { metricsPlugin, type GatewayMetrics } from './observability/metrics.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { overloadPlugin } from './protection/overload.ts';
@@ -95,6 +99,7 @@ export interface GatewayParts {
   localSubgraphs?: readonly Subgraph[];
   publicAnswers?: PublicAnswers;
   reservationUnopenedMs?: number;
+  bus: EventBus;
   supergraphSdl: string;
   limits: ReturnType<typeof graphqlLimits>;
   bounds: readonly RestInFlightBound[];
@@ -110,6 +115,9 @@ export interface GatewayParts {
   verify: TokenVerifier;
   gate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
+  documentStore: TrustedDocumentStore;
+  /** Trusted documents as this process applies them (gateway/trusted/registry.ts). */
+  trusted: TrustedDocuments;
 }
 
 /** How often expired Idempotency-Keys are deleted. */
@@ -131,7 +139,7 @@ const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000;
  * - rest-in-flight refuses a REST path of a bounded field once none is free, before the token gate,
  *   the rate limit and the GraphQL pipeline (the cheapest answer a flood can get); it comes after the
  *   pages, whose paths may share the REST prefix;
- * - rate-limit decorates the root with the shared counters (Redis) that token-endpoints and
+ * - rate-limit decorates the root with the shared counters (Redis) that client-names, token-endpoints and
  *   subscriptions count in, and subscriptions decorates it with the transports' handlers that
  *   gated-routes mounts on /graphql;
  * - token-endpoints registers multipart parsing on the root, for every route after it;
@@ -165,10 +173,11 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     apolloOnly('graphql-metrics', [metrics.apolloPlugin<GatewayContext>()]),
     ...(collapsing ? [apolloOnly('request-collapsing', [collapsing.plugin])] : []),
     feature('rate-limit', rateLimitPlugin, { config }),
+    feature('client-names', clientNamesPlugin, { metrics, config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
-      reservationUnopenedMs: parts.reservationUnopenedMs,
+      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics, bus: parts.bus,
+      reservationUnopenedMs: parts.reservationUnopenedMs, trusted: parts.trusted,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({
       config, apollo, gate: parts.gate, parseOptions: limits.parseOptions, collapsing,
@@ -176,7 +185,11 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
         store: parts.idempotency, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS,
         count: (outcome) => metrics.idempotency.inc({ outcome }),
       },
-      clients: parts.clients, issuers: parts.issuers, trustedIssuers: parts.trustedIssuers, revocation: parts.revocation, publicAnswers: parts.publicAnswers,
+      clients: parts.clients, issuers: parts.issuers, trustedIssuers: parts.trustedIssuers, revocation: parts.revocation,
+      publicAnswers: parts.publicAnswers,
+      documents: {
+        store: parts.documentStore, trusted: parts.trusted, clients: parts.clients, issuers: parts.issuers, parseOptions: limits.parseOptions,
+      },
     }))),
     feature('openapi', openApiRoutePlugin, { routes: restRoutes }),
     feature('health', healthPlugin, { db: parts.db, probes: parts.probes, localSubgraphs: parts.localSubgraphs }),

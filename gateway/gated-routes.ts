@@ -9,6 +9,7 @@ import { boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
 import { registerAdminIssuerRoutes } from './admin/issuers-routes.ts';
+import { registerAdminDocumentRoutes, type AdminDocumentsOptions } from './admin/documents-routes.ts';
 import type { ClientStore } from './auth/clients.ts';
 import type { IssuerStore } from './auth/issuers.ts';
 import type { TrustedIssuers } from './auth/oidc/trusted-issuers.ts';
@@ -24,6 +25,7 @@ import { registerRestRoutes, type Execute, type OperationResult } from './rest/r
 import { SSE_PATH } from './subscriptions/sse.ts';
 import { originAllowed } from './subscriptions/ws.ts';
 import type { GatewayContext } from './supergraph.ts';
+import { trustedDocumentsHook } from './trusted/http.ts';
 
 export interface GatedRoutesOptions {
   config: Config;
@@ -37,6 +39,8 @@ export interface GatedRoutesOptions {
   trustedIssuers: TrustedIssuers;
   revocation: RevocationCheck;
   publicAnswers?: PublicAnswers;
+  /** Trusted documents: the /graphql hook and the admin routes. */
+  documents: AdminDocumentsOptions;
 }
 
 const contextFrom = (request: FastifyRequest): GatewayContext => {
@@ -75,10 +79,14 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   addRequestRateLimit(api, config);
   // Before the idempotency plugin, which parses the document.
   boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
+  trustedDocumentsHook(api, options.documents.trusted, '/graphql');
   await api.register(idempotencyPlugin, { ...options.idempotency, graphqlPath: '/graphql', parseOptions });
   const handler = graphqlHandler(apollo, async (request: FastifyRequest) => contextFrom(request), collapsing);
-  const { wsHandler, sseHandler } = api.subscriptions;
-  api.route({ method: ['POST', 'OPTIONS'], url: '/graphql', handler });
+  const { wsHandler, sseHandler, multipartHandler, wantsMultipart } = api.subscriptions;
+  api.route({
+    method: ['POST', 'OPTIONS'], url: '/graphql',
+    handler: (request, reply) => (wantsMultipart(request) ? multipartHandler(request, reply) : handler(request, reply)),
+  });
   // GET /graphql: a query in the URL, or a WebSocket upgrade to graphql-ws (subscriptions).
   api.route({
     method: 'GET', url: '/graphql', handler, wsHandler,
@@ -93,4 +101,5 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   registerRestRoutes(api, restRoutes, restExecute(apollo, collapsing), restOptions);
   registerAdminClientRoutes(api, options.clients, options.revocation);
   registerAdminIssuerRoutes(api, options.issuers, options.trustedIssuers);
+  registerAdminDocumentRoutes(api, options.documents);
 }

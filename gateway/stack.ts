@@ -7,9 +7,12 @@ import { buildGateway, type Gateway, type GatewayOptions } from './app.ts';
 import { Client, parseScopes } from './auth/clients.ts';
 import { IdempotencyRecord } from './idempotency/entity.ts';
 import { IssuerRegistration } from './auth/issuers.ts';
+import { TRUSTED_DOCUMENT_ENTITIES } from './trusted/entities.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { generateHopKey } from '../subgraphs/platform/internal-hop.ts';
 import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from './auth/revocation.ts';
+import type { EventBus } from '../subgraphs/platform/events/bus.ts';
+import { openProcessEventBus } from '../subgraphs/platform/events/open.ts';
 
 export interface Stack {
   gateway: Gateway;
@@ -18,14 +21,16 @@ export interface Stack {
   db: Database;
   /** The gateway's revocation check of client tokens. */
   revocation: RevocationCheck;
+  /** The process's event bus: the local areas' relays publish on it, the webhooks worker and the subscriptions consume it. */
+  bus: EventBus;
   /** GraphQL URL of each subgraph reached over HTTP, by name: remote ones, and local ones with SUBGRAPH_TRANSPORT=http. */
   subgraphUrls: Record<string, string>;
   close(): Promise<void>;
 }
 
 export const GATEWAY_MIGRATIONS = new URL('./migrations', import.meta.url).pathname;
-/** The gateway's own tables: API clients, trusted OpenID Connect issuers and stored idempotent responses. */
-export const GATEWAY_ENTITIES = [Client, IssuerRegistration, IdempotencyRecord];
+/** The gateway's own tables: API clients, trusted OpenID Connect issuers, stored idempotent responses and trusted documents. */
+export const GATEWAY_ENTITIES = [Client, IssuerRegistration, IdempotencyRecord, ...TRUSTED_DOCUMENT_ENTITIES];
 
 /** The gateway's internal delays that tests shorten. */
 export type StackTuning = Pick<GatewayOptions, 'reservationUnopenedMs'>;
@@ -45,8 +50,10 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
   }
   // Local subgraphs share this process's memory, so a key of its own does when none is configured.
   const config: Config = { ...given, INTERNAL_HOP_KEY: given.INTERNAL_HOP_KEY ?? generateHopKey() };
+  const bus = await openProcessEventBus(config);
   // First: it takes the embedded data folder's lock.
-  const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });
+  const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS })
+    .catch(async (error: unknown) => { await bus.close(); throw error; });
   const revocation = revocationCheck(clientStatusFromDatabase(db.orm.em));
   try {
     for (const name of remote) urls[name] = env[subgraphUrlVariable(name)]!;
@@ -60,24 +67,28 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     const failure = built.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
     const databases = Object.fromEntries(subgraphs.map((s) => [s.name, s.db]));
-    for (const subgraph of subgraphs) subgraph.startWorker(databases);
+    await Promise.all(subgraphs.map((subgraph) => subgraph.startWorker(databases, bus)));
+    // After the workers' consumers: the in-process bus hands each event to the consumers registered then.
+    for (const subgraph of subgraphs) subgraph.startRelay(bus);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
     const publicAnswers = subgraphs.find((s) => s.answers)?.answers;
-    const gateway = await buildGateway({ ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers });
+    const gateway = await buildGateway({ ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers, bus });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }
     return {
-      gateway, subgraphs, db, revocation, subgraphUrls: urls,
+      gateway, subgraphs, db, revocation, bus, subgraphUrls: urls,
       async close() {
         await gateway.close();
         await db.close();
         await Promise.all(subgraphs.map((s) => s.close()));
+        await bus.close();
       },
     };
   } catch (error) {
     await Promise.all(subgraphs.map((s) => s.close()));
     await db.close();
+    await bus.close();
     throw error;
   }
 }

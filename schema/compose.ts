@@ -3,16 +3,22 @@
  * every union and interface of the API schema (schema/possible-types.json, for a client cache such
  * as Apollo Client's InMemoryCache); `--check` fails if either committed file is stale. The committed
  * supergraph is the baseline: a breaking change from it (contract/graph-diff.ts) is written only
- * when CHANGELOG.md acknowledges it.
+ * when CHANGELOG.md acknowledges it. So is a change that breaks a registered trusted document: those of
+ * the gateway's database when DATABASE_URL is set, and of each manifest file given with `--documents`
+ * (repeatable), are validated against the new API schema (contract/document-diff.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { parseArgs } from 'node:util';
 import { composeServices } from '@apollo/composition';
 import { possibleRuntimeTypes, Supergraph } from '@apollo/federation-internals';
 import { parse } from 'graphql';
 import { possibleTypesPath, subgraphList, supergraphPath } from './subgraphs.ts';
 import { acknowledged } from './contract/gate.ts';
 import { graphBreakingChanges } from './contract/graph-diff.ts';
+import { documentBreakingChanges, documentsOfDatabase, documentsOfFile } from './contract/document-diff.ts';
+
+const { values: args } = parseArgs({ options: { check: { type: 'boolean', default: false }, documents: { type: 'string', multiple: true, default: [] } } });
 
 const services = subgraphList().map((s) => ({ name: s.name, url: s.url, typeDefs: parse(readFileSync(s.schemaPath, 'utf8')) }));
 const result = composeServices(services);
@@ -29,9 +35,20 @@ const read = (path: string) => {
   try { return readFileSync(path, 'utf8'); } catch { return undefined; }
 };
 const baseline = read(supergraphPath);
-const changes = baseline === undefined || baseline === sdl ? [] : await graphBreakingChanges(baseline, sdl);
+// The registered documents are read (and the database opened) only when the graph changed.
+const registeredDocuments = async () => {
+  const documents = [
+    ...(process.env.DATABASE_URL ? await documentsOfDatabase(process.env.DATABASE_URL) : []),
+    ...(await Promise.all(args.documents.map(documentsOfFile))).flat(),
+  ];
+  if (documents.length) console.log(`Checked ${documents.length} registered document(s) against the new supergraph.`);
+  return documents;
+};
+const changes = baseline === undefined || baseline === sdl ? [] : [
+  ...await graphBreakingChanges(baseline, sdl), ...documentBreakingChanges(baseline, sdl, await registeredDocuments()),
+];
 
-if (process.argv.includes('--check')) {
+if (args.check) {
   const stale = outputs.filter(([path, text]) => read(path) !== text);
   for (const [path] of stale) console.error(`${name(path)} is stale: run \`npm run compose\` and commit the result.`);
   if (stale.length) {

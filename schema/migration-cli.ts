@@ -3,7 +3,7 @@
  * difference between its entities and its committed migrations, applied to a fresh in-memory database.
  * Usage: npm run migration:create -- <name> [--initial]
  */
-import { loadConfig } from '../subgraphs/platform/config.ts';
+import { inMemoryConfig } from '../subgraphs/platform/config.ts';
 import { openDatabase, type OrmOptions } from '../subgraphs/platform/db/orm.ts';
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS } from '../gateway/stack.ts';
@@ -18,7 +18,7 @@ if (!owner) {
   console.error(`Usage: npm run migration:create -- <${Object.keys(owners).join('|')}>`);
   process.exit(2);
 }
-const db = await openDatabase(loadConfig({ ...process.env, DATABASE_URL: undefined, PGLITE_IN_MEMORY: 'true', LOG_LEVEL: 'warn' }), owner);
+const db = await openDatabase(inMemoryConfig(), owner);
 const result = await db.orm.migrator.create(owner.migrationsPath, false, false);
 console.log(result.fileName ? `Wrote ${owner.migrationsPath}/${result.fileName}` : 'No changes: the migrations match the entities.');
 await db.close();

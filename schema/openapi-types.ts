@@ -223,7 +223,7 @@ export interface paths {
         };
         /**
          * Every data set for a search area
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["all"];
         put?: never;
@@ -243,7 +243,7 @@ export interface paths {
         };
         /**
          * 0-100 road risk index of the area, its distribution and riskiest H3 cells
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["riskInfo"];
         put?: never;
@@ -263,7 +263,7 @@ export interface paths {
         };
         /**
          * Crash counts by severity, year, month, hour of week, weather, light and road class
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["accidentSummary"];
         put?: never;
@@ -283,7 +283,7 @@ export interface paths {
         };
         /**
          * Fatal crash records (NHTSA FARS accident.csv layout, codes decoded)
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["farsInfo"];
         put?: never;
@@ -303,7 +303,7 @@ export interface paths {
         };
         /**
          * Latest realtime traffic observations, else the current hour of the historical profile
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["realtimeTraffic"];
         put?: never;
@@ -323,7 +323,7 @@ export interface paths {
         };
         /**
          * Speed and volume by hour of week
-         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
+         * @description No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its rate, smoothedRate and credibility, and the cells' indices stay those of every crash (docs/risk-index.md, "Filters"). Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.
          */
         get: operations["historicalTraffic"];
         put?: never;
@@ -383,7 +383,7 @@ export interface paths {
         };
         /**
          * Every H3 cell of the area as GeoJSON polygons or CSV: counts, rates, index, resolution
-         * @description No authentication; the same area parameters, validation and limits as the other Risk Index paths. one row per H3 cell of the area at `area.resolution` (cells without crashes included, zeros): `cell` (H3 index), `resolution`, `riskIndex`, centroid `latitude`/`longitude`, `fatal`, `injury`, `propertyDamageOnly`, `fatalities`, `areaKm2`, `fatalCrashesPerKm2Year`, `fatalitiesPerKm2Year`; GeoJSON: a Polygon per cell; CSV: the polygon as WKT in `wkt`. GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members `numberMatched` (rows over every page), `numberReturned` and `links` (`rel: next`); CSV per RFC 4180 (UTF-8, a header row, CRLF, numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `'` so that no spreadsheet runs it). Pages of cells (in H3 index order): while more follow, the Link header (rel="next") and the GeoJSON `links` give the next page's URL, so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.
+         * @description No authentication; the same area parameters, validation and limits as the other Risk Index paths. one row per H3 cell of the area at `area.resolution` (cells without crashes included, zeros): `cell` (H3 index), `resolution`, `riskIndex`, centroid `latitude`/`longitude`, `fatal`, `injury`, `propertyDamageOnly`, `fatalities`, `areaKm2`, `fatalCrashesPerKm2Year`, `fatalitiesPerKm2Year`; GeoJSON: a Polygon per cell; CSV: the polygon as WKT in `wkt`. GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members `numberMatched` (rows over every page), `numberReturned`, `links` (`rel: next`) and `filter` (the crash filter applied, or null); CSV per RFC 4180 (UTF-8, a header row, CRLF, numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `'` so that no spreadsheet runs it). Pages of cells (in H3 index order): while more follow, the Link header (rel="next") and the GeoJSON `links` give the next page's URL, so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.
          */
         get: operations["exportCells"];
         put?: never;
@@ -403,7 +403,7 @@ export interface paths {
         };
         /**
          * The fatal crashes of the area as GeoJSON points or CSV: every FARS field kept, codes decoded
-         * @description No authentication; the same area parameters, validation and limits as the other Risk Index paths. one row per fatal crash with every field of its FARS record as farsInfo gives it (ST_CASE ... RUR_URBNAME, source); GeoJSON: a Point [LONGITUD, LATITUDE]. GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members `numberMatched` (rows over every page), `numberReturned` and `links` (`rel: next`); CSV per RFC 4180 (UTF-8, a header row, CRLF, numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `'` so that no spreadsheet runs it). Pages of crashes (most recent first): while more follow, the Link header (rel="next") and the GeoJSON `links` give the next page's URL, so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.
+         * @description No authentication; the same area parameters, validation and limits as the other Risk Index paths. one row per fatal crash with every field of its FARS record as farsInfo gives it (ST_CASE ... RUR_URBNAME, source); GeoJSON: a Point [LONGITUD, LATITUDE]. GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members `numberMatched` (rows over every page), `numberReturned`, `links` (`rel: next`) and `filter` (the crash filter applied, or null); CSV per RFC 4180 (UTF-8, a header row, CRLF, numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `'` so that no spreadsheet runs it). Pages of crashes (most recent first): while more follow, the Link header (rel="next") and the GeoJSON `links` give the next page's URL, so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.
          */
         get: operations["exportCrashes"];
         put?: never;
@@ -1430,6 +1430,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/admin/v1/trusted-documents/manifests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List manifests (retired ones too) and modes, of one owner or of all (operators: admin scope) */
+        get: operations["listManifests"];
+        put?: never;
+        /**
+         * Publish a manifest of trusted documents for a client or an issuer registration (operators: admin scope)
+         * @description Apollo's persisted query manifest (`format: apollo-persisted-query-manifest`) or GraphQL Code Generator's `persisted-documents.json` (`{ id: document }`). Give `clientId` or `issuerId`.
+         */
+        post: operations["publishManifest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/admin/v1/trusted-documents/manifests/{manifestId}/retire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retire a manifest: its documents are no longer trusted (operators: admin scope) */
+        post: operations["retireManifest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/admin/v1/trusted-documents/mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the trusted documents mode of a client or an issuer registration: off, audit or enforce (operators: admin scope) */
+        put: operations["setTrustMode"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1878,6 +1933,23 @@ export interface components {
             /** @description True when the data is the bundled sample, not the full data set */
             sample: boolean;
         };
+        /** @description The crash filter applied, normalised (lists sorted, names as the summaries spell them) */
+        RiskAppliedFilter: {
+            /** @description The same text for every spelling of the filter: the query parameters that give it */
+            key: string;
+            years: number[] | null;
+            months: number[] | null;
+            daysOfWeek: number[] | null;
+            hours: number[] | null;
+            lightConditions: string[] | null;
+            weather: string[] | null;
+            functionClasses: string[] | null;
+            /** @enum {string|null} */
+            ruralUrban: "RURAL" | "URBAN" | null;
+            drunkDriver: boolean | null;
+            pedestrians: boolean | null;
+            minFatalities: number | null;
+        };
         /** @description The search area: its coverage by the data, H3 resolution and cells touched */
         RiskArea: {
             geometryType: string;
@@ -2080,6 +2152,8 @@ export interface components {
                     fatalitiesPerKm2Year?: number;
                 };
             }[];
+            /** @description The crash filter the cells' figures are of (its terms), null without one */
+            filter?: string | null;
             legend: {
                 title: string;
                 /** @description Fill of a cell without a fatal crash */
@@ -4352,7 +4426,7 @@ export interface operations {
                 first?: number;
                 /**
                  * @description nextCursor of the previous page
-                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5YiJd
+                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5ZSJd
                  */
                 after?: string;
             };
@@ -5052,6 +5126,37 @@ export interface operations {
                  */
                 area?: string;
                 /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
+                /**
                  * @description FARS records of this page (larger areas: walk the pages with `after`)
                  * @example 2
                  */
@@ -5101,6 +5206,32 @@ export interface operations {
                      *         "resolution": 9,
                      *         "cellsTouched": 58,
                      *         "dataStatus": "READY"
+                     *       },
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": null,
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": null,
+                     *         "lightConditions": null,
+                     *         "weather": null,
+                     *         "functionClasses": null,
+                     *         "ruralUrban": null,
+                     *         "drunkDriver": null,
+                     *         "pedestrians": null,
+                     *         "minFatalities": 1
                      *       },
                      *       "riskInfo": {
                      *         "index": 78.7,
@@ -6515,6 +6646,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         riskInfo: components["schemas"]["RiskInfo"];
                         accidentSummary: components["schemas"]["RiskAccidentSummary"];
                         farsInfo: components["schemas"]["RiskFarsInfo"];
@@ -6541,7 +6673,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6602,6 +6734,61 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7,8,9,10,11,12
+                 */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23
+                 */
+                hours?: string;
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Daylight,Dark - Lighted
+                 */
+                lightConditions?: string;
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Fog, Smog, Smoke
+                 */
+                weather?: string;
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Principal Arterial - Other,Minor Arterial,Local
+                 */
+                functionClasses?: string;
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
+                ruralUrban?: "RURAL" | "URBAN";
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
+                drunkDriver?: boolean;
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -6644,24 +6831,98 @@ export interface operations {
                      *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12
+                     *         ],
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": [
+                     *           0,
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12,
+                     *           13,
+                     *           14,
+                     *           15,
+                     *           16,
+                     *           17,
+                     *           18,
+                     *           19,
+                     *           20,
+                     *           21,
+                     *           22,
+                     *           23
+                     *         ],
+                     *         "lightConditions": [
+                     *           "Daylight",
+                     *           "Dark - Lighted"
+                     *         ],
+                     *         "weather": [
+                     *           "Clear",
+                     *           "Fog, Smog, Smoke"
+                     *         ],
+                     *         "functionClasses": [
+                     *           "Principal Arterial - Other",
+                     *           "Minor Arterial",
+                     *           "Local"
+                     *         ],
+                     *         "ruralUrban": "URBAN",
+                     *         "drunkDriver": false,
+                     *         "pedestrians": true,
+                     *         "minFatalities": 1
+                     *       },
                      *       "riskInfo": {
                      *         "index": 58,
                      *         "modelVersion": "2.0",
                      *         "areaKm2": 0.331,
                      *         "meanCellIndex": 17.7,
                      *         "maxCellIndex": 59.4,
-                     *         "cellsWithCrashes": 1,
+                     *         "cellsWithCrashes": 0,
                      *         "cellsKm2": 0.637,
                      *         "emptyCellIndex": 9.3,
                      *         "years": 3,
                      *         "firstYear": 2013,
                      *         "lastYear": 2015,
-                     *         "fatalCrashes": 1,
-                     *         "fatalities": 1,
-                     *         "fatalCrashesPerYear": 0.33,
-                     *         "fatalitiesPerYear": 0.33,
-                     *         "fatalCrashesPerKm2Year": 1.006,
-                     *         "fatalitiesPerKm2Year": 1.006,
+                     *         "fatalCrashes": 0,
+                     *         "fatalities": 0,
+                     *         "fatalCrashesPerYear": 0,
+                     *         "fatalitiesPerYear": 0,
+                     *         "fatalCrashesPerKm2Year": 0,
+                     *         "fatalitiesPerKm2Year": 0,
                      *         "rate": 1.006,
                      *         "smoothedRate": 0.09013,
                      *         "credibility": 0.083,
@@ -6694,24 +6955,7 @@ export interface operations {
                      *             "cells": 0
                      *           }
                      *         ],
-                     *         "riskiestCells": [
-                     *           {
-                     *             "cell": "892664ca833ffff",
-                     *             "resolution": 9,
-                     *             "riskIndex": 59.4,
-                     *             "latitude": 41.882061,
-                     *             "longitude": -87.679518,
-                     *             "fatal": 1,
-                     *             "injury": 0,
-                     *             "propertyDamageOnly": 0,
-                     *             "fatalities": 1,
-                     *             "areaKm2": 0.1062,
-                     *             "fatalCrashesPerKm2Year": 3.138,
-                     *             "fatalitiesPerKm2Year": 3.138,
-                     *             "weightedCrashesPerYear": null,
-                     *             "exposureMvkt": null
-                     *           }
-                     *         ],
+                     *         "riskiestCells": [],
                      *         "severityWeights": null,
                      *         "exposure": "none: FARS has no traffic volumes and the loaded counting stations are generated samples, so the index is a density, not a rate per vehicle-km",
                      *         "method": "The area's fatal crashes and fatalities (their mean is its weight w) inside its exact outline, per km² of it per year (the rate), shrunk by empirical Bayes towards the covered states' mean rate ((α + w) / (β + km²·years)) and mapped to 0-100 as 100*R/(R+1), R = that rate / the reference rate (the median rate of the H3 resolution-7 cells with a fatal crash): the same at every cell resolution. Fatal crashes only (FARS), no traffic exposure (see docs/risk-index.md)",
@@ -6722,6 +6966,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         riskInfo: components["schemas"]["RiskInfo"];
                     };
                 };
@@ -6751,7 +6996,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6812,6 +7057,61 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7,8,9,10,11,12
+                 */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23
+                 */
+                hours?: string;
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Daylight,Dark - Lighted
+                 */
+                lightConditions?: string;
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Fog, Smog, Smoke
+                 */
+                weather?: string;
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Principal Arterial - Other,Minor Arterial,Local
+                 */
+                functionClasses?: string;
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
+                ruralUrban?: "RURAL" | "URBAN";
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
+                drunkDriver?: boolean;
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -6854,27 +7154,92 @@ export interface operations {
                      *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12
+                     *         ],
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": [
+                     *           0,
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12,
+                     *           13,
+                     *           14,
+                     *           15,
+                     *           16,
+                     *           17,
+                     *           18,
+                     *           19,
+                     *           20,
+                     *           21,
+                     *           22,
+                     *           23
+                     *         ],
+                     *         "lightConditions": [
+                     *           "Daylight",
+                     *           "Dark - Lighted"
+                     *         ],
+                     *         "weather": [
+                     *           "Clear",
+                     *           "Fog, Smog, Smoke"
+                     *         ],
+                     *         "functionClasses": [
+                     *           "Principal Arterial - Other",
+                     *           "Minor Arterial",
+                     *           "Local"
+                     *         ],
+                     *         "ruralUrban": "URBAN",
+                     *         "drunkDriver": false,
+                     *         "pedestrians": true,
+                     *         "minFatalities": 1
+                     *       },
                      *       "accidentSummary": {
-                     *         "total": 1,
-                     *         "fatal": 1,
+                     *         "total": 0,
+                     *         "fatal": 0,
                      *         "injury": 0,
                      *         "propertyDamageOnly": 0,
-                     *         "fatalities": 1,
-                     *         "byYear": [
-                     *           {
-                     *             "year": 2013,
-                     *             "fatal": 1,
-                     *             "injury": 0,
-                     *             "propertyDamageOnly": 0,
-                     *             "total": 1,
-                     *             "fatalities": 1
-                     *           }
-                     *         ],
+                     *         "fatalities": 0,
+                     *         "byYear": [],
                      *         "byMonth": [
                      *           {
                      *             "month": 1,
                      *             "name": "JANUARY",
-                     *             "crashes": 1
+                     *             "crashes": 0
                      *           },
                      *           {
                      *             "month": 2,
@@ -7087,7 +7452,7 @@ export interface operations {
                      *             "hourOfWeek": 25,
                      *             "dayOfWeek": "TUESDAY",
                      *             "hour": 1,
-                     *             "crashes": 1
+                     *             "crashes": 0
                      *           },
                      *           {
                      *             "hourOfWeek": 26,
@@ -7942,27 +8307,9 @@ export interface operations {
                      *             "crashes": 0
                      *           }
                      *         ],
-                     *         "byWeather": [
-                     *           {
-                     *             "code": 2,
-                     *             "name": "Rain",
-                     *             "crashes": 1
-                     *           }
-                     *         ],
-                     *         "byLight": [
-                     *           {
-                     *             "code": 3,
-                     *             "name": "Dark - Lighted",
-                     *             "crashes": 1
-                     *           }
-                     *         ],
-                     *         "byRoadClass": [
-                     *           {
-                     *             "code": 4,
-                     *             "name": "Minor Arterial",
-                     *             "crashes": 1
-                     *           }
-                     *         ],
+                     *         "byWeather": [],
+                     *         "byLight": [],
+                     *         "byRoadClass": [],
                      *         "source": "NHTSA FARS 2013-2015",
                      *         "sample": false
                      *       }
@@ -7970,6 +8317,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         accidentSummary: components["schemas"]["RiskAccidentSummary"];
                     };
                 };
@@ -7999,7 +8347,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8066,6 +8414,37 @@ export interface operations {
                  */
                 area?: string;
                 /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
+                /**
                  * @description FARS records of this page (larger areas: walk the pages with `after`)
                  * @example 2
                  */
@@ -8123,6 +8502,32 @@ export interface operations {
                      *         "resolution": 9,
                      *         "cellsTouched": 58,
                      *         "dataStatus": "READY"
+                     *       },
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": null,
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": null,
+                     *         "lightConditions": null,
+                     *         "weather": null,
+                     *         "functionClasses": null,
+                     *         "ruralUrban": null,
+                     *         "drunkDriver": null,
+                     *         "pedestrians": null,
+                     *         "minFatalities": 1
                      *       },
                      *       "farsInfo": {
                      *         "total": 8,
@@ -8197,6 +8602,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         farsInfo: components["schemas"]["RiskFarsInfo"];
                     };
                 };
@@ -8226,7 +8632,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8287,6 +8693,61 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7,8,9,10,11,12
+                 */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23
+                 */
+                hours?: string;
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Daylight,Dark - Lighted
+                 */
+                lightConditions?: string;
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Fog, Smog, Smoke
+                 */
+                weather?: string;
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Principal Arterial - Other,Minor Arterial,Local
+                 */
+                functionClasses?: string;
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
+                ruralUrban?: "RURAL" | "URBAN";
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
+                drunkDriver?: boolean;
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
             };
             header?: never;
             path?: never;
@@ -8321,6 +8782,80 @@ export interface operations {
                      *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12
+                     *         ],
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": [
+                     *           0,
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12,
+                     *           13,
+                     *           14,
+                     *           15,
+                     *           16,
+                     *           17,
+                     *           18,
+                     *           19,
+                     *           20,
+                     *           21,
+                     *           22,
+                     *           23
+                     *         ],
+                     *         "lightConditions": [
+                     *           "Daylight",
+                     *           "Dark - Lighted"
+                     *         ],
+                     *         "weather": [
+                     *           "Clear",
+                     *           "Fog, Smog, Smoke"
+                     *         ],
+                     *         "functionClasses": [
+                     *           "Principal Arterial - Other",
+                     *           "Minor Arterial",
+                     *           "Local"
+                     *         ],
+                     *         "ruralUrban": "URBAN",
+                     *         "drunkDriver": false,
+                     *         "pedestrians": true,
+                     *         "minFatalities": 1
+                     *       },
                      *       "realtimeTraffic": {
                      *         "source": "NONE",
                      *         "asOf": "2026-01-15T12:00:00.000Z",
@@ -8337,6 +8872,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         realtimeTraffic: components["schemas"]["RiskRealtimeTraffic"];
                     };
                 };
@@ -8359,7 +8895,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8420,6 +8956,61 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7,8,9,10,11,12
+                 */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23
+                 */
+                hours?: string;
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Daylight,Dark - Lighted
+                 */
+                lightConditions?: string;
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Fog, Smog, Smoke
+                 */
+                weather?: string;
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Principal Arterial - Other,Minor Arterial,Local
+                 */
+                functionClasses?: string;
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
+                ruralUrban?: "RURAL" | "URBAN";
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
+                drunkDriver?: boolean;
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -8462,6 +9053,80 @@ export interface operations {
                      *         "cellsTouched": 6,
                      *         "dataStatus": "READY"
                      *       },
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&months=1,2,3,4,5,6,7,8,9,10,11,12&daysOfWeek=1,2,3,4,5,6,7&hours=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23&lightConditions=Daylight,Dark+-+Lighted&weather=Clear,Fog,+Smog,+Smoke&functionClasses=Principal+Arterial+-+Other,Minor+Arterial,Local&ruralUrban=URBAN&drunkDriver=false&pedestrians=true&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12
+                     *         ],
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": [
+                     *           0,
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7,
+                     *           8,
+                     *           9,
+                     *           10,
+                     *           11,
+                     *           12,
+                     *           13,
+                     *           14,
+                     *           15,
+                     *           16,
+                     *           17,
+                     *           18,
+                     *           19,
+                     *           20,
+                     *           21,
+                     *           22,
+                     *           23
+                     *         ],
+                     *         "lightConditions": [
+                     *           "Daylight",
+                     *           "Dark - Lighted"
+                     *         ],
+                     *         "weather": [
+                     *           "Clear",
+                     *           "Fog, Smog, Smoke"
+                     *         ],
+                     *         "functionClasses": [
+                     *           "Principal Arterial - Other",
+                     *           "Minor Arterial",
+                     *           "Local"
+                     *         ],
+                     *         "ruralUrban": "URBAN",
+                     *         "drunkDriver": false,
+                     *         "pedestrians": true,
+                     *         "minFatalities": 1
+                     *       },
                      *       "historicalTraffic": {
                      *         "sensors": 0,
                      *         "profile": [],
@@ -8471,6 +9136,7 @@ export interface operations {
                      */
                     "application/json": {
                         area: components["schemas"]["RiskArea"];
+                        filter: components["schemas"]["RiskAppliedFilter"] | null;
                         historicalTraffic: components["schemas"]["RiskHistoricalTraffic"];
                     };
                 };
@@ -8500,7 +9166,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8561,6 +9227,61 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7,8,9,10,11,12
+                 */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23
+                 */
+                hours?: string;
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Daylight,Dark - Lighted
+                 */
+                lightConditions?: string;
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Fog, Smog, Smoke
+                 */
+                weather?: string;
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Principal Arterial - Other,Minor Arterial,Local
+                 */
+                functionClasses?: string;
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
+                ruralUrban?: "RURAL" | "URBAN";
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
+                drunkDriver?: boolean;
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -8577,6 +9298,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -8595,7 +9318,7 @@ export interface operations {
                      *     <path class="county" data-county="17031" d="M10,54L790,54L790,548L10,548Z"><title>Cook County, IL</title></path>
                      *     </g>
                      *     <g id="cells" stroke="#ffffff" stroke-width="0.4">
-                     *     <path class="cell" data-cell="892664ca833ffff" data-index="59.4" fill="#fd8d3c" fill-opacity="0.9" d="M10,71.3L138.4,111.1L182.2,285.3L46.4,403.8L10,392.5L10,71.3Z"/>
+                     *     <path class="cell" data-cell="892664ca833ffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M10,71.3L138.4,111.1L182.2,285.3L46.4,403.8L10,392.5L10,71.3Z"/>
                      *     <path class="cell" data-cell="892664ca837ffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M82.7,548L46.4,403.8L182.2,285.3L182.2,285.3L361.8,340.9L405.6,515.1L368,548L82.7,548Z"/>
                      *     <path class="cell" data-cell="892664ca8a7ffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M786.4,54L790,68.2L790,179.6L790,179.6L677.2,278.1L497.6,222.4L455.2,54L786.4,54Z"/>
                      *     <path class="cell" data-cell="892664ca8afffff" data-index="0" fill="#eeeeee" fill-opacity="0.55" d="M455.2,54L497.6,222.4L361.8,340.9L182.2,285.3L138.4,111.1L203.8,54L455.2,54Z"/>
@@ -8604,13 +9327,12 @@ export interface operations {
                      *     </g>
                      *     <path id="search-area" d="M585,496.6L226.3,506.7L187,503.9L149.1,493.6L113.9,476L82.7,451.9L56.9,422.2L37.4,388L25,350.7L20,311.6L22.8,272.4L33.1,234.4L50.7,199.2L74.8,168.1L104.5,142.3L138.7,122.8L176,110.3L215,105.4L573.7,95.3L613,98.1L651,108.5L686.2,126L717.3,150.1L743.1,179.8L762.6,214L775.1,251.3L780,290.4L777.2,329.6L766.9,367.6L749.3,402.8L725.2,433.9L695.5,459.7L661.3,479.2L624,491.7Z" fill="none" stroke="#1f4e9c" stroke-width="2" stroke-dasharray="6 4"/>
                      *     <g id="crashes" fill="#1b1b1b" fill-opacity="0.75" stroke="#ffffff" stroke-width="0.6">
-                     *     <circle cx="100.7" cy="307.7" r="2.5"/>
                      *     </g>
                      *     <g id="places" fill="#222" stroke="#ffffff" stroke-width="3" paint-order="stroke" stroke-linejoin="round">
                      *     </g>
                      *     <g id="locator"><rect x="360.4" y="62" width="421.6" height="20" fill="#ffffff" fill-opacity="0.85"/><text x="776" y="76" text-anchor="end" font-size="11" fill="#222">Nearest place of 100,000+ people: Chicago, IL (its centre 4.0 km SE)</text></g>
                      *     <text x="10" y="22" font-size="16" font-weight="bold" fill="#222">Road risk index 58 (0-100) · Illinois · 6 H3 cells at resolution 9</text>
-                     *     <text x="10" y="42" font-size="12" fill="#444">1 fatal crashes, 1 killed (1 shown as dots) · 1.006 fatal crashes per km² per year</text>
+                     *     <text x="10" y="42" font-size="12" fill="#444">0 fatal crashes matching years 2013,2014,2015; months 1,2,3,4,5,6,7,8,9,10,11,12; daysOfWeek 1,2,3,4,5,6,7; hours 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23; lightConditions Daylight,Dark - Lighted; weather Clear,Fog, Smog, Smoke; functionClasses Principal Arterial - Other,Minor Arterial,Local; ruralUrban URBAN; drunkDriver false; pedestrians true; minFatalities 1, 0 killed · 0 fatal crashes per km² per year</text>
                      *     <g id="scale"><rect x="18" y="518" width="106.26252069513193" height="26" fill="#ffffff" fill-opacity="0.8"/><path d="M26 530v6h90.3v-6" fill="none" stroke="#222" stroke-width="1.5"/><text x="26" y="528" font-size="11" fill="#222">100 m</text></g>
                      *     <g id="legend" font-size="11" fill="#222"><text x="10" y="568" font-weight="bold">Cell index</text>
                      *     <rect class="legend-swatch" x="80" y="557" width="16" height="14" fill="#eeeeee" stroke="#999" stroke-width="0.5"/><text x="101" y="568">no fatal crash</text>
@@ -8647,6 +9369,15 @@ export interface operations {
             };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8706,6 +9437,61 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /**
+                 * @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7,8,9,10,11,12
+                 */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /**
+                 * @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept)
+                 * @example 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23
+                 */
+                hours?: string;
+                /**
+                 * @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Daylight,Dark - Lighted
+                 */
+                lightConditions?: string;
+                /**
+                 * @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept)
+                 * @example Clear,Fog, Smog, Smoke
+                 */
+                weather?: string;
+                /**
+                 * @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept)
+                 * @example Principal Arterial - Other,Minor Arterial,Local
+                 */
+                functionClasses?: string;
+                /**
+                 * @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive
+                 * @example URBAN
+                 */
+                ruralUrban?: "RURAL" | "URBAN";
+                /**
+                 * @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none
+                 * @example false
+                 */
+                drunkDriver?: boolean;
+                /**
+                 * @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none
+                 * @example true
+                 */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
             };
             header?: {
                 /**
@@ -8722,6 +9508,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -8732,6 +9520,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "FeatureCollection",
+                     *       "filter": "years 2013,2014,2015; months 1,2,3,4,5,6,7,8,9,10,11,12; daysOfWeek 1,2,3,4,5,6,7; hours 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23; lightConditions Daylight,Dark - Lighted; weather Clear,Fog, Smog, Smoke; functionClasses Principal Arterial - Other,Minor Arterial,Local; ruralUrban URBAN; drunkDriver false; pedestrians true; minFatalities 1",
                      *       "features": [
                      *         {
                      *           "type": "Feature",
@@ -8928,12 +9717,12 @@ export interface operations {
                      *             "layer": "cell",
                      *             "h3": "892664ca833ffff",
                      *             "resolution": 9,
-                     *             "color": "#fd8d3c",
-                     *             "index": 59.4,
-                     *             "fatalCrashes": 1,
-                     *             "fatalities": 1,
-                     *             "fatalCrashesPerKm2Year": 3.138478214674102,
-                     *             "fatalitiesPerKm2Year": 3.138478214674102
+                     *             "color": "#eeeeee",
+                     *             "index": 0,
+                     *             "fatalCrashes": 0,
+                     *             "fatalities": 0,
+                     *             "fatalCrashesPerKm2Year": 0,
+                     *             "fatalitiesPerKm2Year": 0
                      *           },
                      *           "geometry": {
                      *             "type": "Polygon",
@@ -9278,7 +10067,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9345,6 +10134,37 @@ export interface operations {
                  */
                 area?: string;
                 /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
+                /**
                  * @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)
                  * @example geojson
                  */
@@ -9379,6 +10199,8 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-cells.geojson" (or .csv) */
                     "Content-Disposition"?: string;
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -9395,9 +10217,35 @@ export interface operations {
                      *         {
                      *           "rel": "next",
                      *           "type": "application/geo+json",
-                     *           "href": "/riskIndex/v1/export/cells?area=i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ&format=geojson&limit=1&after=WyI4OTI2NjRjYTgwM2ZmZmYiXQ"
+                     *           "href": "/riskIndex/v1/export/cells?area=i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ&years=2013%2C2014%2C2015&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&minFatalities=1&format=geojson&limit=1&after=WyI4OTI2NjRjYTgwM2ZmZmYiXQ"
                      *         }
                      *       ],
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": null,
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": null,
+                     *         "lightConditions": null,
+                     *         "weather": null,
+                     *         "functionClasses": null,
+                     *         "ruralUrban": null,
+                     *         "drunkDriver": null,
+                     *         "pedestrians": null,
+                     *         "minFatalities": 1
+                     *       },
                      *       "features": [
                      *         {
                      *           "type": "Feature",
@@ -9461,6 +10309,7 @@ export interface operations {
                         numberMatched?: number;
                         numberReturned?: number;
                         links?: unknown[];
+                        filter?: components["schemas"]["RiskAppliedFilter"] | null;
                         features: unknown[];
                     };
                     "text/csv": string;
@@ -9491,7 +10340,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9558,6 +10407,37 @@ export interface operations {
                  */
                 area?: string;
                 /**
+                 * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
+                 * @example 2013,2014,2015
+                 */
+                years?: string;
+                /** @description Months, 1 = January: whole numbers from 1 to 12, comma-separated (a name's own commas are kept) */
+                months?: string;
+                /**
+                 * @description Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK): whole numbers from 1 to 7, comma-separated (a name's own commas are kept)
+                 * @example 1,2,3,4,5,6,7
+                 */
+                daysOfWeek?: string;
+                /** @description Hours of the day, local time (a crash of unknown hour matches none): whole numbers from 0 to 23, comma-separated (a name's own commas are kept) */
+                hours?: string;
+                /** @description Light conditions (FARS LGT_COND), by the names accidentSummary.byLight returns, case-insensitive: names among "Daylight", "Dark - Not Lighted", "Dark - Lighted", "Dawn", "Dusk", "Dark - Unknown Lighting", "Other", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                lightConditions?: string;
+                /** @description Atmospheric conditions (FARS WEATHER), by the names accidentSummary.byWeather returns, case-insensitive: names among "No Additional Atmospheric Conditions", "Clear", "Rain", "Sleet or Hail", "Snow", "Fog, Smog, Smoke", "Severe Crosswinds", "Blowing Sand, Soil, Dirt", "Other", "Cloudy", "Blowing Snow", "Freezing Rain or Drizzle", "Not Reported", "Reported as Unknown", comma-separated (a name's own commas are kept) */
+                weather?: string;
+                /** @description Road function classes (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), by the names accidentSummary.byRoadClass returns: names among "Interstate", "Principal Arterial - Other Freeways and Expressways", "Principal Arterial - Other", "Minor Arterial", "Major Collector", "Minor Collector", "Local", "Trafficway Not in State Inventory", "Not Reported", "Unknown", comma-separated (a name's own commas are kept) */
+                functionClasses?: string;
+                /** @description Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015), case-insensitive */
+                ruralUrban?: "RURAL" | "URBAN";
+                /** @description true: at least one drinking driver (FARS DRUNK_DR > 0); false: none */
+                drunkDriver?: boolean;
+                /** @description true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none */
+                pedestrians?: boolean;
+                /**
+                 * @description Crashes with at least this many people killed
+                 * @example 1
+                 */
+                minFatalities?: number;
+                /**
                  * @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)
                  * @example geojson
                  */
@@ -9592,6 +10472,8 @@ export interface operations {
                     Link?: string;
                     /** @description attachment; filename="risk-index-crashes.geojson" (or .csv) */
                     "Content-Disposition"?: string;
+                    /** @description The crash filter applied (its key: the query parameters that give it), absent without one */
+                    "Crash-Filter"?: string;
                     /** @description Strong tag of the answer: of the loaded data's version and the request (the same until an ingest or a new model or code version), so a revalidation costs no evaluation; absent (and Cache-Control no-store) while the crash data are loading */
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
@@ -9608,9 +10490,35 @@ export interface operations {
                      *         {
                      *           "rel": "next",
                      *           "type": "application/geo+json",
-                     *           "href": "/riskIndex/v1/export/crashes?area=i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ&format=geojson&limit=2&after=WzIwMTUsNywyNSwyMywxNzA0ODMsImZhcnMtMjAxNS0xNzA0ODMiXQ"
+                     *           "href": "/riskIndex/v1/export/crashes?area=i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ&years=2013%2C2014%2C2015&daysOfWeek=1%2C2%2C3%2C4%2C5%2C6%2C7&minFatalities=1&format=geojson&limit=2&after=WzIwMTUsNywyNSwyMywxNzA0ODMsImZhcnMtMjAxNS0xNzA0ODMiXQ"
                      *         }
                      *       ],
+                     *       "filter": {
+                     *         "key": "years=2013,2014,2015&daysOfWeek=1,2,3,4,5,6,7&minFatalities=1",
+                     *         "years": [
+                     *           2013,
+                     *           2014,
+                     *           2015
+                     *         ],
+                     *         "months": null,
+                     *         "daysOfWeek": [
+                     *           1,
+                     *           2,
+                     *           3,
+                     *           4,
+                     *           5,
+                     *           6,
+                     *           7
+                     *         ],
+                     *         "hours": null,
+                     *         "lightConditions": null,
+                     *         "weather": null,
+                     *         "functionClasses": null,
+                     *         "ruralUrban": null,
+                     *         "drunkDriver": null,
+                     *         "pedestrians": null,
+                     *         "minFatalities": 1
+                     *       },
                      *       "features": [
                      *         {
                      *           "type": "Feature",
@@ -9699,6 +10607,7 @@ export interface operations {
                         numberMatched?: number;
                         numberReturned?: number;
                         links?: unknown[];
+                        filter?: components["schemas"]["RiskAppliedFilter"] | null;
                         features: unknown[];
                     };
                     "text/csv": string;
@@ -9729,7 +10638,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got` */
+            /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -21323,6 +22232,612 @@ export interface operations {
             };
             /** @description A URL over 16 KiB */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listManifests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An API client: the manifest or mode is its own
+                 * @example client_00000000000000000000000000000001
+                 */
+                clientId?: string;
+                /** @description An issuer registration: for the end users it admits */
+                issuerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Manifests and modes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "manifests": [
+                     *         {
+                     *           "manifestId": "00000000-0000-4000-8000-000000000002",
+                     *           "owner": {
+                     *             "kind": "client",
+                     *             "id": "client_00000000000000000000000000000001"
+                     *           },
+                     *           "name": "fleet-app 1.4.0",
+                     *           "format": "codegen",
+                     *           "documents": 1,
+                     *           "publishedAt": "2026-01-15T12:00:00.000Z",
+                     *           "retiredAt": null
+                     *         }
+                     *       ],
+                     *       "modes": []
+                     *     }
+                     */
+                    "application/json": {
+                        manifests: {
+                            /** Format: uuid */
+                            manifestId: string;
+                            owner: {
+                                /** @enum {string} */
+                                kind: "client" | "issuer";
+                                id: string;
+                            };
+                            name: string | null;
+                            /** @enum {string} */
+                            format: "apollo" | "codegen";
+                            documents: number;
+                            /** Format: date-time */
+                            publishedAt: string;
+                            /** Format: date-time */
+                            retiredAt: string | null;
+                        }[];
+                        modes: {
+                            owner: {
+                                /** @enum {string} */
+                                kind: "client" | "issuer";
+                                id: string;
+                            };
+                            /** @enum {string} */
+                            mode: "off" | "audit" | "enforce";
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown client or issuer registration */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    publishManifest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An API client: the manifest or mode is its own */
+                    clientId?: string;
+                    /** @description An issuer registration: for the end users it admits */
+                    issuerId?: string;
+                    name?: string;
+                    manifest: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description The manifest, in force */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "manifestId": "00000000-0000-4000-8000-000000000001",
+                     *       "owner": {
+                     *         "kind": "client",
+                     *         "id": "client_00000000000000000000000000000002"
+                     *       },
+                     *       "name": "fleet-app 1.4.0",
+                     *       "format": "codegen",
+                     *       "documents": 1,
+                     *       "publishedAt": "2026-01-15T12:00:00.000Z",
+                     *       "retiredAt": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        manifestId: string;
+                        owner: {
+                            /** @enum {string} */
+                            kind: "client" | "issuer";
+                            id: string;
+                        };
+                        name: string | null;
+                        /** @enum {string} */
+                        format: "apollo" | "codegen";
+                        documents: number;
+                        /** Format: date-time */
+                        publishedAt: string;
+                        /** Format: date-time */
+                        retiredAt: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown client or issuer registration */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retireManifest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
+                manifestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest, retired */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "manifestId": "00000000-0000-4000-8000-000000000001",
+                     *       "owner": {
+                     *         "kind": "client",
+                     *         "id": "client_00000000000000000000000000000002"
+                     *       },
+                     *       "name": "fleet-app 1.4.0",
+                     *       "format": "codegen",
+                     *       "documents": 1,
+                     *       "publishedAt": "2026-01-15T12:00:00.000Z",
+                     *       "retiredAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        manifestId: string;
+                        owner: {
+                            /** @enum {string} */
+                            kind: "client" | "issuer";
+                            id: string;
+                        };
+                        name: string | null;
+                        /** @enum {string} */
+                        format: "apollo" | "codegen";
+                        documents: number;
+                        /** Format: date-time */
+                        publishedAt: string;
+                        /** Format: date-time */
+                        retiredAt: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown manifest */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setTrustMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An API client: the manifest or mode is its own */
+                    clientId?: string;
+                    /** @description An issuer registration: for the end users it admits */
+                    issuerId?: string;
+                    /** @enum {string} */
+                    mode: "off" | "audit" | "enforce";
+                };
+            };
+        };
+        responses: {
+            /** @description The mode, in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "owner": {
+                     *         "kind": "client",
+                     *         "id": "client_00000000000000000000000000000001"
+                     *       },
+                     *       "mode": "audit"
+                     *     }
+                     */
+                    "application/json": {
+                        owner: {
+                            /** @enum {string} */
+                            kind: "client" | "issuer";
+                            id: string;
+                        };
+                        /** @enum {string} */
+                        mode: "off" | "audit" | "enforce";
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown client or issuer registration */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,8 @@ import { buildSubgraph } from './platform/subgraph.ts';
 import { onShutdown } from './platform/shutdown.ts';
 import { subgraphDefinitions } from './index.ts';
 import { refuseCleanly } from './platform/start-refused.ts';
+import { openProcessEventBus } from './platform/events/open.ts';
+import { EVENT_SOURCES } from './events.ts';
 
 const name = process.argv[2] ?? process.env.SUBGRAPH;
 const definition = name ? subgraphDefinitions[name] : undefined;
@@ -20,7 +22,16 @@ if (!config.DATABASE_URL) {
   console.error('DATABASE_URL is not set: a subgraph runs on its own only on PostgreSQL. On the embedded default, `npm start` runs every subgraph inside the gateway.');
   process.exit(2);
 }
+if (!config.NATS_URL && (EVENT_SOURCES.includes(definition.name) || definition.worker)) {
+  console.error(`NATS_URL is not set: subgraph ${definition.name} running on its own ${definition.worker ? 'consumes' : 'publishes'} committed events through NATS JetStream, which carries them between processes. On the embedded default, \`npm start\` runs every subgraph inside the gateway.`);
+  process.exit(2);
+}
+const bus = await refuseCleanly(() => openProcessEventBus(config));
 const subgraph = await refuseCleanly(() => buildSubgraph(definition, config));
-subgraph.startWorker({});
+await subgraph.startWorker({}, bus);
+subgraph.startRelay(bus);
 await subgraph.app.listen({ host: config.HOST, port: config.PORT });
-onShutdown(subgraph.app.log, () => subgraph.close());
+onShutdown(subgraph.app.log, async () => {
+  await subgraph.close();
+  await bus.close();
+});

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RevocationCheck } from '../auth/revocation.ts';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';
-import { adminBodyErrors as bodyErrors, adminErrors as errors, adminOnly as guarded, adminSecurity as security, idParam, parseBody, problem } from './admin-kit.ts';
+import { adminBodyErrors, adminErrors, adminHandler, adminSecurity, idParam, parseInput, problem } from './admin-api.ts';
 
 export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
 
@@ -24,25 +24,25 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
   // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay
   // (documented in adminClientPaths).
   const secret = { config: { carriesSecret: true } };
-  api.post(ADMIN_CLIENTS_PATH, secret, guarded(async (request, reply) => {
-    const body = parseBody(createBody, request.body);
+  api.post(ADMIN_CLIENTS_PATH, secret, adminHandler(async (request, reply) => {
+    const body = parseInput(createBody, request.body);
     const created = await clients.create(body.organisation, parseScopes(body.scopes));
     return reply.code(201).header('cache-control', 'no-store').send(created);
   }));
-  api.get(ADMIN_CLIENTS_PATH, guarded(async () => ({
+  api.get(ADMIN_CLIENTS_PATH, adminHandler(async () => ({
     clients: (await clients.list()).map((c) => ({
       clientId: c.clientId, organisation: c.organisation, scopes: c.scopes, disabled: c.disabled,
       createdAt: c.createdAt.toISOString(), secretRotatedAt: c.secretRotatedAt.toISOString(), secretGeneration: c.secretGeneration,
     })),
   })));
-  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, secret, guarded(async (request, reply) => {
+  api.post(`${ADMIN_CLIENTS_PATH}/:clientId/rotate`, secret, adminHandler(async (request, reply) => {
     const clientId = clientIdOf(request);
     const rotated = await clients.rotate(clientId);
     revocation.forget(clientId);
     return reply.header('cache-control', 'no-store').send(rotated);
   }));
   for (const action of ['disable', 'enable'] as const) {
-    api.post(`${ADMIN_CLIENTS_PATH}/:clientId/${action}`, guarded(async (request) => {
+    api.post(`${ADMIN_CLIENTS_PATH}/:clientId/${action}`, adminHandler(async (request) => {
       const clientId = clientIdOf(request);
       await clients.setDisabled(clientId, action === 'disable');
       revocation.forget(clientId);
@@ -56,7 +56,10 @@ const credentials = {
   properties: { clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only in this response' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } } },
   required: ['clientId', 'clientSecret', 'organisation', 'scopes'],
 };
+const errors = adminErrors;
+const bodyErrors = adminBodyErrors;
 const clientIdParameter = { name: 'clientId', in: 'path', required: true, schema: { type: 'string' } };
+const security = adminSecurity;
 
 /** OpenAPI paths of the admin API. */
 export const adminClientPaths = {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { viewOf, type IssuerStore } from '../auth/issuers.ts';
 import type { TrustedIssuers } from '../auth/oidc/trusted-issuers.ts';
-import { adminBodyErrors, adminErrors, adminOnly, adminSecurity as security, idParam, parseBody, problem } from './admin-kit.ts';
+import { adminBodyErrors, adminErrors, adminHandler, adminSecurity as security, idParam, parseInput, problem } from './admin-api.ts';
 
 export const ADMIN_ISSUERS_PATH = '/platform/admin/v1/issuers';
 
@@ -23,13 +23,13 @@ const trustBody = z.object({
  * the bound of ISSUERS_REFRESH_MS plus a read.
  */
 export function registerAdminIssuerRoutes(api: FastifyInstance, issuers: IssuerStore, trusted: TrustedIssuers) {
-  api.post(ADMIN_ISSUERS_PATH, adminOnly(async (request, reply) => {
-    const created = await issuers.trust(parseBody(trustBody, request.body));
+  api.post(ADMIN_ISSUERS_PATH, adminHandler(async (request, reply) => {
+    const created = await issuers.trust(parseInput(trustBody, request.body));
     trusted.forget();
     return reply.code(201).send(created);
   }));
-  api.get(ADMIN_ISSUERS_PATH, adminOnly(async () => ({ issuers: (await issuers.list()).map(viewOf) })));
-  api.delete(`${ADMIN_ISSUERS_PATH}/:issuerId`, adminOnly(async (request) => {
+  api.get(ADMIN_ISSUERS_PATH, adminHandler(async () => ({ issuers: (await issuers.list()).map(viewOf) })));
+  api.delete(`${ADMIN_ISSUERS_PATH}/:issuerId`, adminHandler(async (request) => {
     const removed = await issuers.distrust(idParam(request, 'issuerId'));
     trusted.forget();
     return removed;

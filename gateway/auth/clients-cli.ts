@@ -16,7 +16,7 @@ import { openDatabase } from '../../subgraphs/platform/db/orm.ts';
 import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { GATEWAY_MIGRATIONS } from '../stack.ts';
 import { ADMIN_CLIENTS_PATH } from '../admin/clients-routes.ts';
-import { gatewayAnswers, operatorApi } from '../admin/operator-api.ts';
+import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
 import { Client, ClientStore, parseScopes } from './clients.ts';
 
 const usage = 'Usage: npm run clients -- create [--org <org>] [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
@@ -44,13 +44,13 @@ interface Operations {
 
 /** The running gateway's admin API, with an operator token. */
 async function throughServer(): Promise<Operations> {
-  const api = await operatorApi(url, config, { clientId: values['client-id'], clientSecret: values['client-secret'] });
-  const call = (method: string, path: string, body?: unknown) => api(method, `${ADMIN_CLIENTS_PATH}${path}`, body);
+  const call = await adminApi(url, config, values);
+  const at = (path: string) => `${ADMIN_CLIENTS_PATH}${path}`;
   return {
-    create: (org, scopes) => call('POST', '', { organisation: org, scopes }),
-    list: async () => (await call('GET', '')).clients,
-    rotate: (id) => call('POST', `/${encodeURIComponent(id)}/rotate`),
-    setDisabled: (id, disabled) => call('POST', `/${encodeURIComponent(id)}/${disabled ? 'disable' : 'enable'}`),
+    create: (org, scopes) => call('POST', at(''), { organisation: org, scopes }),
+    list: async () => (await call('GET', at(''))).clients,
+    rotate: (id) => call('POST', at(`/${encodeURIComponent(id)}/rotate`)),
+    setDisabled: (id, disabled) => call('POST', at(`/${encodeURIComponent(id)}/${disabled ? 'disable' : 'enable'}`)),
     close: async () => undefined,
   };
 }

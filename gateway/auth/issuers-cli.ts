@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { ADMIN_ISSUERS_PATH } from '../admin/issuers-routes.ts';
-import { gatewayAnswers, operatorApi } from '../admin/operator-api.ts';
+import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
 import type { TrustRequest } from './issuers.ts';
 
 const usage = 'Usage: npm run issuers -- trust <issuer URL> --org <org> --audience <aud> [--user-claim sub] [--scopes-claim <claim> --map VALUE=scope,...] [--scopes b2b]\n' +
@@ -50,7 +50,7 @@ interface Operations {
 }
 
 async function throughServer(): Promise<Operations> {
-  const api = await operatorApi(url, config, { clientId: values['client-id'], clientSecret: values['client-secret'] });
+  const api = await adminApi(url, config, values);
   return {
     trust: (request) => api('POST', ADMIN_ISSUERS_PATH, request),
     list: async () => (await api('GET', ADMIN_ISSUERS_PATH)).issuers,

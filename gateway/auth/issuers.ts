@@ -119,6 +119,10 @@ export class IssuerStore {
     return viewOf(registration);
   }
 
+  async find(id: string): Promise<IssuerRegistration | null> {
+    return this.em.fork().findOne(IssuerRegistration, { id });
+  }
+
   async list(): Promise<IssuerRegistration[]> {
     return this.em.fork().find(IssuerRegistration, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
   }

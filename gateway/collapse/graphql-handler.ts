@@ -2,15 +2,17 @@ import { Readable } from 'node:stream';
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from '@apollo/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addVary } from '../http/vary.ts';
+import { rewrittenSearch } from '../trusted/http.ts';
 import type { RequestCollapsing } from './requests.ts';
 
-/** The request as Apollo Server takes it, built as @as-integrations/fastify builds it. */
+/** The request as Apollo Server takes it, built as @as-integrations/fastify builds it (a GET's search as trusted documents left it). */
 function httpGraphQLRequest(request: FastifyRequest): HTTPGraphQLRequest {
   const headers = new HeaderMap();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
-  return { body: request.body, method: request.method.toUpperCase(), headers, search: new URL(request.url, `${request.protocol}://${request.hostname}/`).search };
+  const search = rewrittenSearch(request) ?? new URL(request.url, `${request.protocol}://${request.hostname}/`).search;
+  return { body: request.body, method: request.method.toUpperCase(), headers, search };
 }
 
 /**

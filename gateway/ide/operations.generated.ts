@@ -10,6 +10,36 @@ export type BookingStatus =
   /** Ended with an actual end time. */
   | 'ENDED';
 
+/**
+ * Which crashes a report counts: a crash is kept when it matches every field given (and, within a list,
+ * any of its values); a crash whose field is unknown matches no value of it. Lists take at least one value.
+ * REST: query parameters of the same names, lists comma-separated. See docs/risk-index.md, "Filters".
+ */
+export type CrashFilter = {
+  /** Calendar years, 1975-2100 (the data hold 2013-2015). */
+  years?: Array<number> | null | undefined;
+  /** Months, 1-12. */
+  months?: Array<number> | null | undefined;
+  /** Days of the week, 1 = Sunday ... 7 = Saturday (FARS DAY_WEEK). */
+  daysOfWeek?: Array<number> | null | undefined;
+  /** Hours of the day, 0-23, local time (a crash of unknown hour matches none). */
+  hours?: Array<number> | null | undefined;
+  /** Light conditions, by the names accidentSummary.byLight returns (FARS LGT_COND), case-insensitive, e.g. "Dark - Not Lighted". */
+  lightConditions?: Array<string> | null | undefined;
+  /** Atmospheric conditions, by the names accidentSummary.byWeather returns (FARS WEATHER), case-insensitive, e.g. "Rain". */
+  weather?: Array<string> | null | undefined;
+  /** Road function classes, by the names accidentSummary.byRoadClass returns (FARS FUNC_SYS; ROAD_FNC before 2015 mapped onto it), e.g. "Interstate". */
+  functionClasses?: Array<string> | null | undefined;
+  /** Rural or urban road (FARS RUR_URB; from ROAD_FNC before 2015). */
+  ruralUrban?: RiskRuralUrban | null | undefined;
+  /** true: at least one drinking driver (FARS DRUNK_DR > 0); false: none. */
+  drunkDriver?: boolean | null | undefined;
+  /** true: at least one person not in a vehicle, pedestrian or cyclist (FARS PEDS > 0); false: none. */
+  pedestrians?: boolean | null | undefined;
+  /** Crashes with at least this many people killed, 1-100. */
+  minFatalities?: number | null | undefined;
+};
+
 /** The data a user needs to be created. */
 export type CreateUserInput = {
   /** Optional; generated when omitted or null. Any non-empty string is accepted as given. */
@@ -101,6 +131,13 @@ export type RiskCoverageStatus =
   /** Entirely outside: every data set is empty. */
   | 'OUTSIDE';
 
+/** Rural or urban road (FARS RUR_URB). */
+export type RiskRuralUrban =
+  /** RUR_URB 1. */
+  | 'RURAL'
+  /** RUR_URB 2. */
+  | 'URBAN';
+
 /** The events a subscription can receive (in webhook bodies they are spelled `rescue.status_changed`, ...). */
 export type WebhookEventType =
   /** A rescue moved along its lifecycle (BOOKED, EN_ROUTE, ... COMPLETED, CANCELLED). */
@@ -131,6 +168,15 @@ export type RiskIndexQueryVariables = Exact<{
 
 
 export type RiskIndexQuery = { riskIndex: { area: { coverage: RiskCoverageStatus, states: Array<string>, cellsTouched: number, message: string }, riskInfo: { index: number | null, maxCellIndex: number | null, cellsWithCrashes: number, riskiestCells: Array<{ cell: string, riskIndex: number, latitude: number, longitude: number }> }, accidentSummary: { total: number, fatal: number, injury: number, propertyDamageOnly: number }, realtimeTraffic: { sensors: number, meanSpeedKph: number | null, asOf: string | null } } };
+
+export type RiskIndexFilteredQueryVariables = Exact<{
+  wkt: string;
+  radius?: number | null | undefined;
+  filter?: CrashFilter | null | undefined;
+}>;
+
+
+export type RiskIndexFilteredQuery = { riskIndex: { filter: { key: string } | null, riskInfo: { index: number | null, fatalCrashes: number, fatalities: number }, accidentSummary: { byLight: Array<{ name: string, crashes: number }> }, farsInfo: { total: number, records: Array<{ localDateTime: string, LGT_CONDNAME: string | null, PEDS: number | null, FATALS: number }> } } };
 
 export type ScoringUserQueryVariables = Exact<{
   userId: string | number;

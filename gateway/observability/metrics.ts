@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (prom-client), one registry per gateway process:
  * - HTTP requests by method, route pattern (never the raw URL) and status: count and latency;
- * - GraphQL operations by operation name and type, and transport (`graphql` for /graphql, `rest`
+ * - GraphQL operations by operation name and type, the app that sent them (client awareness), and transport (`graphql` for /graphql, `rest`
  *   for the REST paths, which run their operation in-process, `subscription` for the query a
  *   subscription runs per event): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
@@ -16,8 +16,10 @@ import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CLIENT_NAME_HEADER } from '../../subgraphs/platform/client-app.ts';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
 import type { AnswerCacheStats } from '../../subgraphs/platform/public-answers.ts';
+import { ClientNames } from './client-names.ts';
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -49,7 +51,9 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
   readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
-  readonly operations: Counter<'operation_name' | 'operation_type' | 'transport' | 'outcome'>;
+  readonly operations: Counter<'operation_name' | 'operation_type' | 'transport' | 'outcome' | 'client_name'>;
+  /** The `client_name` label's names (Apollo Client's client awareness), bounded per deployment. */
+  readonly clientNames = new ClientNames();
   readonly operationDuration: Histogram<'operation_name' | 'operation_type' | 'transport'>;
   readonly operationErrors: Counter<'operation_name' | 'transport' | 'code'>;
   readonly subgraphUp: Gauge<'subgraph'>;
@@ -73,7 +77,10 @@ export class GatewayMetrics {
     new Gauge({ name: 'gateway_processes', help: 'Gateway processes whose metrics this scrape adds up (the workers that answered)', registers, collect() { this.set(1); } });
     this.httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], registers });
     this.httpDuration = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status code', labelNames: ['method', 'route', 'status_code'], buckets: SECONDS_BUCKETS, registers });
-    this.operations = new Counter({ name: 'gateway_graphql_operations_total', help: 'GraphQL operations by name, type, transport (graphql or rest) and outcome (success or error)', labelNames: ['operation_name', 'operation_type', 'transport', 'outcome'], registers });
+    this.operations = new Counter({
+      name: 'gateway_graphql_operations_total', help: 'GraphQL operations by name, type, transport (graphql or rest), outcome (success or error) and the app that sent them (apollographql-client-name)',
+      labelNames: ['operation_name', 'operation_type', 'transport', 'outcome', 'client_name'], registers,
+    });
     this.operationDuration = new Histogram({ name: 'gateway_graphql_operation_duration_seconds', help: 'GraphQL operation latency by name, type and transport', labelNames: ['operation_name', 'operation_type', 'transport'], buckets: SECONDS_BUCKETS, registers });
     this.operationErrors = new Counter({ name: 'gateway_graphql_errors_total', help: 'GraphQL errors by operation name, transport and extensions.code', labelNames: ['operation_name', 'transport', 'code'], registers });
     this.subgraphUp = new Gauge({
@@ -129,7 +136,7 @@ export class GatewayMetrics {
 
   /** The Apollo Server plugin that records operations; add it to the gateway's `plugins`. */
   apolloPlugin<T extends object>(): ApolloServerPlugin<T> {
-    const { operationLabel, operations, operationDuration, operationErrors } = this;
+    const { operationLabel, operations, operationDuration, operationErrors, clientNames } = this;
     const label = operationLabel.bind(this);
     return {
       async requestDidStart(start: GraphQLRequestContext<T>) {
@@ -147,7 +154,8 @@ export class GatewayMetrics {
             for (const error of errors) {
               operationErrors.inc({ operation_name: name, transport, code: String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR') });
             }
-            operations.inc({ operation_name: name, operation_type: type, transport, outcome: errors.length ? 'error' : 'success' });
+            const clientName = await clientNames.label(transport === 'graphql' ? start.request.http?.headers.get(CLIENT_NAME_HEADER) : undefined);
+            operations.inc({ operation_name: name, operation_type: type, transport, outcome: errors.length ? 'error' : 'success', client_name: clientName });
             operationDuration.observe({ operation_name: name, operation_type: type, transport }, Number(process.hrtime.bigint() - began) / 1e9);
           },
         };

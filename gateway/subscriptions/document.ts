@@ -11,6 +11,9 @@ import type { AppError } from '../../subgraphs/platform/errors.ts';
 import { checkIdText } from '../../subgraphs/platform/ids.ts';
 import { LIVE_FIELDS } from '../../subgraphs/events.ts';
 import { resourceKeyOf, type LiveField } from '../../subgraphs/platform/webhooks/events.ts';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
+import { documentRequest, withDocument } from '../trusted/http.ts';
+import { DocumentRefused, type TrustedDocuments } from '../trusted/registry.ts';
 
 // The CommonJS graphql, as in subgraphs/platform/cost/estimate.ts: the API schema below is built with
 // it (federation-internals), so documents are parsed, validated and costed with it too, and graphql-ws
@@ -62,6 +65,23 @@ const refuse = (code: string, messages: readonly string[], extensions: Record<st
   new SubscriptionRefused(messages.map((message) => new cjs.GraphQLError(message, { extensions: { code, ...extensions } })));
 
 export interface SubscriptionRequest { query?: unknown; variables?: unknown; operationName?: unknown }
+
+/**
+ * The subscription request with the text of the registered document it names, as POST /graphql
+ * resolves it (gateway/trusted): refused when the caller's mode or its ids do not let it run.
+ */
+export async function trustedSubscription(trusted: TrustedDocuments, caller: Caller, request: SubscriptionRequest): Promise<SubscriptionRequest> {
+  const params = request as Record<string, unknown>;
+  try {
+    const text = await trusted.resolve(caller, documentRequest(params));
+    return text === undefined ? request : withDocument(params, text);
+  } catch (error) {
+    if (!(error instanceof DocumentRefused)) throw error;
+    // A stream cannot answer 200 with an error, as Apollo Server does for an unknown APQ hash.
+    const status = error.status === 200 ? 404 : error.status;
+    throw new SubscriptionRefused([new cjs.GraphQLError(error.message, { extensions: error.extensions })], status);
+  }
+}
 
 /**
  * Checks a subscription document as POST /graphql checks a query (parse with the token limit,

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { FormattedExecutionResult } from 'graphql';
 import type { Counter, Gauge } from 'prom-client';
-import type { LiveEvent, LiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
+import type { CommittedEvent, EventBus } from '../../subgraphs/platform/events/bus.ts';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import type { Subscriber, SubscriberAuth } from './auth.ts';
 import { Channel } from './channel.ts';
@@ -12,15 +12,15 @@ import type { ClientLimit } from './client-limit.ts';
 import { CloseCode, closeErrorCode, closeReasonOf } from './close-codes.ts';
 import type { PreparedSubscription } from './document.ts';
 
-export type Transport = 'ws' | 'sse';
+export type Transport = 'ws' | 'sse' | 'multipart';
 
-/** A WebSocket connection, or one SSE subscription: who the engine checks, and closes. */
+/** A WebSocket connection, or one SSE or multipart subscription: who the engine checks, and closes. */
 export interface Holder {
   transport: Transport;
   subscriber: Subscriber;
-  /** Closes the connection, and so its subscriptions (the transport then calls `release`). Without it, each subscription's stream ends with a last error result. */
+  /** Closes the connection, and so its subscriptions (the transport then calls `release`). Without it (SSE, multipart), each subscription's stream ends with a last error result. */
   close?(code: number, reason: string): void;
-  /** Bytes written to the connection and not yet sent (a WebSocket's bufferedAmount). */
+  /** Bytes written to the connection and not yet sent (a WebSocket's bufferedAmount, a multipart stream's buffer). */
   buffered?(): number;
 }
 
@@ -29,7 +29,8 @@ export interface Holder {
 export type ExecuteQuery = (prepared: PreparedSubscription, subscriber: Subscriber) => Promise<FormattedExecutionResult>;
 
 export interface EngineOptions {
-  live: LiveEvents;
+  /** Calls its listener with every committed event (EventBus.live); returns the unsubscribe. */
+  live: EventBus['live'];
   execute: ExecuteQuery;
   auth: SubscriberAuth;
   clientLimit: ClientLimit;
@@ -54,7 +55,7 @@ interface Watch {
   prepared: PreparedSubscription;
   channel: Channel<FormattedExecutionResult>;
   /** Events received and not yet run, oldest first. */
-  events: LiveEvent[];
+  events: CommittedEvent[];
   running: boolean;
 }
 
@@ -66,7 +67,7 @@ export const closingResult = (code: number, reason: string): FormattedExecutionR
 });
 
 /**
- * The subscriptions of this process. Each committed event (LiveEvents) goes to the subscriptions
+ * The subscriptions of this process. Each committed event (EventBus.live) goes to the subscriptions
  * watching its resource key, of the event's organisation, whose field it concerns; each such
  * subscription runs its query for the event, one event after the other, checking its subscriber's
  * token first, and hands the result to its transport.
@@ -92,7 +93,7 @@ export class SubscriptionEngine {
 
   constructor(options: EngineOptions) {
     this.options = options;
-    this.stopListening = options.live.subscribe((event) => this.dispatch(event));
+    this.stopListening = options.live((event) => this.dispatch(event));
     this.ticker = setInterval(() => { void this.recheckAll(); }, options.recheckEveryMs);
     this.ticker.unref();
   }
@@ -158,7 +159,7 @@ export class SubscriptionEngine {
     this.options.clientLimit.close();
   }
 
-  private dispatch(event: LiveEvent) {
+  private dispatch(event: CommittedEvent) {
     const { queueMax, bufferMax } = this.options;
     for (const watch of this.byKey.get(event.resourceKey) ?? []) {
       if (watch.holder.subscriber.caller.orgId !== event.orgId || !watch.prepared.field.events.includes(event.type)) continue;

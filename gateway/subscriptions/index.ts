@@ -1,22 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import websocket from '@fastify/websocket';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { handleProtocols } from 'graphql-ws';
 import type { ValidationRule } from 'graphql';
 import { parse } from 'graphql';
+import { OperationTypes } from '../collapse/collapser.ts';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import type { TokenVerifier } from '../auth/token-gate.ts';
 import { REVOCATION_CACHE_MS } from '../auth/revocation.ts';
 import { costDirectivesOf } from '../../subgraphs/platform/cost/directives.ts';
-import { startLiveEvents } from '../../subgraphs/platform/webhooks/live.ts';
+import type { EventBus } from '../../subgraphs/platform/events/bus.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { GatewayContext } from '../supergraph.ts';
+import type { TrustedDocuments } from '../trusted/registry.ts';
 import { subscriberAuth, type Subscriber } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
+import { acceptsMultipartSubscription, multipartHandler } from './multipart.ts';
 import { sseHandler } from './sse.ts';
 import { webSocketHandler } from './ws.ts';
 
@@ -34,21 +37,23 @@ export interface SubscriptionOptions {
   limits: { validationRules: readonly unknown[]; parseOptions: { maxTokens: number } };
   verify: TokenVerifier;
   metrics: GatewayMetrics;
+  /** The process's event bus (opened and closed by its owner, gateway/stack.ts): committed events come from its live(). */
+  bus: EventBus;
   /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
   reservationUnopenedMs?: number;
+  trusted: TrustedDocuments;
 }
 
 /**
- * The gateway's subscription layer (see docs/subscriptions.md): committed events from LiveEvents, the
+ * The gateway's subscription layer (see docs/subscriptions.md): committed events from the bus, the
  * engine that runs each subscription's query per event through `apollo` with the subscriber's token,
  * and the two transports. Registers @fastify/websocket on `app` (before the routes that take
  * `wsHandler`); on close, every subscription ends with 1001 before the server stops. Counts each
  * client's subscriptions in `sharedCounters` (Redis) when the gateway has them.
  */
 async function startSubscriptions(app: FastifyInstance, options: SubscriptionOptions) {
-  const { config, apollo, supergraphSdl, limits, verify, metrics } = options;
+  const { config, apollo, supergraphSdl, limits, verify, metrics, bus } = options;
   const redis = app.sharedCounters;
-  const live = await startLiveEvents({ databaseUrl: config.DATABASE_URL, log: app.log });
   const rules: SubscriptionRules = {
     schema: apiSchemaOf(supergraphSdl),
     validationRules: limits.validationRules as ValidationRule[],
@@ -69,7 +74,7 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     : memoryClientLimit(max));
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
-    live, execute, auth: subscriberAuth(verify),
+    live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify),
     clientLimit: clientLimit(max, 'subscriptions'),
     maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
@@ -79,14 +84,14 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     log: app.log,
   });
   const sse = sseHandler(engine, rules, {
-    reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs,
+    reservationsPerClient: config.SSE_RESERVATIONS_MAX_PER_CLIENT, reservationUnopenedMs: options.reservationUnopenedMs, trusted: options.trusted,
   });
   const ws = webSocketHandler(engine, rules, {
     clientConnections: clientLimit(config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, 'connections'),
     maxPerClient: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT,
     maxPerProcess: config.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS,
     idleCloseMs: config.SUBSCRIPTIONS_IDLE_CLOSE_MS, keepAliveMs: config.SUBSCRIPTIONS_KEEPALIVE_MS,
-    closed: metrics.subscriptionsClosed, log: app.log,
+    closed: metrics.subscriptionsClosed, log: app.log, trusted: options.trusted,
   });
   /** Sockets whose error was logged: `ws` may report more than one while closing. */
   const failed = new WeakSet<object>();
@@ -107,8 +112,14 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
       await sse.drain();
     },
   });
-  app.addHook('onClose', async () => { await live.close(); });
-  app.decorate('subscriptions', { wsHandler: ws.handler, sseHandler: sse.handle });
+  const multipart = multipartHandler(engine, rules);
+  const operationTypes = new OperationTypes(limits.parseOptions);
+  const wantsMultipart = (request: FastifyRequest) => {
+    const { query, operationName } = (request.body ?? {}) as { query?: unknown; operationName?: unknown };
+    return typeof query === 'string' && acceptsMultipartSubscription(request)
+      && operationTypes.of(query, typeof operationName === 'string' ? operationName : undefined) === 'subscription';
+  };
+  app.decorate('subscriptions', { wsHandler: ws.handler, sseHandler: sse.handle, multipartHandler: multipart, wantsMultipart });
 }
 
 declare module 'fastify' {
@@ -117,6 +128,10 @@ declare module 'fastify' {
     subscriptions: {
       wsHandler: ReturnType<typeof webSocketHandler>['handler'];
       sseHandler: ReturnType<typeof sseHandler>['handle'];
+      /** Apollo's multipart subscription protocol on POST /graphql. */
+      multipartHandler: ReturnType<typeof multipartHandler>;
+      /** A POST /graphql that asks for a subscription over multipart. */
+      wantsMultipart(request: FastifyRequest): boolean;
     };
   }
 }

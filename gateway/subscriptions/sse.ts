@@ -6,7 +6,8 @@ import type { Response } from 'graphql-sse';
 import { createHandler, type RequestContext } from 'graphql-sse/lib/use/fastify';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
-import { prepareSubscription, SubscriptionRefused, type SubscriptionRules } from './document.ts';
+import { prepareSubscription, SubscriptionRefused, trustedSubscription, type SubscriptionRules } from './document.ts';
+import type { TrustedDocuments } from '../trusted/registry.ts';
 import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
 import { problem, PROBLEM_TYPE } from '../../subgraphs/platform/rest/problem.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
@@ -51,6 +52,8 @@ export interface SseOptions {
   reservationsPerClient: number;
   /** How long a reservation waits for its stream to open (tests shorten it). */
   reservationUnopenedMs?: number;
+  /** Trusted documents: a subscription is refused as POST /graphql would refuse its document. */
+  trusted: TrustedDocuments;
 }
 
 /**
@@ -105,8 +108,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
     validate: () => [],
     async onSubscribe(req, params) {
       try {
-        const prepared = prepareSubscription(rules, params);
-        const holder: Holder = { transport: 'sse', subscriber: await engine.authenticate(req.raw.headers.authorization) };
+        const subscriber = await engine.authenticate(req.raw.headers.authorization);
+        const prepared = prepareSubscription(rules, await trustedSubscription(options.trusted, subscriber.caller, params));
+        const holder: Holder = { transport: 'sse', subscriber };
         // Formatted results (Apollo Server's), which graphql-sse sends as they are.
         return await engine.subscribe(holder, prepared) as unknown as AsyncIterable<ExecutionResult>;
       } catch (error) {

@@ -7,7 +7,8 @@ import { AppError } from '../../subgraphs/platform/errors.ts';
 import { connectionAuthorization } from './auth.ts';
 import type { ClientLimit } from './client-limit.ts';
 import { CloseCode } from './close-codes.ts';
-import { prepareSubscription, SubscriptionRefused, type PreparedSubscription, type SubscriptionRules } from './document.ts';
+import { prepareSubscription, SubscriptionRefused, trustedSubscription, type PreparedSubscription, type SubscriptionRules } from './document.ts';
+import type { TrustedDocuments } from '../trusted/registry.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 import { graphqlWsConnections, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
 
@@ -18,6 +19,8 @@ export interface WebSocketOptions extends ConnectionOptions {
   /** SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT, counted where the subscriptions of a client are. */
   clientConnections: ClientLimit;
   maxPerClient: number;
+  /** Trusted documents: a subscription is refused as POST /graphql would refuse its document. */
+  trusted: TrustedDocuments;
 }
 
 /**
@@ -67,10 +70,11 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
         return false;
       }
     },
-    onSubscribe(ctx: WsContext, _id, payload) {
+    async onSubscribe(ctx: WsContext, _id, payload) {
       try {
-        const prepared = prepareSubscription(rules, payload);
-        const started: Started = { prepared, holder: holders.get(ctx)!, extra: ctx.extra };
+        const holder = holders.get(ctx)!;
+        const prepared = prepareSubscription(rules, await trustedSubscription(options.trusted, holder.subscriber.caller, payload));
+        const started: Started = { prepared, holder, extra: ctx.extra };
         return { schema: rules.schema, document: prepared.document, operationName: prepared.operationName, variableValues: prepared.variables, contextValue: started };
       } catch (error) {
         if (error instanceof SubscriptionRefused) return error.errors;

@@ -7,12 +7,29 @@ const optionalString = z.string().trim().min(1).optional();
 /** A PEM key; `\n` escapes stand for its line breaks, so it fits on one line (as `npm run keys` prints it). */
 const pemKey = optionalString.transform((pem) => pem?.replaceAll('\\n', '\n'));
 
+/**
+ * The areas (subgraphs), each of which may keep its schema in a PostgreSQL database of its own
+ * (`<NAME>_DATABASE_URL`); test/platform/area-databases.test.ts holds this list equal to the registry's.
+ */
+export const AREA_NAMES = ['booking', 'scoring', 'roadside', 'registration', 'risk', 'webhooks'] as const;
+export type AreaName = (typeof AREA_NAMES)[number];
+
+/** Environment variable naming an area's own database, e.g. BOOKING_DATABASE_URL. */
+export const databaseUrlVariable = (name: string) => `${name.toUpperCase()}_DATABASE_URL`;
+
+const postgresUrl = z.url({ protocol: /^postgres(ql)?$/ });
+const areaDatabaseUrls = Object.fromEntries(AREA_NAMES.map((name) => [databaseUrlVariable(name), postgresUrl.optional()])) as
+  Record<`${Uppercase<AreaName>}_DATABASE_URL`, z.ZodOptional<typeof postgresUrl>>;
+
+const areaVariable = (name: AreaName) => databaseUrlVariable(name) as `${Uppercase<AreaName>}_DATABASE_URL`;
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  ...areaDatabaseUrls,
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
@@ -74,6 +91,13 @@ const schema = z.object({
   /** Shared counters of the request and token-attempt limits; without it each process counts alone. */
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(64).default('frg:'),
+  /** NATS server(s) with JetStream for committed events (comma-separated URLs); unset: events go in-process (one process). */
+  NATS_URL: optionalString.refine((urls) => !urls || urls.split(',').every((url) => /^(nats|tls|wss?):\/\/\S+$/.test(url.trim())),
+    'comma-separated nats://host:port URLs'),
+  /** How long the stream of committed events keeps them (its maximum age). */
+  EVENTS_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(72),
+  /** How often each area's relay checks its outbox besides being woken by its own process's commits (other processes' commits). */
+  EVENTS_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** Prometheus `GET /metrics` on this port instead of PORT; with WORKERS>1 the primary serves every worker's added up. */
@@ -112,6 +136,8 @@ const schema = z.object({
   RISK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
   /** Evaluated public Risk Index answers kept in memory by the risk subgraph, MB (0: none); see subgraphs/risk/services/answer-cache.ts. */
   RISK_ANSWER_CACHE_MB: z.coerce.number().min(0).max(4096).default(32),
+  /** Days the event history (the webhooks subgraph's `events` table) keeps an event; older ones are pruned. */
+  EVENTS_HISTORY_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
   /** Webhook delivery (wherever the webhooks subgraph runs): off leaves events waiting in the outboxes. */
   WEBHOOK_WORKER: z.stringbool().default(true),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
@@ -143,6 +169,9 @@ const schema = z.object({
   message: 'set JWT_PRIVATE_KEY and JWT_PUBLIC_KEY together (or neither, to generate a pair under DATA_DIR)',
 }).refine((c) => !c.BOOTSTRAP_CLIENT_ID === !c.BOOTSTRAP_CLIENT_SECRET, {
   message: 'set BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET together',
+}).refine((c) => c.DATABASE_URL || !AREA_NAMES.some((name) => c[areaVariable(name)]), {
+  message: `${AREA_NAMES.map(databaseUrlVariable).join(', ')} need DATABASE_URL (PostgreSQL) too: on the embedded default (PGlite) every area `
+    + 'lives in the one cluster under DATA_DIR, which one process owns; DATABASE_URL holds the gateway\'s own tables and every area without a database of its own',
 }).refine((c) => c.METRICS_PORT !== c.PORT, {
   message: 'METRICS_PORT must differ from PORT (unset it to serve /metrics on PORT)',
 });
@@ -161,6 +190,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   return { ...parsed.data, dataDir: resolve(parsed.data.DATA_DIR) };
+}
+
+/** The configuration on an in-memory PGlite, whatever databases the environment names (tools that build, not serve). */
+export const inMemoryConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig({
+  ...env, DATABASE_URL: undefined, ...Object.fromEntries(AREA_NAMES.map((name) => [databaseUrlVariable(name), undefined])),
+  PGLITE_IN_MEMORY: 'true', LOG_LEVEL: 'warn',
+});
+
+/**
+ * The PostgreSQL URL of an area's database (its `<NAME>_DATABASE_URL`, else DATABASE_URL), or of the
+ * gateway's own (`platform`); undefined on the embedded default.
+ */
+export function databaseUrl(config: Config, owner: string): string | undefined {
+  return (AREA_NAMES as readonly string[]).includes(owner) ? config[areaVariable(owner as AreaName)] ?? config.DATABASE_URL : config.DATABASE_URL;
 }
 
 /** Environment variable naming a subgraph's URL, e.g. BOOKING_URL. */

@@ -1,5 +1,7 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';
+import { clientAppOf } from './client-app.ts';
 import type { Config } from './config.ts';
 
 /**
@@ -33,12 +35,16 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${pairs.join('&')}`;
 }
 
-interface LoggedRequest { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }
+interface LoggedRequest { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number }; headers?: IncomingHttpHeaders }
 
-/** Fastify's request serializer, with credentials in the query string masked. */
-const serializeRequest = (req: LoggedRequest) => ({
-  method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
-});
+/** Fastify's request serializer, with credentials in the query string masked, and the app the request names (client awareness). */
+const serializeRequest = (req: LoggedRequest) => {
+  const { name, version } = clientAppOf(req.headers ?? {});
+  return {
+    method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+    ...(name ? { clientName: name } : {}), ...(version ? { clientVersion: version } : {}),
+  };
+};
 
 export function loggerOptions(config: Config, name: string): LoggerOptions {
   return {

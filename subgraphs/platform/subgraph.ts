@@ -27,6 +27,9 @@ import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
 import type { PublicAnswers } from './public-answers.ts';
 import type { RestRoute } from './rest/types.ts';
 import type { PageKit } from './page-kit.ts';
+import type { EventBus } from './events/bus.ts';
+import { startRelay, type Relay } from './events/relay.ts';
+import { WebhookOutbox } from './webhooks/outbox.ts';
 
 export interface SubgraphDefinition<Loaders = unknown> {
   name: string;
@@ -141,9 +144,18 @@ export interface WorkerContext {
   log: FastifyBaseLogger;
   /** The databases of the subgraphs built in this process (this one included), by name. */
   peers: Record<string, Database>;
+  /** The process's event bus: a worker's durable consumers (bus.consume) take committed events from it. */
+  bus: EventBus;
 }
 
-export interface Worker { stop(): Promise<void> }
+export interface Worker {
+  /**
+   * Resolves once the worker's durable consumers are registered (bus.consume resolved): the areas'
+   * relays of the process start only then, so that the in-process bus hands no event over before them.
+   */
+  ready?: Promise<void>;
+  stop(): Promise<void>;
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the registry holds subgraphs whose loaders differ
 export type AnySubgraphDefinition = SubgraphDefinition<any>;
@@ -163,8 +175,13 @@ export interface Subgraph {
   pending(): string | null;
   /** SubgraphDefinition.answers, when it has them. */
   answers?: PublicAnswers;
-  /** Starts the definition's background worker, if it has one; close() stops it. */
-  startWorker(peers: Record<string, Database>): void;
+  /** Starts the definition's background worker, if it has one, resolving once it is ready (Worker.ready); close() stops it. */
+  startWorker(peers: Record<string, Database>, bus: EventBus): Promise<void>;
+  /**
+   * Starts the relay of its outbox to `bus`, if it records events (its entities hold the outbox); close()
+   * stops it. Call it after every worker of the process is ready.
+   */
+  startRelay(bus: EventBus): void;
   close(): Promise<void>;
 }
 
@@ -254,13 +271,22 @@ export async function buildSubgraph<L>(definition: SubgraphDefinition<L>, config
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', database: ok, ...(waiting ? { pending: waiting } : {}) });
     });
     let worker: Worker | undefined;
+    let relay: Relay | undefined;
     return {
       name: definition.name, schema, apollo, app, db, context, pending, answers: definition.answers?.(db),
-      startWorker(peers) {
-        worker ??= definition.worker?.({ db, config, log: app.log, peers });
+      async startWorker(peers, bus) {
+        worker ??= definition.worker?.({ db, config, log: app.log, peers, bus });
+        await worker?.ready;
+      },
+      startRelay(bus) {
+        if (!definition.entities.includes(WebhookOutbox)) return;
+        relay ??= startRelay({
+          name: definition.name, db, bus, log: app.log, pollMs: config.EVENTS_RELAY_POLL_MS, shared: !!config.DATABASE_URL,
+        });
       },
       async close() {
-        await worker?.stop();
+        // Side by side: a relay's publish may wait for an in-process consumer that the worker's stop ends.
+        await Promise.all([relay?.stop(), worker?.stop()]);
         await app.close();
         await apollo.stop().catch(() => undefined);
         await definition.onClose?.(db);

@@ -20,4 +20,17 @@ query RiskIndex($wkt: WKT!, $radius: Float) {
 }`,
     variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.005 },
   },
+  {
+    query: `# Night-time crashes with a pedestrian, 2015 only: \`filter\` keeps the crashes it matches in every count, record and cell;
+# riskInfo.index stays the index of every crash. REST: the same names as query parameters, lists comma-separated.
+query RiskIndexFiltered($wkt: WKT!, $radius: Float, $filter: CrashFilter) {
+  riskIndex(wkt: $wkt, radius: $radius, filter: $filter) {
+    filter { key }
+    riskInfo { index fatalCrashes fatalities }
+    accidentSummary { byLight { name crashes } }
+    farsInfo(first: 5) { total records { localDateTime LGT_CONDNAME PEDS FATALS } }
+  }
+}`,
+    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.05, filter: { years: [2015], lightConditions: ['Dark - Not Lighted', 'Dark - Lighted'], pedestrians: true } },
+  },
 ];

@@ -7,6 +7,7 @@ import { farsInfo, type FarsInfoArgs } from './services/fars-info.ts';
 import { renderMap } from './map/map.ts';
 import { riskInfo } from './services/risk-info.ts';
 import { historicalTraffic, realtimeTraffic } from './services/traffic.ts';
+import { appliedFilter, parseCrashFilter } from './filter/crash-filter.ts';
 
 type Ctx = SubgraphContext;
 const lower = <T extends string>(value: T) => value.toLowerCase() as Lowercase<T>;
@@ -14,11 +15,15 @@ const lower = <T extends string>(value: T) => value.toLowerCase() as Lowercase<T
 /** The root resolver validates the area and picks its cells; each data set is a field resolver, run only when selected. */
 export const resolvers = {
   Query: {
-    riskIndex: (_: unknown, a: { wkt: string; radius?: number | null; queryMethod?: string | null }, ctx: Ctx) =>
-      resolveArea(ctx.em, a.wkt, a.radius, a.queryMethod),
+    riskIndex: (_: unknown, a: { wkt: string; radius?: number | null; queryMethod?: string | null; filter?: Record<string, unknown> | null }, ctx: Ctx) => {
+      // The filter is checked first: a bad one is a 400 before any geometry work.
+      const filter = parseCrashFilter(a.filter);
+      return resolveArea(ctx.em, a.wkt, a.radius, a.queryMethod, filter);
+    },
   },
   RiskReport: {
     area: (q: AreaQuery) => describeArea(q),
+    filter: (q: AreaQuery) => appliedFilter(q.filter),
     riskInfo: (q: AreaQuery) => cachedAnswer(q, 'riskInfo', null, () => riskInfo(q)),
     accidentSummary: (q: AreaQuery) => cachedAnswer(q, 'accidentSummary', null, () => accidentSummary(q)),
     farsInfo: (q: AreaQuery, a: FarsInfoArgs) => cachedAnswer(q, 'farsInfo', a, () => farsInfo(q, a)),

@@ -110,6 +110,7 @@ export const mapLayers = component('RiskMapLayers', {
         },
       },
     }),
+    filter: nullable({ type: 'string', description: 'The crash filter the cells\' figures are of (its terms), null without one' }),
     legend: answer({
       title: str, noCrash: { ...str, description: 'Fill of a cell without a fatal crash' },
       bands: arrayOf(answer({ from: int, to: int, color: str })),

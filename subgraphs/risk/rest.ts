@@ -9,6 +9,8 @@ import { typedRoute, type RestOperation } from '../platform/rest/operation.ts';
 import { embeddableHeaders, type JsonSchema, type RestRequest, type RestRoute } from '../platform/rest/types.ts';
 import { answer } from '../platform/rest/components.ts';
 import { area as areaSchema, DATA_SET_SCHEMAS, mapLayers as mapLayersSchema } from './rest-schemas.ts';
+import { crashFilterFromQuery, crashFilterKey, crashFilterParams, type CrashFilter } from './filter/crash-filter.ts';
+import { appliedFilterSchema, crashFilterQueryDocs } from './filter/rest-docs.ts';
 import {
   RiskIndexAccidentSummary, RiskIndexAll, RiskIndexExportCells, RiskIndexExportCrashes, RiskIndexFarsInfo,
   RiskIndexHistoricalTraffic, RiskIndexMap, RiskIndexMapLayers, RiskIndexRealtimeTraffic, RiskIndexRiskInfo,
@@ -32,16 +34,29 @@ const CACHE = {
   maxAge: RISK_MAX_AGE,
   when: (d: Evaluated) => d.riskIndex.area.dataStatus === 'READY',
   // The area as the geometry workers' cache keys it (every spelling of one area), the method as resolveArea reads it, the rest (paging, format) as given.
-  key: ({ wkt, radius, queryMethod, ...rest }: Record<string, unknown>) => ({
+  // The filter by its key (every spelling of one filter).
+  key: ({ wkt, radius, queryMethod, filter, ...rest }: Record<string, unknown>) => ({
     area: riskAreaKey(String(wkt), typeof radius === 'number' ? radius : null),
-    queryMethod: String(queryMethod ?? '').trim().toLowerCase() || 'containsbuffer', ...rest,
+    queryMethod: String(queryMethod ?? '').trim().toLowerCase() || 'containsbuffer', filter: crashFilterKey(filter as CrashFilter | null), ...rest,
   }),
+};
+
+/** The crash filter of a request: the query parameters of its names (filter/crash-filter.ts). */
+const filterOf = (req: RestRequest) => crashFilterFromQuery((name) => queryString(req, name));
+
+/** What an answer under a filter says of it in a header (a map or a file has no room for it): the filter's key. */
+const FILTER_HEADER = 'crash-filter';
+const filterHeader = (d: { riskIndex: { filter: { key: string } | null } }): Record<string, string> =>
+  (d.riskIndex.filter ? { [FILTER_HEADER]: d.riskIndex.filter.key } : {});
+const filterHeaderDoc = {
+  'Crash-Filter': { description: 'The crash filter applied (its key: the query parameters that give it), absent without one', schema: { type: 'string' } },
 };
 
 /** The in-flight bound (gateway/protection/in-flight.ts), on every Risk Index path. */
 const BUSY = 'SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After';
 
-const TOO_COMPLEX = 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb) with `max` and `got`';
+const TOO_COMPLEX = 'GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, '
+  + 'crashes: the crash rows a filter reads) with `max` and `got`';
 
 function number(req: RestRequest, name: string, integer = false): number | undefined {
   const raw = queryString(req, name);
@@ -64,9 +79,11 @@ function area(req: RestRequest, paged: boolean) {
   return { wkt, radius: number(req, 'radius') ?? null, queryMethod: queryString(req, 'queryMethod') ?? null };
 }
 
-/** The area, and `limit` (or `first`) and `after` for FARS records. */
+/** The crash filter, the area, and `limit` (or `first`) and `after` for FARS records. */
 function variables(req: RestRequest, withLimit: boolean, paged = withLimit) {
-  const vars: Record<string, unknown> = area(req, paged);
+  // The filter is checked first, as GraphQL's resolver does.
+  const filter = filterOf(req);
+  const vars: Record<string, unknown> = { ...area(req, paged), filter };
   if (withLimit) Object.assign(vars, { limit: number(req, 'limit', true) ?? 100, first: number(req, 'first', true) ?? null, after: queryString(req, 'after') ?? null });
   return vars;
 }
@@ -77,6 +94,7 @@ function variables(req: RestRequest, withLimit: boolean, paged = withLimit) {
  */
 const nextLink = (path: string, req: RestRequest, after: string) => {
   const query = new URLSearchParams({ area: encodeRiskArea(area(req, true)) });
+  for (const [name, value] of crashFilterParams(filterOf(req))) query.set(name, value);
   for (const name of ['limit', 'first']) {
     const value = queryString(req, name);
     if (value !== undefined) query.set(name, value);
@@ -92,6 +110,7 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
   radius: { type: 'number', minimum: 0, maximum: 5, description: 'Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).' },
   queryMethod: { type: 'string', enum: ['ContainsBuffer'], description: 'Data inside the buffered geometry (the only method)' },
   ...(paged ? { area: { type: 'string', description: 'The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them' } } : {}),
+  ...crashFilterQueryDocs(),
   ...(withLimit ? {
     limit: { type: 'integer', minimum: 0, maximum: 1000, default: 100, description: 'FARS records of this page (larger areas: walk the pages with `after`)' },
     first: { type: 'integer', minimum: 0, maximum: 1000, description: 'The same as limit, which it takes the place of when given' },
@@ -112,7 +131,7 @@ const mapRoute = typedRoute(RiskIndexMap, {
   tag: 'Risk Index', scope: null,
   variables: (req) => variables(req, false),
   result: (d) => d.riskIndex.map,
-  headers: () => ({ 'content-type': 'image/svg+xml; charset=utf-8' }),
+  headers: (d) => ({ 'content-type': 'image/svg+xml; charset=utf-8', ...filterHeader(d) }),
   cache: CACHE,
   securityHeaders: embeddableHeaders,
   docs: {
@@ -123,7 +142,8 @@ const mapRoute = typedRoute(RiskIndexMap, {
     query: queryDocs(false),
     response: { type: 'string', description: 'SVG document' },
     responseContentType: 'image/svg+xml',
-    problems: { 503: BUSY },
+    responseHeaders: filterHeaderDoc,
+    problems: { 422: TOO_COMPLEX, 503: BUSY },
   },
 });
 
@@ -173,13 +193,13 @@ function exportRoutes(): RestRoute[] {
       const page = d.riskIndex.exportPage;
       return {
         'content-type': page.mediaType, 'content-disposition': `attachment; filename="${page.filename}"`,
-        ...(page.nextUrl ? { link: `<${page.nextUrl}>; rel="next"` } : {}),
+        ...(page.nextUrl ? { link: `<${page.nextUrl}>; rel="next"` } : {}), ...filterHeader(d),
       };
     },
     docs: {
       description: `No authentication; the same area parameters, validation and limits as the other Risk Index paths. ${EXPORTS[data].holds}. `
         + 'GeoJSON per RFC 7946 (a FeatureCollection, longitude first, rings closed and counter-clockwise, no `crs`) with the foreign members '
-        + '`numberMatched` (rows over every page), `numberReturned` and `links` (`rel: next`); CSV per RFC 4180 (UTF-8, a header row, CRLF, '
+        + '`numberMatched` (rows over every page), `numberReturned`, `links` (`rel: next`) and `filter` (the crash filter applied, or null); CSV per RFC 4180 (UTF-8, a header row, CRLF, '
         + 'numbers unlocalised, empty for null, text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `\'` so that no spreadsheet runs it). '
         + `Pages of ${EXPORTS[data].rows}: while more follow, the Link header (rel="next") and the GeoJSON \`links\` give the next page's URL, `
         + 'so nothing is cut silently. GraphQL: `riskIndex { exports { ... } }` links these URLs; `exportPage` gives the same text.',
@@ -190,12 +210,13 @@ function exportRoutes(): RestRoute[] {
         after: { type: 'string', description: 'Cursor of the previous page (the Link header rel="next" carries it)' },
       },
       responseContent: {
-        'application/geo+json': { type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'], properties: { type: { const: 'FeatureCollection' }, numberMatched: { type: 'integer' }, numberReturned: { type: 'integer' }, links: { type: 'array' }, features: { type: 'array' } } },
+        'application/geo+json': { type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'], properties: { type: { const: 'FeatureCollection' }, numberMatched: { type: 'integer' }, numberReturned: { type: 'integer' }, links: { type: 'array' }, filter: appliedFilterSchema, features: { type: 'array' } } },
         'text/csv': { type: 'string', description: 'RFC 4180 CSV with a header row' },
       },
       responseHeaders: {
         Link: linkHeaderDoc,
         'Content-Disposition': { description: `attachment; filename="risk-index-${data}.geojson" (or .csv)`, schema: { type: 'string' } },
+        ...filterHeaderDoc,
       },
       problems: { 422: TOO_COMPLEX, 503: BUSY },
     },
@@ -208,7 +229,7 @@ const mapLayersRoute = typedRoute(RiskIndexMapLayers, {
   tag: 'Risk Index', scope: null,
   variables: (req) => variables(req, false),
   result: (d) => d.riskIndex.mapLayers,
-  headers: () => ({ 'content-type': 'application/geo+json; charset=utf-8' }),
+  headers: (d) => ({ 'content-type': 'application/geo+json; charset=utf-8', ...filterHeader(d) }),
   cache: CACHE,
   docs: {
     description: 'No authentication; the same validation and limits as the other Risk Index paths. One RFC 7946 FeatureCollection whose features carry a `layer` property: '
@@ -218,6 +239,7 @@ const mapLayersRoute = typedRoute(RiskIndexMapLayers, {
     query: queryDocs(false),
     response: mapLayersSchema,
     responseContentType: 'application/geo+json',
+    responseHeaders: filterHeaderDoc,
     problems: { 422: TOO_COMPLEX, 503: BUSY },
   },
 });
@@ -246,12 +268,14 @@ function dataSetRoute<Data extends DataSetAnswer & Record<string, unknown>>(
       },
     } : {}),
     docs: {
-      description: 'No authentication. The response carries `area` (coverage, H3 resolution, cells touched) and the data set(s). '
+      description: 'No authentication. The response carries `area` (coverage, H3 resolution, cells touched), `filter` (the crash filter applied, or null) '
+        + 'and the data set(s). The crash filter parameters keep the crashes they match in every count, record, summary and cell; riskInfo.index, its '
+        + 'rate, smoothedRate and credibility, and the cells\' indices stay those of every crash (docs/risk-index.md, "Filters"). '
         + 'Outside California and Illinois: 200 with empty data sets and `area.outsideCoverage: true`. See docs/risk-index.md.',
       query: queryDocs(withLimit),
       problems: { 422: TOO_COMPLEX, 503: BUSY },
       ...(withLimit ? { responseHeaders: { Link: linkHeaderDoc } } : {}),
-      response: answer({ area: areaSchema, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
+      response: answer({ area: areaSchema, filter: appliedFilterSchema, ...Object.fromEntries(sets.map((s) => [s, DATA_SET_SCHEMAS[s]])) }),
     },
   });
 }

@@ -2,9 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.ts';
 import { sendWebhook } from './send.ts';
 import type { AttemptLogEntry } from './entities.ts';
-
-export type Row = Record<string, unknown>;
-export type Run = (sql: string, params?: unknown[]) => Promise<Row[]>;
+import type { Run } from '../platform/db/run.ts';
 
 export const DELIVERIES = '"webhooks"."webhook_deliveries"';
 export const SUBSCRIPTIONS = '"webhooks"."webhook_subscriptions"';

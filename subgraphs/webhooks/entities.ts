@@ -66,3 +66,38 @@ export const WebhookDeliverySchema = defineEntity({
 });
 export class WebhookDelivery extends WebhookDeliverySchema.class {}
 WebhookDeliverySchema.setClass(WebhookDelivery);
+
+/**
+ * The event history: every committed event once (the bus's `history` consumer writes it, idempotent by
+ * id), kept EVENTS_HISTORY_DAYS. A resource key belongs to one area, so `seq` orders the events of one
+ * resource in commit order: replay after an event reads its resource's rows past its `seq`; listings
+ * page by (occurredAt, id), overall, per type or per resource.
+ */
+export const RecordedEventSchema = defineEntity({
+  name: 'RecordedEvent',
+  tableName: 'events',
+  indexes: [
+    { properties: ['orgId', 'occurredAt', 'id'], name: 'events_org_occurred_index' },
+    { properties: ['orgId', 'resourceKey', 'seq'], name: 'events_org_resource_index' },
+    { properties: ['orgId', 'type', 'occurredAt', 'id'], name: 'events_org_type_index' },
+    { properties: ['occurredAt'], name: 'events_occurred_index' },
+  ],
+  properties: {
+    /** The event's id (its outbox row's, and the stream's message id). */
+    id: p.uuid().primary(),
+    /** The area whose outbox recorded it. */
+    source: p.string().length(64),
+    /** Its outbox sequence number within `source`. */
+    seq: p.bigint('number'),
+    ...tenantProperties,
+    type: p.string().length(64),
+    /** `<kind>:<id>` as the outbox writes it, e.g. `rescue:<reqId>`. */
+    resourceKey: p.string().length(300),
+    resourcePath: p.string().length(500),
+    resource: p.json<Record<string, unknown>>(),
+    occurredAt: p.datetime(),
+    recordedAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export class RecordedEvent extends RecordedEventSchema.class {}
+RecordedEventSchema.setClass(RecordedEvent);

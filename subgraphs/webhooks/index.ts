@@ -1,6 +1,6 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { ideExamples } from './ide-examples.ts';
-import { WebhookDelivery, WebhookSubscription } from './entities.ts';
+import { RecordedEvent, WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { resolvers } from './resolvers.ts';
 import { webhookRoutes } from './rest.ts';
 import { registerReceiverPolicy } from './service.ts';
@@ -11,7 +11,7 @@ export const webhooks: SubgraphDefinition = {
   name: 'webhooks',
   typeDefs: new URL('./webhooks.graphql', import.meta.url),
   resolvers,
-  entities: [WebhookSubscription, WebhookDelivery],
+  entities: [WebhookSubscription, WebhookDelivery, RecordedEvent],
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,

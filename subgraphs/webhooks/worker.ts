@@ -1,95 +1,43 @@
-import type { SqlEntityManager } from '@mikro-orm/sql';
-import type { Database } from '../platform/db/orm.ts';
+import type { Consumer, EventBus } from '../platform/events/bus.ts';
+import { runner } from '../platform/db/run.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
-import { EVENT_SOURCES } from '../events.ts';
-import { onEventsCommitted } from '../platform/webhooks/outbox.ts';
-import { attempt, claimDue, DELIVERIES, SUBSCRIPTIONS, type Run } from './deliver.ts';
+import { attempt, claimDue } from './deliver.ts';
+import { enqueueDeliveries } from './enqueue.ts';
+import { recordHistory } from './history.ts';
+import { prune } from './prune.ts';
 
-/** Events relayed, and deliveries claimed, per statement. */
+/** Deliveries claimed per statement. */
 const BATCH = 50;
-/** Finished deliveries stay readable in the log this long, then go (checked every few minutes). */
-export const LOG_RETENTION_DAYS = 30;
+/** How often expired history and finished deliveries are deleted. */
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** The bus's durable consumers: every process that runs the webhooks subgraph shares each one. */
+export const HISTORY_CONSUMER = 'history';
+export const DELIVERY_CONSUMER = 'webhooks';
 
-const runner = (db: Database): Run => (sql, params = []) => (db.orm.em.getConnection() as ReturnType<SqlEntityManager['getConnection']>).execute(sql, params, 'all');
-
-async function transaction<T>(db: Database, fn: (run: Run) => Promise<T>): Promise<T> {
-  return (db.orm.em.fork() as SqlEntityManager).transactional(async (tx) => {
-    const connection = tx.getConnection();
-    const ctx = tx.getTransactionContext();
-    return fn((sql, params = []) => connection.execute(sql, params, 'all', ctx));
-  });
-}
-
-/** A stable advisory-lock key per outbox, so one relay at a time moves its events (in order), whatever the number of processes. */
-function lockKey(name: string): number {
-  let hash = 0x811c9dc5;
-  for (const ch of `webhook-relay:${name}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  return hash & 0x7fffffff;
-}
-
-/**
- * Moves one source's outbox into deliveries, one for each subscription of the event's organisation
- * that asked for its type. Deliveries are inserted (idempotently: one per subscription and event)
- * before the outbox rows are deleted, so a crash in between sends nothing twice and loses nothing.
- */
-async function relay(source: { name: string; db: Database }, webhooks: Run, transactional: boolean): Promise<number> {
-  const outbox = `"${source.name}"."webhook_outbox"`;
-  if (!(await runner(source.db)(`select 1 from ${outbox} limit 1`)).length) return 0;
-  const within = <T>(fn: (run: Run) => Promise<T>) => (transactional ? transaction(source.db, fn) : fn(runner(source.db)));
-  return within(async (run) => {
-    const [lock] = await run('select pg_try_advisory_xact_lock(?) as ok', [lockKey(source.name)]);
-    if (!lock?.ok) return 0;
-    const events = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, occurred_at from ${outbox} order by seq limit ${BATCH}`);
-    if (!events.length) return 0;
-    const orgs = [...new Set(events.map((e) => String(e.org_id)))];
-    const subscriptions = await webhooks(`select id, org_id, event_types from ${SUBSCRIPTIONS} where org_id in (${orgs.map(() => '?').join(', ')})`, orgs);
-    const values: unknown[] = [];
-    for (const event of events) {
-      const payload = JSON.stringify({
-        id: event.event_id, type: event.type, timestamp: new Date(event.occurred_at as string).toISOString(),
-        data: { path: event.resource_path, resource: typeof event.resource === 'string' ? JSON.parse(event.resource) : event.resource },
-      });
-      for (const subscription of subscriptions) {
-        const types = typeof subscription.event_types === 'string' ? JSON.parse(subscription.event_types) : subscription.event_types;
-        if (subscription.org_id !== event.org_id || !(types as string[]).includes(String(event.type))) continue;
-        values.push(crypto.randomUUID(), event.org_id, subscription.id, event.event_id, event.type, `${source.name}:${event.resource_key}`, Number(event.seq), payload);
-      }
-    }
-    if (values.length) {
-      const rows = Array.from({ length: values.length / 8 }, () => `(?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, now(), '[]'::jsonb, now())`);
-      await webhooks(`insert into ${DELIVERIES} (id, org_id, subscription_id, event_id, event_type, resource_key, source_seq, payload, status, attempts, next_attempt_at, attempt_log, created_at)
-        values ${rows.join(', ')} on conflict (subscription_id, event_id) do nothing`, values);
-    }
-    await run(`delete from ${outbox} where seq <= ?`, [Number(events[events.length - 1].seq)]);
-    return events.length;
+/** Opens a durable consumer, logging (not throwing) when the bus refuses it. */
+function consumer(bus: EventBus, name: string, log: WorkerContext['log'], handler: Parameters<EventBus['consume']>[1]): Promise<Consumer | undefined> {
+  return bus.consume(name, handler).catch((error: unknown) => {
+    log.error({ err: error, consumer: name }, 'event consumer could not start; its events wait in the stream');
+    return undefined;
   });
 }
 
 /**
- * Polls the outboxes of the event sources and the due deliveries. Each outbox is read through the
- * database of its subgraph when that subgraph runs in this process, and otherwise (compose) through
- * this subgraph's own connection, since every schema lives in the one PostgreSQL database.
+ * The webhooks subgraph's part of the event path, in every process that runs it. The `history`
+ * consumer records every committed event; the `webhooks` consumer turns each into one pending
+ * delivery per matching subscription and wakes this process's claiming loop. Each event is
+ * acknowledged once its rows are written, and both writes are idempotent by event id, so an event
+ * handed over again (a redelivery, a relay that published twice) changes nothing. With
+ * WEBHOOK_WORKER=false the process sends nothing: its deliveries wait in the database for one that does.
  * Deliveries go concurrently, at most WEBHOOK_CONCURRENCY from this process: each attempt frees its
- * slot when it ends, and the poll goes on claiming while slow receivers keep theirs.
+ * slot when it ends, and the loop goes on claiming while slow receivers keep theirs; it also polls,
+ * for retries that come due and deliveries other processes enqueued.
  */
-export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): Worker {
-  if (!config.WEBHOOK_WORKER) return { stop: async () => undefined };
-  const sources = EVENT_SOURCES.flatMap((name) => {
-    const source = peers[name] ?? (config.DATABASE_URL ? db : undefined);
-    if (!source) log.warn({ source: name }, 'webhook events of this subgraph cannot be relayed: it runs elsewhere on PGlite');
-    return source ? [{ name, db: source }] : [];
-  });
+export function startDeliveryWorker({ db, config, log, bus }: WorkerContext): Worker {
   const webhooks = runner(db);
-  // On PGlite one process owns the data (the folder lock) and one connection serves every schema:
-  // a transaction on the source would hold it while the statements on the webhooks schema wait for
-  // it. Without one, a crash between the insert and the delete re-inserts nothing (on conflict).
-  const transactional = !!config.DATABASE_URL;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
-  const reported = new Set<string>();
-  let pruned = 0;
   const inFlight = new Set<Promise<void>>();
   const stopping = new AbortController();
 
@@ -112,52 +60,43 @@ export function startDeliveryWorker({ db, config, log, peers }: WorkerContext): 
     }
   };
 
-  const tick = async () => {
-    for (const source of sources) {
-      try {
-        while (!stopped && await relay(source, webhooks, transactional) === BATCH);
-        reported.delete(source.name);
-      } catch (error) {
-        // A source that is down (or not migrated yet) keeps its events; say so once until it recovers.
-        if (!reported.has(source.name)) log.warn({ err: error, source: source.name }, 'webhook relay failed; retrying');
-        reported.add(source.name);
-      }
-    }
-    try {
-      await fill();
-      if (Date.now() - pruned > PRUNE_EVERY_MS) {
-        pruned = Date.now();
-        await webhooks(`delete from ${DELIVERIES} where status <> 'PENDING' and created_at < now() - interval '${LOG_RETENTION_DAYS} days'`);
-      }
-    } catch (error) {
-      log.warn({ err: error }, 'webhook delivery round failed; retrying');
-    }
-  };
   let running = false;
   let again = false;
   const loop = () => {
-    if (stopped) return;
+    if (stopped || !config.WEBHOOK_WORKER) return;
     clearTimeout(timer);
     running = true;
-    current = tick().finally(() => {
+    current = fill().catch((error: unknown) => log.warn({ err: error }, 'webhook delivery round failed; retrying')).finally(() => {
       running = false;
       if (stopped) return;
       timer = setTimeout(loop, again ? 0 : config.WEBHOOK_POLL_INTERVAL_MS);
       again = false;
     });
   };
-  /** Another round now (or right after the running one): events were committed, or a slot came free. */
+  /** Another round now (or right after the running one): a delivery was enqueued here, or a slot came free. */
   function wake() {
     if (running) again = true;
     else loop();
   }
-  // Events committed in this process are relayed at once; others wait for the next poll.
-  const unsubscribe = onEventsCommitted(wake);
+
+  // Registered at once (the in-process bus hands an event only to the consumers registered when it is published).
+  const consumers = [
+    consumer(bus, HISTORY_CONSUMER, log, (event) => recordHistory(webhooks, event)),
+    consumer(bus, DELIVERY_CONSUMER, log, async (event) => {
+      if (await enqueueDeliveries(webhooks, event)) wake();
+    }),
+  ];
+  const pruning = setInterval(() => {
+    prune(db, config.EVENTS_HISTORY_DAYS).catch((error: unknown) => log.warn({ err: error }, 'pruning the event history and delivery log failed; retrying'));
+  }, PRUNE_EVERY_MS);
   timer = setTimeout(loop, 0);
   return {
+    ready: Promise.all(consumers).then(() => undefined),
     async stop() {
       stopped = true;
-      unsubscribe();
+      clearInterval(pruning);
+      // No event is taken from here on; one being handled finishes (or comes again, to another process).
+      await Promise.all(consumers.map(async (c) => (await c)?.stop()));
       clearTimeout(timer);
       // Attempts under way are abandoned, their claims freed: the next worker sends them again.
       stopping.abort();

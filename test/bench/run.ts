@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type Client } from 'autocannon';
 import { decodeJwt, exportPKCS8, generateKeyPair, importPKCS8 } from 'jose';
 import { SERVER_ENV, type MixedSeed, type ServerMessage, type ServerReply, type ServerStats, type Targets } from './protocol.ts';
-import { graphql, scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
+import { graphql, publishBenchDocuments, scenarios, seed, skipReason, token, type Measurement, type Scenario, type ScenarioContext, type Variant } from './scenarios.ts';
 import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
@@ -344,6 +344,9 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
       ctx.userToken = endUser.token;
     }
     if (selected.some((s) => s.name === 'mixed')) await seedMixed(servers, ctx, info.targets.gateway, options.connections);
+    if (selected.some((s) => s.name === 'documents')) {
+      ctx.seed.documentId = await publishBenchDocuments(info.targets.gatewayInprocess, info.client).catch((error: Error) => { ctx.seed.problems.documents = error.message; return undefined; });
+    }
     for (const [area, problem] of Object.entries(ctx.seed.problems)) console.log(`  seeding ${area} failed: ${problem}`);
     console.log(`measuring ${options.rounds} x ${options.duration} s per variant, variants in turn (after ${options.warmup} s warm-up), ${options.connections} connections, request collapsing ${options.collapse ? 'on' : 'off (--collapse=off)'}`);
     for (const scenario of selected) {

@@ -9,10 +9,12 @@ import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mix
  * Gateway with its Rust query planner (hive.ts), with its defaults and with in-flight de-duplication
  * off. REST rows are measured against their GraphQL twin through the same gateway. `bare` is the
  * physical limit: a minimal Fastify + driver server doing the REST user lookup (bare.ts); `bare-twin`
- * the same server answering the cross query with the same reads as our stack.
+ * the same server answering the cross query with the same reads as our stack. `document-id`: our
+ * default gateway given only a registered trusted document's id (`documentId`), against its full text.
+ * `user-token`: the default gateway with an end user's token (OpenID Connect), against `client-token`, the client's.
  */
 export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare' | 'bare-twin'
-  | 'client-token' | 'user-token';
+  | 'client-token' | 'user-token' | 'document-id';
 
 export interface Measurement {
   variant: Variant;
@@ -54,6 +56,8 @@ export interface Seed {
   bookings: number;
   /** What went wrong while seeding, by area. */
   problems: Record<string, string>;
+  /** The id of the trusted document registered for the bench client: the `user` scenario's query (seeded only when `documents` runs). */
+  documentId?: string;
   /** The `mixed` scenario's data (seeded only when it runs). */
   mixed?: { users: number; bookings: number };
 }
@@ -216,13 +220,28 @@ const crossScenario = (name: string, ids: string): Scenario => ({
   cpuTargets: [{ variant: 'gateway-inprocess', label: 'gateway (in-process, default)', micros: 3000 }],
 });
 
+const BENCH_USER_QUERY = 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }';
+
+/** Registers the user query as a trusted document of the bench client (scenario `documents`), through the admin API; its id. */
+export async function publishBenchDocuments(gateway: string, client: { id: string; secret: string }): Promise<string> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret, scope: 'admin' });
+  const admin = await (await fetch(`${gateway}/platform/oauth/v1/token`, { method: 'POST', body: form })).json() as { access_token: string };
+  const documentId = 'bench-user-v1';
+  const response = await fetch(`${gateway}/platform/admin/v1/trusted-documents/manifests`, {
+    method: 'POST', headers: { authorization: `Bearer ${admin.access_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: client.id, name: 'bench', manifest: { [documentId]: BENCH_USER_QUERY } }),
+  });
+  if (response.status !== 201) throw new Error(`publishing the bench manifest: ${response.status} ${await response.text()}`);
+  return documentId;
+}
+
 export const scenarios: Scenario[] = [
   {
     name: 'user',
     title: 'single-subgraph query: user by id',
     needs: ['scoring'], fields: ['Query.user'],
     blocked: needUser,
-    measurements: (ctx) => fourWays(ctx, 'scoring', 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }',
+    measurements: (ctx) => fourWays(ctx, 'scoring', BENCH_USER_QUERY,
       { id: ctx.seed.userId }, true, (d) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found'), true).concat(bareUser(ctx)),
     ratios: [
       { label: 'gateway (http) / direct', numerator: 'gateway', denominator: 'direct', target: 0.6 },
@@ -234,17 +253,28 @@ export const scenarios: Scenario[] = [
     ],
   },
   {
+    name: 'documents',
+    title: 'trusted documents: the user query by its registered id (documentId) and by its full text',
+    needs: ['scoring'], fields: ['Query.user'],
+    blocked: (ctx) => needUser(ctx) ?? (ctx.seed.documentId ? null : `no registered document (${ctx.seed.problems.documents ?? 'not seeded'})`),
+    measurements: (ctx) => {
+      const check = (d: Record<string, unknown>) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found');
+      const fullText = post('gateway-inprocess', `${ctx.targets.gatewayInprocess}/graphql`, BENCH_USER_QUERY, { id: ctx.seed.userId }, true, check);
+      return [fullText, { ...fullText, variant: 'document-id', body: JSON.stringify({ documentId: ctx.seed.documentId, variables: { id: ctx.seed.userId } }) }];
+    },
+    ratios: [{ label: 'id only / full text (in-process)', numerator: 'document-id', denominator: 'gateway-inprocess' }],
+  },
+  {
     name: 'user-token',
     title: "user by id with an end user's token (OpenID Connect issuer) and with the client's",
     needs: ['scoring'], fields: ['Query.user'],
     blocked: (ctx) => needUser(ctx) ?? (ctx.userToken ? null : 'no end user token (the bench issuer was not trusted)'),
     measurements: (ctx) => {
       const url = `${ctx.targets.gatewayInprocess}/graphql`;
-      const query = 'query BenchUser($id: ID!) { user(userId: $id) { userId homeZip enrollmentStatus } }';
       const check = (d: Record<string, unknown>) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found');
       return [
-        post('client-token', url, query, { id: ctx.seed.userId }, true, check),
-        { ...post('user-token', url, query, { id: ctx.seed.userId }, true, check), token: ctx.userToken },
+        post('client-token', url, BENCH_USER_QUERY, { id: ctx.seed.userId }, true, check),
+        { ...post('user-token', url, BENCH_USER_QUERY, { id: ctx.seed.userId }, true, check), token: ctx.userToken },
       ];
     },
     ratios: [{ label: 'user token / client token (in-process)', numerator: 'user-token', denominator: 'client-token' }],

@@ -73,7 +73,7 @@ const gatewayHttp = await stack.gateway.app.listen({ host: '127.0.0.1', port: 0 
 const inprocess = await buildGateway({
   config: { ...config, SUBGRAPH_TRANSPORT: 'inprocess' }, db: stack.db, revocation: stack.revocation, subgraphUrls: stack.subgraphUrls, localSubgraphs: stack.subgraphs,
   // As the stack's own gateway: Risk Index ETags of the data version, the answer cache in /metrics.
-  publicAnswers: stack.subgraphs.find((s) => s.answers)?.answers,
+  publicAnswers: stack.subgraphs.find((s) => s.answers)?.answers, bus: stack.bus,
 });
 const gatewayInprocess = await inprocess.app.listen({ host: '127.0.0.1', port: 0 });
 const authorize = await internalAuthorizer(config);

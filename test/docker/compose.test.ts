@@ -12,7 +12,7 @@ import { configVariables, loadConfig, subgraphUrlVariable } from '../../subgraph
 import { composeFile, durationMs, interpolate, ownServices, ROOT } from './files.ts';
 
 /** What compose fixes for its topology, over .env; docs/deployment.md's compose section names each. */
-const TOPOLOGY = ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'REDIS_URL', 'DATA_DIR'];
+const TOPOLOGY = ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'REDIS_URL', 'NATS_URL', 'DATA_DIR'];
 /** Private keys compose withholds from the subgraphs whatever .env holds (the gateway takes them back from .env). */
 const WITHHELD = ['JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'INTERNAL_TOKEN_PRIVATE_KEY'];
 const GATEWAY_ONLY = ['METRICS_PORT', ...Object.keys(subgraphDefinitions).map(subgraphUrlVariable)];
@@ -46,6 +46,7 @@ describe('docker-compose.yml and the configuration schema', () => {
       expect(config.HOST, name).toBe('0.0.0.0');
       expect(config.DATABASE_URL, name).toMatch(/^postgres:\/\/.*@postgres:5432\//);
       expect(config.REDIS_URL, name).toBe('redis://redis:6379');
+      expect(config.NATS_URL, name).toBe('nats://nats:4222');
     }
     const gateway = loadConfig(environmentOf('gateway'));
     expect(gateway.METRICS_PORT).toBeDefined();
@@ -63,6 +64,16 @@ describe('docker-compose.yml and the configuration schema', () => {
     }
     // Without them in .env: unset for the gateway too (it generates them under DATA_DIR), not the literal text.
     expect(WITHHELD.map((key) => environmentOf('gateway')[key])).toEqual(['', '', '']);
+  });
+
+  it('runs nats-server 2.9 with JetStream on a volume, which every service waits for', () => {
+    const { services: all, volumes } = composeFile() as { services: Record<string, { image?: string; command?: string[]; volumes?: string[]; depends_on?: Record<string, unknown> }>; volumes: Record<string, unknown> };
+    const nats = all.nats!;
+    expect(nats.image).toMatch(/^nats:2\.9(-alpine)?$/);
+    expect(nats.command).toEqual(expect.arrayContaining(['-js', '-sd', '/data']));
+    expect(nats.volumes).toEqual(['natsdata:/data']);
+    expect(Object.keys(volumes)).toContain('natsdata');
+    for (const [name] of services) expect(Object.keys(all[name]!.depends_on ?? {}), name).toContain('nats');
   });
 
   it('refuses to start without INTERNAL_HOP_KEY, naming the command that makes one', () => {

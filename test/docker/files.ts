@@ -19,6 +19,7 @@ export interface Service {
   ports?: string[];
   stop_grace_period?: string;
   healthcheck?: { test: string[] };
+  depends_on?: Record<string, unknown>;
 }
 
 export const composeFile = () =>

@@ -173,7 +173,8 @@ const STATUSES = ['EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'];
 const shown = (page: Page) => page.locator('#statuses li').allInnerTexts();
 
 describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
-  for (const [transport, how] of [['ws', "GraphQLWsLink (graphql-ws)"], ['sse', "graphql-sse's client"]] as const) {
+  const transports = [['ws', 'GraphQLWsLink (graphql-ws)'], ['http', "HttpLink's multipart subscriptions"], ['sse', "graphql-sse's client"]] as const;
+  for (const [transport, how] of transports) {
     it(`shows each status over ${how} as the provider's updates commit, in order, none missing`, async () => {
       const member = await provision(t, t.token);
       const sessionId = await session(t, t.token, [{ key: 'vin', value: member.vin }]);
@@ -191,12 +192,15 @@ describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
       expect(await shown(page)).toEqual(['BOOKED', ...STATUSES]);
       expect(await state(page)).toBe('finished');
       expect(await page.locator('#error').innerText()).toBe('');
-      expect(graphqlRequests).toEqual(['POST DispatchRescue']);
-      expect(transport === 'ws' ? sockets : streamRequests).toEqual(transport === 'ws' ? [`${t.url.replace(/^http/, 'ws')}/graphql`] : ['POST TrackRescue']);
-      expect(transport === 'ws' ? streamRequests : sockets).toEqual([]);
+      expect(graphqlRequests).toEqual(transport === 'http' ? ['POST DispatchRescue', 'POST TrackRescue'] : ['POST DispatchRescue']);
+      expect(sockets).toEqual(transport === 'ws' ? [`${t.url.replace(/^http/, 'ws')}/graphql`] : []);
+      expect(streamRequests).toEqual(transport === 'sse' ? ['POST TrackRescue'] : []);
       expect(messages).toEqual([]);
       await page.close();
       await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
+      // Its client awareness headers passed the CORS preflight and name it in the metrics.
+      const metrics = await (await fetch(`${t.url}/metrics`)).text();
+      expect(metrics).toMatch(/gateway_graphql_operations_total\{[^}]*operation_name="DispatchRescue"[^}]*client_name="rescue-tracker"\}/);
     }, 90_000);
   }
 });

@@ -34,7 +34,11 @@ it('logs carry request ids and never dates of birth, MVR contents, tokens or sec
   };
   expect((await post(`${smi}/users/log-user/sourcea-mvr`, mvr, token)).status).toBe(201);
   expect((await fetch(`${server.base}${smi}/users/log-user/prequal-coverage-score`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-  await post('/graphql', { query: '{ user(userId: "log-user") { dateOfBirth mvrRecords { report } } }' }, token);
+  const asApp = { 'apollographql-client-name': 'fleet-web', 'apollographql-client-version': '2.3.1' };
+  await fetch(`${server.base}/graphql`, {
+    method: 'POST', body: JSON.stringify({ query: '{ user(userId: "log-user") { dateOfBirth mvrRecords { report } } }' }),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...asApp },
+  });
   await post(`${smi}/users`, { userId: 'log-bad', dateOfBirth: '1961-02-30' }, token);
   await post(`${smi}/users/log-user/sourcea-mvr`, '{"license_number": "' + MVR_MARKER + '", broken', token);
   await post('/platform/oauth/v1/token', `grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=wrong-${CLIENT.secret}`, undefined, 'application/x-www-form-urlencoded');
@@ -57,6 +61,9 @@ it('logs carry request ids and never dates of birth, MVR contents, tokens or sec
   expect(urls).toContain(`${smi}/users/log-user?access_token=[redacted]&password=[redacted]&api_key=[redacted]&keep=visible-param`);
   expect(urls).toContain(`/services/roadside/v1/oauth/accesstoken?grant_type=client_credentials&client_id=${CLIENT.id}&client_secret=[redacted]`);
   expect(requestLines.length).toBeGreaterThan(10);
+  // The app a request names (Apollo Client's client awareness) is on its line.
+  const asAppLine = requestLines.find((l) => l.service === 'gateway' && (l.req as { clientName?: string }).clientName);
+  expect(asAppLine?.req).toMatchObject({ method: 'POST', url: '/graphql', clientName: 'fleet-web', clientVersion: '2.3.1' });
   for (const line of requestLines) expect(typeof line.reqId).toBe('string');
   // the gateway's request id follows the request into the subgraphs
   const gatewayIds = new Set(requestLines.filter((l) => l.service === 'gateway').map((l) => l.reqId));

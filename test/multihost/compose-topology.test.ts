@@ -1,8 +1,8 @@
 /**
  * docker-compose.yml's topology without Docker: every subgraph `node subgraphs/serve.ts <name>` on a
  * host of its own (a network namespace), the gateway on another reaching them at <NAME>_URL with
- * INTERNAL_HOP_KEY, PostgreSQL and Redis on the machine itself (forwarded from the root namespace's
- * LAN address to their loopback). Each host has its own DATA_DIR and its keys from the environment.
+ * INTERNAL_HOP_KEY, PostgreSQL, Redis and a nats-server of the test's own on the machine itself
+ * (forwarded from the root namespace's LAN address to their loopback). Each host has its own DATA_DIR and its keys from the environment.
  * Runs on PostgreSQL in both CI runs (the machine's, a database of its own); skipped, saying why,
  * only where namespaces cannot be made or PostgreSQL/Redis do not answer.
  */
@@ -11,13 +11,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subgraphUrlVariable } from '../../subgraphs/platform/config.ts';
-import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
+import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
 import { testDatabase } from '../support/database.ts';
+import { startNatsServer, type NatsServer } from '../support/nats-server.ts';
 import { gatewayClient } from '../support/http.ts';
+import { hostKeys } from '../support/host-keys.ts';
 import { createLan, namespacesUnavailable, removeLeftovers, type HostProcess, type Lan } from '../support/netns.ts';
 import { DEFAULT_CLIENT } from '../support/stack.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
@@ -51,6 +52,7 @@ const envOf: Record<string, Record<string, string>> = {};
 let lan: Lan;
 let forwarders: Awaited<ReturnType<typeof tcpProxy>>[] = [];
 let database: Awaited<ReturnType<typeof testDatabase>>;
+let nats: NatsServer;
 let receiver: HostProcess;
 let receiverUrl: string;
 let gatewayUrl: string;
@@ -150,20 +152,20 @@ beforeAll(async () => {
   if (skipReason) return;
   await removeLeftovers();
   lan = await createLan([...SUBGRAPHS, 'gateway']);
+  nats = await startNatsServer();
   forwarders = await Promise.all([
+    tcpProxy('127.0.0.1', nats.port, { host: lan.address, port: nats.port }),
     tcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432), { host: lan.address, port: 5432 }),
     tcpProxy(REDIS.hostname, Number(REDIS.port || 6379), { host: lan.address, port: 6379 }),
   ]);
   database = await testDatabase(POSTGRES);
   const databaseUrl = new URL(database.env.DATABASE_URL!);
   databaseUrl.host = `${lan.address}:5432`;
-  const pair = await generateKeyPair('EdDSA', { extractable: true });
-  const internal = await generateKeyPair('EdDSA', { extractable: true });
+  const keys = await hostKeys();
   const common = {
     NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '4000', LOG_LEVEL: 'warn',
-    DATABASE_URL: databaseUrl.toString(), REDIS_URL: `redis://${lan.address}:6379`, REDIS_KEY_PREFIX: `frg-mh-${randomBytes(6).toString('hex')}:`,
-    INTERNAL_HOP_KEY: generateHopKey(), INTERNAL_TOKEN_PUBLIC_KEY: await exportSPKI(internal.publicKey),
-    MVR_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    DATABASE_URL: databaseUrl.toString(), NATS_URL: `nats://${lan.address}:${nats.port}`, REDIS_URL: `redis://${lan.address}:6379`, REDIS_KEY_PREFIX: `frg-mh-${randomBytes(6).toString('hex')}:`,
+    ...keys.everyHost,
     // Seven processes on one machine's PostgreSQL (and two cores): small pools, no load shedding.
     DB_POOL_MAX: '3', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
     RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000',
@@ -176,10 +178,7 @@ beforeAll(async () => {
   Object.assign(envOf.webhooks!, { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '200' });
   // A host cut off the network answers nothing at all: the gateway gives up on it after this.
   // As compose gives them: the private keys to the gateway alone.
-  Object.assign(envOf.gateway!, {
-    JWT_PRIVATE_KEY: await exportPKCS8(pair.privateKey), JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
-    INTERNAL_TOKEN_PRIVATE_KEY: await exportPKCS8(internal.privateKey),
-  });
+  Object.assign(envOf.gateway!, keys.gatewayOnly);
   Object.assign(envOf.gateway!, { SUBGRAPH_TIMEOUT_MS: String(SUBGRAPH_TIMEOUT_MS) }, Object.fromEntries(SUBGRAPHS.map((name) => [subgraphUrlVariable(name), `${hostUrl(name)}/graphql`])), {
     BOOTSTRAP_CLIENT_ID: DEFAULT_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: DEFAULT_CLIENT.secret, BOOTSTRAP_ORG: DEFAULT_CLIENT.org,
   });
@@ -201,6 +200,7 @@ afterAll(async () => {
   await Promise.all(forwarders.map((f) => f.close()));
   await lan?.close();
   await database?.drop();
+  await nats?.close();
   await Promise.all(folders.map((f) => rm(f, { recursive: true, force: true })));
   if (skipReason) return;
   figures.totalMs = Math.round(performance.now() - started);

@@ -1,14 +1,16 @@
 /**
- * Subscriptions across gateway processes on one PostgreSQL database: the subscriber holds its
- * graphql-ws subscription on gateway A while the provider's updates go through gateway B, so each
- * event reaches A only through the database's notifications. Runs in both CI runs: without
- * DATABASE_URL it uses the machine's PostgreSQL (its own database, dropped after).
+ * Subscriptions across gateway processes on one PostgreSQL database and a nats-server of the test's
+ * own: the subscriber holds its graphql-ws subscription on gateway A while the provider's updates go
+ * through gateway B, so each event reaches A only through the JetStream stream (B's relay publishes it,
+ * A's live consumer takes it). Runs in both CI runs: without DATABASE_URL it uses the machine's
+ * PostgreSQL (its own database, dropped after).
  */
 import { randomBytes } from 'node:crypto';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
+import { startNatsServer, type NatsServer } from '../support/nats-server.ts';
 import { gatewayClient } from '../support/http.ts';
 import { wsClient, type Closed, type Watcher } from '../support/subscriptions.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
@@ -22,6 +24,7 @@ const RESCUE_UPDATED = 'subscription Track($reqId: ID!) { rescueUpdated(reqId: $
 const UPDATE = 'mutation Move($reqId: ID!, $status: RescueStatus!) { updateRescueStatus(input: { reqId: $reqId, status: $status, latitude: 41.88, longitude: -87.636 }) { status } }';
 
 let database: Awaited<ReturnType<typeof testDatabase>>;
+let nats: NatsServer;
 let a: ChildServer;
 let b: ChildServer;
 const clients: ReturnType<typeof wsClient>[] = [];
@@ -67,9 +70,10 @@ function connect(server: ChildServer, token: string) {
 
 beforeAll(async () => {
   database = await testDatabase(POSTGRES);
+  nats = await startNatsServer();
   const pair = await generateKeyPair('EdDSA', { extractable: true });
   const env = {
-    ...database.env, REDIS_URL: REDIS, REDIS_KEY_PREFIX: `frg-test-${randomBytes(6).toString('hex')}:`, PGLITE_IN_MEMORY: 'false', LOG_LEVEL: 'warn',
+    ...database.env, NATS_URL: nats.url, REDIS_URL: REDIS, REDIS_KEY_PREFIX: `frg-test-${randomBytes(6).toString('hex')}:`, PGLITE_IN_MEMORY: 'false', LOG_LEVEL: 'warn',
     JWT_PRIVATE_KEY: await exportPKCS8(pair.privateKey), JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
     MVR_ENCRYPTION_KEY: randomBytes(32).toString('base64'), INTERNAL_HOP_KEY: randomBytes(32).toString('base64url'),
     BOOTSTRAP_CLIENT_ID: OPERATOR.id, BOOTSTRAP_CLIENT_SECRET: OPERATOR.secret,
@@ -82,6 +86,7 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.dispose()));
   await Promise.all([a?.stop(), b?.stop()]);
   await database?.drop();
+  await nats?.close();
 });
 
 describe('a subscriber on gateway A, the updates through gateway B', () => {
@@ -103,6 +108,25 @@ describe('a subscriber on gateway A, the updates through gateway B', () => {
     expect(statuses(tracked)).toEqual(STATUSES);
     expect(tracked.results.every((result) => !result.errors)).toBe(true);
     expect(foreign.results).toEqual([]);
+  }, 120_000);
+
+  it('with nats-server stopped, the updates through B are acknowledged and their events reach A, every one, once it is back', async () => {
+    const provider = await client(b, 'org-outage');
+    const watcher = await client(a, 'org-outage');
+    const reqId = await rescue(b, provider.token);
+    const held = await subscriptionsHeld(a.base);
+    const tracked = connect(a, watcher.token).subscribe(RESCUE_UPDATED, { reqId });
+    await untilHeld(a.base, held + 1);
+    await nats.stop();
+    try {
+      for (const status of STATUSES) await move(b, provider.token, reqId, status);
+      expect(tracked.results).toEqual([]);
+    } finally {
+      await nats.start();
+    }
+    // One result per event, none lost; each runs the query when its event arrives, so reads the rescue as it is now.
+    await expect.poll(() => tracked.results.length, { timeout: 30_000 }).toBe(STATUSES.length);
+    expect(statuses(tracked)).toEqual(STATUSES.map(() => 'COMPLETED'));
   }, 120_000);
 
   it('closes the subscription on A of a client disabled through B with 4401', async () => {

@@ -2,7 +2,8 @@
  * OpenTelemetry: the server started as `npm start` starts it (the tracing preload), exporting over
  * OTLP (http/json here) to a local receiver. One request gives one trace, continuing the caller's
  * `traceparent`, across the gateway, the subgraphs it calls (in process and over HTTP) and their SQL
- * (pg instrumentation on PostgreSQL, hand-made spans on PGlite). With tracing off nothing is loaded.
+ * (pg instrumentation on PostgreSQL, hand-made spans on PGlite). The app a request names (client
+ * awareness) is on the gateway's request span. With tracing off nothing is loaded.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,10 +86,10 @@ describe.each(['inprocess', 'http'] as const)('one trace per request (SUBGRAPH_T
   let headers: Record<string, string>;
 
   /** Sends a request as a traced caller would, and returns the spans of its trace once its root span arrived. */
-  async function traced(path: string, init: RequestInit) {
+  async function traced(path: string, init: RequestInit, extra: Record<string, string> = {}) {
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
-    const response = await fetch(`${server.base}${path}`, { ...init, headers: { ...headers, traceparent: `00-${traceId}-${callerSpanId}-01` } });
+    const response = await fetch(`${server.base}${path}`, { ...init, headers: { ...headers, ...extra, traceparent: `00-${traceId}-${callerSpanId}-01` } });
     expect(response.status, await response.clone().text()).toBe(200);
     const spans = await receiver.trace(traceId, (mine) => mine.some((s) => s.parentSpanId === callerSpanId));
     return { spans, callerSpanId, body: await response.json() as Record<string, unknown> };
@@ -130,9 +131,14 @@ describe.each(['inprocess', 'http'] as const)('one trace per request (SUBGRAPH_T
 
   it('a cross-subgraph query: scoring and booking, each with its SQL, in one trace', async () => {
     const query = 'query TracedCross { user(userId: "traced-user") { userId bookings(first: 5) { nodes { bookingId } } } }';
-    const { spans, callerSpanId, body } = await traced('/graphql', { method: 'POST', body: JSON.stringify({ query }) });
+    const app = { 'apollographql-client-name': 'fleet-web', 'apollographql-client-version': '2.3.1' };
+    const { spans, callerSpanId, body } = await traced('/graphql', { method: 'POST', body: JSON.stringify({ query }) }, app);
     expect(body).toEqual({ data: { user: { userId: 'traced-user', bookings: { nodes: [] } } } });
     expectOneTree(spans, callerSpanId);
+    // Client awareness on the gateway's request span.
+    const named = spans.filter((s) => s.attributes['graphql.client.name'] !== undefined);
+    expect(named.map((s) => [s.service, s.scope, s.attributes['graphql.client.name'], s.attributes['graphql.client.version']]))
+      .toEqual([['gateway', '@fastify/otel', 'fleet-web', '2.3.1']]);
     expect(spans.filter((s) => s.name === 'gateway.fetch').map((s) => s.attributes.service).sort()).toEqual(['booking', 'scoring']);
     const sql = sqlBySubgraph(spans);
     expect(sql.scoring).toBeGreaterThan(0);

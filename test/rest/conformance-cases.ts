@@ -62,11 +62,24 @@ const newSession = (key: string) => async ({ t, ids }: Context) => {
   if (res.status !== 201) throw new Error(`session: ${res.status} ${JSON.stringify(res.body)}`);
   ids[key] = res.body.sessionId;
 };
-/** A Risk Index read with every parameter (`wkt` is an alias of `geometry`: both name the same line). */
+/** Every crash filter parameter, each name in the spelling the summaries return (a list's name holding a comma kept whole). */
+const RISK_FILTER = {
+  years: '2013,2014,2015', months: '1,2,3,4,5,6,7,8,9,10,11,12', daysOfWeek: '1,2,3,4,5,6,7', hours: '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23',
+  lightConditions: 'Daylight,Dark - Lighted', weather: 'Clear,Fog, Smog, Smoke', functionClasses: 'Principal Arterial - Other,Minor Arterial,Local',
+  ruralUrban: 'URBAN', drunkDriver: 'false', pedestrians: 'true', minFatalities: '1',
+};
+/** The filter parameters that keep every crash (paged reads need a second page). */
+const RISK_FILTER_ALL = { years: '2013,2014,2015', daysOfWeek: '1,2,3,4,5,6,7', minFatalities: '1' };
+/** Invalid filters: each read refuses one. */
+const RISK_BAD_FILTER: Record<string, string>[] = [{ geometry: 'not a geometry' }, { hours: '24' }, { weather: 'Sunny' }, { drunkDriver: 'maybe' }];
+let badFilters = 0;
+/** A Risk Index read with every parameter (`wkt` is an alias of `geometry`: both name the same line), the crash filter's included. */
 const riskCase = (limit = false): Case => ({
   // Paged reads take a wider buffer, so that a second page follows.
-  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: limit ? '0.01' : '0.002', queryMethod: 'ContainsBuffer', ...(limit ? { limit: '2' } : {}) } }),
-  invalid: () => ({ token: null, query: { geometry: 'not a geometry' } }),
+  valid: () => ({ token: null, query: {
+    geometry: RISK_LINE, wkt: RISK_LINE, radius: limit ? '0.01' : '0.002', queryMethod: 'ContainsBuffer', ...(limit ? { limit: '2', ...RISK_FILTER_ALL } : RISK_FILTER),
+  } }),
+  invalid: () => ({ token: null, query: { geometry: RISK_LINE, ...RISK_BAD_FILTER[badFilters++ % RISK_BAD_FILTER.length] } }),
   ...(limit ? { next: nextPage } : {}),
 });
 /** The next page as its link gives it, its size given as `first` (the GraphQL name) instead of `limit`. */
@@ -75,7 +88,7 @@ const nextPage = (link: URLSearchParams): Step => {
   return { token: null, query: { ...query, first: limit } };
 };
 const exportCase = (format: string, limit: string, invalid: Record<string, string>): Case => ({
-  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: '0.01', queryMethod: 'ContainsBuffer', format, limit } }),
+  valid: () => ({ token: null, query: { geometry: RISK_LINE, wkt: RISK_LINE, radius: '0.01', queryMethod: 'ContainsBuffer', format, limit, ...RISK_FILTER_ALL } }),
   invalid: () => ({ token: null, query: { geometry: RISK_LINE, ...invalid } }),
   next: (link) => ({ token: null, query: Object.fromEntries(link) }),
 });
@@ -110,6 +123,17 @@ export const CASES: Record<string, Case> = {
   },
   listIssuers: { valid: (ids) => ({ token: ids.adminToken }), invalid: () => ({ token: null }) },
   distrustIssuer: { valid: (ids) => ({ token: ids.adminToken, params: { issuerId: ids.issuerId } }), invalid: (ids) => ({ token: ids.adminToken, params: { issuerId: MISSING } }) },
+  publishManifest: {
+    valid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, name: 'fleet-app 1.4.0', manifest: { 'fleet-app-user-v1': 'query User($id: ID!) { user(userId: $id) { id homeZip } }' } } }),
+    after: (body, ids) => { ids.manifestId = String(body.manifestId); },
+    invalid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, manifest: { 'fleet-app-user-v1': '{ broken' } } }),
+  },
+  listManifests: { valid: (ids) => ({ token: ids.adminToken, query: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, query: { clientId: MISSING } }) },
+  setTrustMode: {
+    valid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, mode: 'audit' } }),
+    invalid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, mode: 'sometimes' } }),
+  },
+  retireManifest: { valid: (ids) => ({ token: ids.adminToken, params: { manifestId: ids.manifestId } }), invalid: (ids) => ({ token: ids.adminToken, params: { manifestId: 'not-a-uuid' } }) },
   // Webhooks: the subscription first, so the rescue below delivers to it
   createWebhookSubscription: {
     valid: (ids) => ({ body: { url: `${ids.receiverUrl}/hooks/fleet`, eventTypes: ['rescue.status_changed'], description: 'Dispatch board' } }),

@@ -10,7 +10,7 @@ const version = vi.hoisted(() => ({ current: 'v1' as string | null }));
 vi.mock('../../subgraphs/risk/data/version.ts', () => ({ riskAnswersVersion: async () => version.current }));
 const { createAnswerCache } = await import('../../subgraphs/risk/services/answer-cache.ts');
 
-const area = (key: string) => ({ em: {}, key }) as unknown as AreaQuery;
+const area = (key: string, filter: object | null = null) => ({ em: {}, key, filter }) as unknown as AreaQuery;
 const counting = () => {
   let runs = 0;
   return { evaluate: async () => ({ run: ++runs }), runs: () => runs };
@@ -73,5 +73,18 @@ describe('answer cache', () => {
     expect(cache.stats().entries).toBe(2);
     const e = counting();
     expect(await cache.answer(area('a'), 'map', null, e.evaluate)).toEqual({ run: 1 });
+  });
+
+  it('keeps filtered answers in a partition of their own: a flood of distinct filters evicts no unfiltered answer', async () => {
+    const cache = createAnswerCache(8192);
+    const e = counting();
+    const big = async () => 'x'.repeat(1500);
+    for (const key of ['a', 'b', 'c']) await cache.answer(area(key), 'map', null, big);
+    for (let i = 0; i < 500; i++) await cache.answer(area(`a|hours=${i}`, { hours: [i] }), 'map', null, big);
+    // The filtered partition holds a quarter of the size: one answer of 1,756 estimated bytes.
+    expect(cache.stats().bytes).toBeLessThanOrEqual(8192 + 2048);
+    for (const key of ['a', 'b', 'c']) expect(await cache.answer(area(key), 'map', null, e.evaluate)).toBe('x'.repeat(1500));
+    expect(e.runs()).toBe(0);
+    expect(await cache.answer(area('a|hours=498', { hours: [498] }), 'map', null, e.evaluate)).toEqual({ run: 1 });
   });
 });

@@ -189,7 +189,7 @@ describe('crash exports', () => {
   it('outside coverage: an empty FeatureCollection, a CSV with its header only', async () => {
     const geojson = await get('export/crashes', { geometry: LAS_VEGAS, radius: 0.1 });
     expect(geojson.status).toBe(200);
-    expect(geojson.body).toEqual({ type: 'FeatureCollection', numberMatched: 0, numberReturned: 0, links: [], features: [] });
+    expect(geojson.body).toEqual({ type: 'FeatureCollection', numberMatched: 0, numberReturned: 0, links: [], filter: null, features: [] });
     const csv = await get('export/cells', { geometry: LAS_VEGAS, radius: 0.1, format: 'csv' });
     expect(csv.body).toBe('cell,resolution,riskIndex,latitude,longitude,fatal,injury,propertyDamageOnly,fatalities,areaKm2,fatalCrashesPerKm2Year,fatalitiesPerKm2Year,wkt\r\n');
   });

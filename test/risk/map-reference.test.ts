@@ -19,7 +19,7 @@ const LOOP: Pick<MapInput, 'wkt' | 'radius' | 'states'> = { wkt: 'POINT(-87.6298
 
 const input = (area: Pick<MapInput, 'wkt' | 'radius' | 'states'>, cells: string[] = []): MapInput => ({
   ...area, coverageMessage: '', resolution: cells.length ? 9 : null, cells, figures: {},
-  index: null, fatalCrashes: 0, fatalities: 0, fatalCrashesPerKm2Year: null, points: [],
+  index: null, fatalCrashes: 0, fatalities: 0, fatalCrashesPerKm2Year: null, points: [], filter: null,
 });
 const placeNames = (svg: string) => [...svg.matchAll(/<g class="place"[^>]*><circle [^>]*\/><text [^>]*>([^<]*)<\/text><\/g>/g)].map((m) => m[1]);
 const countyTitles = (svg: string) => [...svg.matchAll(/<path class="county"[^>]*><title>([^<]*)<\/title>/g)].map((m) => m[1]);

@@ -114,10 +114,11 @@ describe('REST /riskIndex/v1 (no authentication)', () => {
 
   it('each other path returns its one data set', async () => {
     const sets = ['riskInfo', 'accidentSummary', 'farsInfo', 'realtimeTraffic', 'historicalTraffic'];
+    // `filter`: the crash filter applied, null without one.
     for (const set of sets) {
       const res = await get(set, { geometry: CHICAGO });
       expect(res.status, set).toBe(200);
-      expect(Object.keys(res.body).sort()).toEqual(['area', set].sort());
+      expect(Object.keys(res.body).sort()).toEqual(['area', 'filter', set].sort());
     }
     const fars = await get('farsInfo', { geometry: CHICAGO, limit: 3 });
     expect(fars.body.farsInfo.returned).toBe(3);

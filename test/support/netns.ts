@@ -29,6 +29,8 @@ export interface Host {
   address: string;
   /** Runs `node <args>` inside this host, with `env` over the test's environment. */
   node(args: string[], env: Record<string, string>): HostProcess;
+  /** Runs another program inside this host (a nats-server), with `env` over the test's environment. */
+  run(command: string, args: string[], env?: Record<string, string>): HostProcess;
   /** Unplugs (false) or plugs back (true) its cable: its processes keep running, unreachable. */
   plug(connected: boolean): Promise<void>;
 }
@@ -82,8 +84,8 @@ export async function removeLeftovers() {
   }
 }
 
-function startNode(namespace: string, args: string[], env: Record<string, string>): HostProcess {
-  const child = spawn('ip', ['netns', 'exec', namespace, process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startProcess(namespace: string, command: string, args: string[], env: Record<string, string>): HostProcess {
+  const child = spawn('ip', ['netns', 'exec', namespace, command, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); output += chunk.toString(); });
@@ -125,7 +127,8 @@ export async function createLan(names: string[]): Promise<Lan> {
       await ip('netns', 'add', namespace);
       hosts[name] = {
         name, namespace, address,
-        node: (args, env) => startNode(namespace, args, env),
+        node: (args, env) => startProcess(namespace, process.execPath, args, env),
+        run: (command, args, env = {}) => startProcess(namespace, command, args, env),
         plug: async (connected) => { await ip('link', 'set', outside, connected ? 'up' : 'down'); },
       };
       await ip('link', 'add', outside, 'type', 'veth', 'peer', 'name', inside);

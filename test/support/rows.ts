@@ -1,7 +1,7 @@
 import type { Stack } from '../../gateway/stack.ts';
 
-/** Rows of organisation-owned tables that change on their own: the webhook outboxes, emptied by the relay. */
-const transient = new Set(['WebhookOutbox']);
+/** Rows of organisation-owned tables that change on their own: the webhook outboxes, emptied by the relay, and the event history, filled from the bus. */
+const transient = new Set(['WebhookOutbox', 'RecordedEvent']);
 
 /** Every row of every organisation-owned table of every in-process subgraph, as JSON (for before/after checks). */
 export async function snapshotRows(stack: Stack, orgId?: string): Promise<Record<string, string>> {

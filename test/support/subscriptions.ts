@@ -1,5 +1,6 @@
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client } from 'graphql-ws';
+import { meros } from 'meros/browser';
 import WebSocket from 'ws';
 import type { Gateway } from '../../gateway/app.ts';
 
@@ -80,6 +81,43 @@ export function sseClient(url: string, authorization: string | undefined, single
     subscribe: (query: string, variables: Record<string, unknown> = {}) => watcher((sink) => client.subscribe({ query, variables }, sink)),
     dispose: () => client.dispose(),
   };
+}
+
+/** Accept of Apollo Client's HttpLink for a subscription. */
+export const MULTIPART_ACCEPT = 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json';
+
+/**
+ * A client of Apollo's multipart subscription protocol (POST /graphql), read with meros: each part's
+ * `payload` is a result; a heartbeat `{}` is counted in `heartbeats`; `{ payload: null, errors }` ends the
+ * subscription with those errors, as does a refusal answered as JSON (`refused`: its status and body).
+ */
+export function multipartClient(url: string, authorization: string | undefined) {
+  const heartbeats: number[] = [];
+  const refused: { status: number; body: unknown }[] = [];
+  const subscribe = (query: string, variables: Record<string, unknown> = {}) => watcher((sink) => {
+    const abort = new AbortController();
+    void (async () => {
+      const response = await fetch(`${url}/graphql`, {
+        method: 'POST', signal: abort.signal, body: JSON.stringify({ query, variables }),
+        headers: { 'content-type': 'application/json', accept: MULTIPART_ACCEPT, ...(authorization ? { authorization } : {}) },
+      });
+      const parts = await meros<{ payload?: Received | null; errors?: Received['errors'] }>(response);
+      if (!(Symbol.asyncIterator in parts)) {
+        const body = await response.json() as Received;
+        refused.push({ status: response.status, body });
+        return sink.error(body.errors);
+      }
+      for await (const part of parts) {
+        if (!part.json) throw new Error(`a part that is not JSON: ${String(part.body)}`);
+        if (part.body.payload === undefined) heartbeats.push(Date.now());
+        else if (part.body.payload === null) return sink.error(part.body.errors);
+        else sink.next(part.body.payload);
+      }
+      sink.complete();
+    })().catch((error: unknown) => { if (!abort.signal.aborted) sink.error(error); });
+    return () => abort.abort();
+  });
+  return { subscribe, heartbeats, refused };
 }
 
 /** Resolves once the gateway holds `count` subscriptions: events committed before a subscription started are not its to receive. */

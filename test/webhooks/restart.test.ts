@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { testDatabase } from '../support/database.ts';
 import { dispatch, provision, session, status } from '../roadside/helpers.ts';
+import { testBus } from './bus-env.ts';
 import { startReceiver, waitFor } from './receiver.ts';
 
 const WH = '/platform/webhooks/v1';
@@ -12,23 +13,26 @@ const WH = '/platform/webhooks/v1';
 let dataDir: string;
 let database: Awaited<ReturnType<typeof testDatabase>>;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let bus: Awaited<ReturnType<typeof testBus>>;
 let t: TestStack | undefined;
 
-/** A stack over the same data every time (a PGlite folder, or one PostgreSQL database), as a restarted server sees it. */
+/** A stack over the same data every time (a PGlite folder, or one PostgreSQL database and one nats-server), as a restarted server sees it. */
 async function start(env: Record<string, string>) {
   const store: Record<string, string> = database.env.DATABASE_URL ? { DATABASE_URL: database.env.DATABASE_URL } : { PGLITE_IN_MEMORY: 'false', DATA_DIR: dataDir };
-  t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: { ...store, WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100', ...env } });
+  t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], env: { ...store, ...bus.env, WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '100', ...env } });
   return t;
 }
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'frg-webhooks-restart-'));
   database = await testDatabase();
+  bus = await testBus();
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await t?.close();
   await receiver?.close();
+  await bus?.close();
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });
 });
@@ -38,18 +42,25 @@ const deliveries = async (stack: TestStack, id: string, query = '') =>
     id: string; status: string; attempts: number; payload: { data: { resource: { status: string } } };
   }[];
 
-it('loses nothing across restarts: events still in the outbox, and deliveries still pending, arrive in order', async () => {
-  // 1. The change is committed while no worker runs: the event waits in the roadside outbox.
+it('loses nothing across restarts: deliveries recorded while nothing sends, and deliveries still pending, arrive in order', async () => {
+  // 1. The change is committed while no process sends: its delivery is recorded and waits.
   let stack = await start({ WEBHOOK_WORKER: 'false' });
   const sub = (await stack.request('POST', `${WH}/subscriptions`, { token: stack.token, body: { url: `${receiver.url}/restart`, eventTypes: ['rescue.status_changed'] } })).body;
   const member = await provision(stack, stack.token);
   const reqId = (await dispatch(stack, stack.token, await session(stack, stack.token, [{ key: 'vin', value: member.vin }]))).body.requestId;
   expect((await status(stack, stack.token, reqId, 'EN-ROUTE')).status).toBe(200);
-  expect(await deliveries(stack, sub.id)).toEqual([]);
+  const [waiting] = await waitFor(async () => {
+    const log = await deliveries(stack, sub.id);
+    return log.length ? log : null;
+  }, 10_000, 'the recorded delivery');
+  expect(waiting).toMatchObject({ status: 'PENDING', attempts: 0 });
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await deliveries(stack, sub.id)).map((d) => d.attempts)).toEqual([0]);
+  expect(receiver.received).toEqual([]);
   await stack.close();
   t = undefined;
 
-  // 2. Restarted with the receiver down: the event is relayed and retried; a second change queues behind it.
+  // 2. Restarted with the receiver down: the delivery is attempted and retried; a second change queues behind it.
   receiver.state.status = 503;
   stack = await start({});
   await waitFor(async () => (await deliveries(stack, sub.id)).some((d) => d.attempts >= 1), 10_000, 'a failed attempt');

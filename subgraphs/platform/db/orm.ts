@@ -9,7 +9,7 @@ import { PgliteDriver } from '@mikro-orm/pglite';
 import { createPostgreSqlTypeParsers } from '@mikro-orm/sql';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import type { Config } from '../config.ts';
+import { databaseUrl, type Config } from '../config.ts';
 import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -19,7 +19,10 @@ import { tracingEnabled } from '../tracing/switch.ts';
 export type Entity = EntityClass<AnyEntity> | EntitySchema;
 
 export interface OrmOptions {
-  /** The owner's name: the PostgreSQL schema, and the PGlite folder under DATA_DIR. */
+  /**
+   * The owner's name: the PostgreSQL schema (in the database of its <NAME>_DATABASE_URL, else DATABASE_URL),
+   * and the PGlite folder under DATA_DIR.
+   */
   name: string;
   entities: Entity[];
   /** Folder of the committed migration files. */
@@ -83,9 +86,10 @@ const ownFolder = (config: Config, name: string) => join(config.dataDir, 'pglite
 const hasOwnFolder = (config: Config, name: string) => !config.PGLITE_IN_MEMORY && existsSync(join(ownFolder(config, name), 'PG_VERSION'));
 
 function driverOptions(config: Config, name: string, cluster?: ReturnType<typeof sharedCluster>): Partial<Options> {
-  if (config.DATABASE_URL) {
+  const url = databaseUrl(config, name);
+  if (url) {
     return {
-      driver: PostgreSqlDriver, clientUrl: config.DATABASE_URL, schema: name, pool: { min: 0, max: config.DB_POOL_MAX },
+      driver: PostgreSqlDriver, clientUrl: url, schema: name, pool: { min: 0, max: config.DB_POOL_MAX },
       // Bounded waits: an unreachable database fails a request in seconds instead of hanging it.
       driverOptions: { connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS, query_timeout: config.DB_QUERY_TIMEOUT_MS },
     };
@@ -108,8 +112,8 @@ export const migrationOptions = (name: string, path: string) => ({
 
 /**
  * Runs the owner's committed migrations. On PostgreSQL several owners (and several containers) may
- * start at once and share cluster-wide objects such as extensions, so migrations take a
- * cluster-wide advisory lock, held on a connection of its own, one owner at a time.
+ * start at once and share database-wide objects such as extensions, so migrations take an advisory
+ * lock in the owner's database, held on a connection of its own, one owner at a time.
  */
 async function migrate(orm: MikroORM, config: Config, name: string, path: string) {
   if (await migrationsApplied(orm, name, path)) return;
@@ -117,8 +121,9 @@ async function migrate(orm: MikroORM, config: Config, name: string, path: string
     await orm.em.getConnection().execute(`create schema if not exists "${name}"`);
     await orm.migrator.up();
   };
-  if (!config.DATABASE_URL) return run();
-  const lock = new pg.Client({ connectionString: config.DATABASE_URL, connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS });
+  const url = databaseUrl(config, name);
+  if (!url) return run();
+  const lock = new pg.Client({ connectionString: url, connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS });
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);

@@ -6,6 +6,7 @@
  * PGlite gets its SQL spans from pglite.ts). Loaded by preload.ts only when enabled.
  */
 import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { clientAppAttributes } from '../client-app.ts';
 import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -35,7 +36,10 @@ const sdk = new NodeSDK({
       ignoreIncomingRequestHook: (request) => PROBES.test(request.url ?? ''),
     }),
     // One span per request (with its route) and one for its handler, none per lifecycle hook.
-    new FastifyOtelInstrumentation({ registerOnInitialization: true, instrumentHooks: false, ignorePaths: (route) => PROBES.test(route.url) }),
+    new FastifyOtelInstrumentation({
+      registerOnInitialization: true, instrumentHooks: false, ignorePaths: (route) => PROBES.test(route.url),
+      requestHook: (span, request) => { span.setAttributes(clientAppAttributes(request.headers)); },
+    }),
     // Parse, validate and execute per operation; a span per resolver would outnumber everything else.
     new GraphQLInstrumentation({ ignoreResolveSpans: true }),
     // Statements outside a request (migrations, the webhook worker's polling) would each be a trace of their own.

@@ -1,11 +1,12 @@
-/** The PostgreSQL channel every committed outbox row is announced on (see live.ts). */
+/** The PostgreSQL channel committed outbox rows were announced on, before the event bus (migrations only). */
 export const LIVE_EVENTS_CHANNEL = 'live_events';
 
 /**
  * Statements of the migration that makes `<schema>.webhook_outbox` announce each inserted row as a
  * LiveEvent on LIVE_EVENTS_CHANNEL. PostgreSQL delivers a notification only when its transaction
  * commits, in commit order, to every session listening in the database. The relay's deletes fire
- * nothing. A change to these statements needs a new migration in each source subgraph.
+ * nothing. Migrations only: the areas' migrations of 2026-11-24 install it and those of 2026-11-27 drop it
+ * (the relays publish the outbox on the event bus instead); migrations already run must not change.
  */
 export const createLiveEventsTrigger = (schema: string) => [
   `create or replace function "${schema}"."notify_live_event"() returns trigger language plpgsql as $body$

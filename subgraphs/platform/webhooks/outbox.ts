@@ -4,9 +4,9 @@ import { tenantProperties } from '../db/tenant.ts';
 import type { EventType } from './events.ts';
 
 /**
- * An event waiting to be handed to the webhooks subgraph. Rows are created with the change they
- * describe (same EntityManager, same flush, so the same transaction) and removed by the relay once
- * copied into deliveries. `seq` orders the events of one source.
+ * An event waiting to be published on the event bus. Rows are created with the change they describe
+ * (same EntityManager, same flush, so the same transaction) and removed by the area's relay
+ * (events/relay.ts) once the bus acknowledged them. `seq` orders the events of one source.
  */
 export const WebhookOutboxSchema = defineEntity({
   name: 'WebhookOutbox',
@@ -53,9 +53,8 @@ export function recordEvent(em: EntityManager, event: OutboxEvent): void {
 export interface CommittedEvents { source: string; rows: WebhookOutbox[] }
 
 /**
- * Tells listeners in this process which events were committed: a worker relays them at once
- * instead of at its next poll (polling alone still delivers everything, e.g. from another
- * process), and live events on the embedded database are emitted from here.
+ * Tells listeners in this process which events were committed: the area's relay publishes them at
+ * once instead of at its next poll (polling alone still publishes everything, e.g. from another process).
  */
 const committed = new EventEmitter();
 /** The rows recorded on each EntityManager since its last commit or rollback. */

@@ -17,7 +17,8 @@ const bump = (counts: Record<string, number>, code: number | null | undefined) =
   counts[key] = (counts[key] ?? 0) + 1;
 };
 
-interface CellAggregate {
+/** One cell's counts and breakdowns, as stored in risk_crash_cells (and computed for a filter at query time). */
+export interface CellAggregate {
   fatal: number; injury: number; pdo: number; fatalities: number;
   byYear: Record<string, number[]>; byHourOfWeek: Record<string, number>; byMonth: number[];
   byWeather: Record<string, number>; byLight: Record<string, number>; byRoadClass: Record<string, number>;
@@ -39,8 +40,9 @@ const CHUNK = 2000;
 /** Cells per turn of the loop: each cell's exact area is an H3 computation (~20 µs). */
 const CELL_CHUNK = 500;
 
-type CrashFacts = Pick<Crash, 'severity' | 'fatalities' | 'year' | 'month' | 'hourOfWeek' | 'weather' | 'lightCondition' | 'functionalSystem' | 'h3r5' | 'h3r7' | 'h3r9'>;
-const CRASH_FACTS = `"id", "severity", "fatalities", "year", "month", "hour_of_week" as "hourOfWeek", "weather", "light_condition" as "lightCondition",
+export type CrashFacts = Pick<Crash, 'severity' | 'fatalities' | 'year' | 'month' | 'hourOfWeek' | 'weather' | 'lightCondition' | 'functionalSystem' | 'h3r5' | 'h3r7' | 'h3r9'>;
+/** The select list of CrashFacts. */
+export const CRASH_FACTS = `"id", "severity", "fatalities", "year", "month", "hour_of_week" as "hourOfWeek", "weather", "light_condition" as "lightCondition",
   "functional_system" as "functionalSystem", "h3r5", "h3r7", "h3r9"`;
 
 /** Every crash's aggregated facts, read in pages in key order with the event loop given back between them. */
@@ -55,6 +57,24 @@ async function crashFacts(em: EntityManager): Promise<CrashFacts[]> {
     if (page.length < CHUNK) return all;
     after = page[page.length - 1].id;
   }
+}
+
+export const emptyAggregate = (): CellAggregate => ({
+  fatal: 0, injury: 0, pdo: 0, fatalities: 0, byYear: {}, byHourOfWeek: {}, byMonth: new Array(12).fill(0), byWeather: {}, byLight: {}, byRoadClass: {},
+});
+
+/** Counts one crash into its cell's aggregate. */
+export function addCrash(a: CellAggregate, c: Omit<CrashFacts, 'h3r5' | 'h3r7' | 'h3r9'>) {
+  a[c.severity]++;
+  a.fatalities += c.fatalities;
+  const y = (a.byYear[c.year] ??= [0, 0, 0, 0]);
+  y[c.severity === 'fatal' ? 0 : c.severity === 'injury' ? 1 : 2]++;
+  y[3] += c.fatalities;
+  if (c.hourOfWeek !== null && c.hourOfWeek !== undefined) bump(a.byHourOfWeek, c.hourOfWeek);
+  a.byMonth[c.month - 1]++;
+  bump(a.byWeather, c.weather);
+  bump(a.byLight, c.lightCondition);
+  bump(a.byRoadClass, c.functionalSystem);
 }
 
 /** Statistics the planner uses (PGlite runs no autovacuum), for the columns queries filter and sort on only. */
@@ -101,20 +121,8 @@ export async function rebuildAggregates(em: EntityManager): Promise<{ crashCells
       if (i % CHUNK === CHUNK - 1) await yieldToLoop();
       const cell = c[column];
       let a = cells.get(cell);
-      if (!a) {
-        cells.set(cell, a = { fatal: 0, injury: 0, pdo: 0, fatalities: 0, byYear: {}, byHourOfWeek: {}, byMonth: new Array(12).fill(0),
-          byWeather: {}, byLight: {}, byRoadClass: {} });
-      }
-      a[c.severity]++;
-      a.fatalities += c.fatalities;
-      const y = (a.byYear[c.year] ??= [0, 0, 0, 0]);
-      y[c.severity === 'fatal' ? 0 : c.severity === 'injury' ? 1 : 2]++;
-      y[3] += c.fatalities;
-      if (c.hourOfWeek !== null && c.hourOfWeek !== undefined) bump(a.byHourOfWeek, c.hourOfWeek);
-      a.byMonth[c.month - 1]++;
-      bump(a.byWeather, c.weather);
-      bump(a.byLight, c.lightCondition);
-      bump(a.byRoadClass, c.functionalSystem);
+      if (!a) cells.set(cell, a = emptyAggregate());
+      addCrash(a, c);
     }
     for (const [cell, a] of cells) {
       if (rated.length % CELL_CHUNK === CELL_CHUNK - 1) await yieldToLoop();

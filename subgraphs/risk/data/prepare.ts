@@ -1,4 +1,4 @@
-import { loadConfig } from '../../platform/config.ts';
+import { inMemoryConfig } from '../../platform/config.ts';
 import { TEMPLATE_DIR } from '../../platform/db/cluster-template.ts';
 import { openDatabase } from '../../platform/db/orm.ts';
 import { riskEntities } from '../entities.ts';
@@ -10,7 +10,7 @@ export const RISK_MIGRATIONS = new URL('../migrations', import.meta.url).pathnam
 /** Makes the prepared Risk Index data (see prepared.ts) when missing: a full load into an in-memory cluster, copied out. */
 export function prepareRiskData(folder = TEMPLATE_DIR): Promise<string> {
   return writePreparedRiskData(async () => {
-    const config = loadConfig({ ...process.env, DATABASE_URL: undefined, PGLITE_IN_MEMORY: 'true', LOG_LEVEL: 'warn' });
+    const config = inMemoryConfig();
     const db = await openDatabase(config, { name: 'risk', entities: riskEntities, migrationsPath: RISK_MIGRATIONS });
     try {
       await ensureRiskData(db.orm.em.fork());

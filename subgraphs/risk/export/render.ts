@@ -3,6 +3,7 @@ import { cellArea, cellToBoundary, getResolution } from 'h3-js';
 import type { RiskExportData, RiskExportFormat } from '../rules.ts';
 import { cellFigures, type CellFigureRow, type CellFigures } from '../services/cell-figures.ts';
 import { FARS_RECORD_FIELDS, farsRecord, type FarsRow } from '../services/fars-record.ts';
+import type { AppliedFilter } from '../filter/crash-filter.ts';
 
 /** One export page to write (in a geometry worker): its rows and what the collection states. */
 export interface ExportInput {
@@ -16,6 +17,8 @@ export interface ExportInput {
   total: number;
   /** The next page's URL; null on the last page. */
   nextUrl: string | null;
+  /** The crash filter the rows are of (null: every crash); GeoJSON states it (CSV: the REST path's Crash-Filter header). */
+  filter: AppliedFilter | null;
 }
 
 const CELL_FIELDS = ['cell', 'resolution', 'riskIndex', 'latitude', 'longitude', 'fatal', 'injury', 'propertyDamageOnly', 'fatalities', 'areaKm2',
@@ -32,13 +35,14 @@ const wktPolygon = (cell: string) => `POLYGON((${ring(cell).map(([lon, lat]) => 
 
 /**
  * RFC 7946 FeatureCollection with OGC API Features' foreign members: how many features match over
- * every page, how many this page holds, and the next page's link.
+ * every page, how many this page holds, and the next page's link; and the crash filter applied.
  */
 const featureCollection = (features: unknown[], input: ExportInput) => JSON.stringify({
   type: 'FeatureCollection',
   numberMatched: input.total,
   numberReturned: features.length,
   links: input.nextUrl ? [{ rel: 'next', type: 'application/geo+json', href: input.nextUrl }] : [],
+  filter: input.filter,
   features,
 });
 

@@ -1,6 +1,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { RISK_REST_PREFIX, type RiskExportData, type RiskExportFormat } from '../rules.ts';
 import { badInput } from '../../platform/errors.ts';
+import { crashFilterParams, type CrashFilter } from '../filter/crash-filter.ts';
 
 /** The search area of a Risk Index request, as its REST query gives it. */
 export interface RiskArea {
@@ -37,9 +38,12 @@ export function decodeRiskArea(token: string): RiskArea {
 
 /**
  * The REST URL (path and query, relative to the gateway) of one export page of an area: the first
- * page names the area in plain parameters; a next page (`after`) by its token.
+ * page names the area in plain parameters; a next page (`after`) by its token. The crash filter's
+ * parameters follow as given to the REST paths.
  */
-export function riskExportUrl(data: RiskExportData, format: RiskExportFormat, area: RiskArea, page: { after?: string | null; limit?: number | null } = {}): string {
+export function riskExportUrl(
+  data: RiskExportData, format: RiskExportFormat, area: RiskArea, filter: CrashFilter | null, page: { after?: string | null; limit?: number | null } = {},
+): string {
   const query = new URLSearchParams();
   if (page.after) {
     query.set('area', encodeRiskArea(area));
@@ -48,6 +52,7 @@ export function riskExportUrl(data: RiskExportData, format: RiskExportFormat, ar
     if (area.radius != null) query.set('radius', String(area.radius));
     if (area.queryMethod) query.set('queryMethod', area.queryMethod);
   }
+  for (const [name, value] of crashFilterParams(filter)) query.set(name, value);
   query.set('format', format);
   if (page.limit != null) query.set('limit', String(page.limit));
   if (page.after) query.set('after', page.after);

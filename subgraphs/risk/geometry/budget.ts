@@ -29,8 +29,8 @@ const EARTH_RADIUS_KM = 6371.0088;
 const COARSEST = Math.min(...RESOLUTIONS);
 const rad = (deg: number) => (deg * Math.PI) / 180;
 
-/** 422 naming the limit passed: one of the budget's, or the worker's time (timeMs) or memory (heapMb). */
-export function tooComplex(limit: BudgetLimit | 'timeMs' | 'heapMb', max: number, got?: number): AppError {
+/** 422 naming the limit passed: one of the budget's, the worker's time (timeMs) or memory (heapMb), or a filter's crash rows (crashes). */
+export function tooComplex(limit: BudgetLimit | 'timeMs' | 'heapMb' | 'crashes', max: number, got?: number): AppError {
   return new AppError('GEOMETRY_TOO_COMPLEX',
     `the search area is too complex to compute (limit: ${limit}, max ${max}${got === undefined ? '' : `, got ${got}`}); `
       + 'send fewer positions, a smaller radius or a smaller area',

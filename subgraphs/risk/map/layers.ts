@@ -44,7 +44,8 @@ export function mapLayers(m: MapInput, budget?: GeometryBudget): string {
     });
   }
   // `legend` is a foreign member (RFC 7946 section 6.1): GIS tools ignore it, the page draws it.
-  const collection: FeatureCollection & { legend: unknown } = { type: 'FeatureCollection', features,
+  // `filter` too: the crash filter the cells' figures are of (null: every crash).
+  const collection: FeatureCollection & { legend: unknown; filter: string | null } = { type: 'FeatureCollection', filter: m.filter, features,
     legend: { title: m.cells.length ? `Road risk index ${m.index ?? 0} (0-100) · ${m.cells.length} H3 cells at resolution ${m.resolution}` : 'Outside coverage (California and Illinois): no data',
       noCrash: NO_CRASH, bands: BANDS } };
   return JSON.stringify(collection);

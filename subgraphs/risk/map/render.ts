@@ -75,6 +75,8 @@ export interface MapInput {
   fatalCrashesPerKm2Year: number | null;
   /** Crash points: longitude, latitude, fatalities. */
   points: [number, number, number][];
+  /** The crash filter applied (crashFilterText), or null: the counts, cells and points are of the crashes it matches. */
+  filter: string | null;
 }
 
 /**
@@ -152,7 +154,8 @@ export function renderMapSvg(m: MapInput, budget?: GeometryBudget): string {
     ? `Road risk index ${m.index ?? 0} (0-100) · ${m.states.map((state) => state.name).join(' and ')} · ${m.cells.length} H3 cells at resolution ${m.resolution}`
     : 'Outside coverage (California and Illinois): no data';
   const subtitle = m.cells.length
-    ? `${m.fatalCrashes} fatal crashes, ${m.fatalities} killed${points.length ? ` (${points.length} shown as dots)` : ''} · ${m.fatalCrashesPerKm2Year ?? 0} fatal crashes per km² per year`
+    ? `${m.fatalCrashes} fatal crashes${m.filter ? ` matching ${m.filter}` : ''}, ${m.fatalities} killed${points.length ? ` (${points.length} shown as dots)` : ''}`
+      + ` · ${m.fatalCrashesPerKm2Year ?? 0} fatal crashes per km² per year`
     : m.coverageMessage;
   out.push(`<text x="${MAP.x0}" y="22" font-size="16" font-weight="bold" fill="#222">${escapeXml(title)}</text>`);
   out.push(`<text x="${MAP.x0}" y="42" font-size="12" fill="#444">${escapeXml(subtitle)}</text>`);

@@ -13,9 +13,9 @@ const decoded = (counts: Map<string, number>, table: Record<number, string>) => 
   .map(([code, crashes]) => ({ code: code === 'null' ? null : Number(code), name: code === 'null' ? 'Not recorded' : table[Number(code)] ?? `Code ${code}`, crashes }))
   .sort((a, b) => b.crashes - a.crashes || (a.code ?? 999) - (b.code ?? 999));
 
-/** Crash counts of the area by severity, year, month, hour of week (local time), weather, light and road class. */
+/** Crash counts of the area (the crashes its filter matches) by severity, year, month, hour of week (local time), weather, light and road class. */
 export async function accidentSummary(q: AreaQuery) {
-  const cells = await q.crashCells();
+  const cells = await q.filteredCells();
   const byYear = new Map<number, number[]>();
   const byHour = new Array(168).fill(0);
   const byMonth = new Array(12).fill(0);

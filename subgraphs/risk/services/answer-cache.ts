@@ -9,7 +9,9 @@ import type { AreaQuery } from './area.ts';
  * ...), kept for every caller: they depend only on the area, the part's arguments and the answers'
  * version (data, model, code: data/version.ts), which is in the key, so an ingest invalidates them.
  * Bounded by bytes (RISK_ANSWER_CACHE_MB; 0 keeps none); identical evaluations in flight run once.
- * Never real-time traffic, never while the data load (no version then).
+ * Never real-time traffic, never while the data load (no version then). Answers under a crash filter
+ * go to a partition of their own, FILTERED_SHARE of that size on top of it: filter combinations are
+ * countless, and a caller cycling through them evicts only other filtered answers.
  */
 export interface AnswerCache {
   answer<T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T>;
@@ -24,16 +26,24 @@ const sizeOf = (value: unknown) => 256 + (typeof value === 'string' ? value.leng
 type Entry = { value: unknown };
 type Evaluate = () => Promise<unknown>;
 
+/** The filtered answers' partition, as a share of the unfiltered answers' size. */
+export const FILTERED_SHARE = 0.25;
+
+// lru-cache's fetch runs identical evaluations in flight once (status `inflight`) and keeps no failure.
+const partition = (maxBytes: number) => (maxBytes > 0 ? new LRUCache<string, Entry, Evaluate>({
+  maxSize: maxBytes, sizeCalculation: (e) => sizeOf(e.value),
+  fetchMethod: async (_key, _stale, { context: evaluate }) => ({ value: await evaluate() }),
+}) : null);
+
 export function createAnswerCache(maxBytes: number): AnswerCache {
   const stats = { hits: 0, shared: 0, misses: 0 };
-  // lru-cache's fetch runs identical evaluations in flight once (status `inflight`) and keeps no failure.
-  const cache = maxBytes > 0 ? new LRUCache<string, Entry, Evaluate>({
-    maxSize: maxBytes, sizeCalculation: (e) => sizeOf(e.value),
-    fetchMethod: async (_key, _stale, { context: evaluate }) => ({ value: await evaluate() }),
-  }) : null;
+  const unfiltered = partition(maxBytes);
+  const filtered = partition(Math.floor(maxBytes * FILTERED_SHARE));
+  const partitions = [unfiltered, filtered];
   const counted = { hit: 'hits', inflight: 'shared', miss: 'misses' } as const;
   return {
     async answer<T>(q: AreaQuery, part: string, args: unknown, evaluate: () => Promise<T>): Promise<T> {
+      const cache = q.filter ? filtered : unfiltered;
       const version = cache && await riskAnswersVersion(q.em);
       if (!cache || !version) return evaluate();
       const status: LRUCache.Status<string, Entry, Evaluate> = {};
@@ -42,8 +52,10 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
       if (fetched === 'hit' || fetched === 'inflight' || fetched === 'miss') stats[counted[fetched]] += 1;
       return entry!.value as T;
     },
-    stats: () => ({ ...stats, entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0 }),
-    clear: () => cache?.clear(),
+    stats: () => ({
+      ...stats, entries: partitions.reduce((n, c) => n + (c?.size ?? 0), 0), bytes: partitions.reduce((n, c) => n + (c?.calculatedSize ?? 0), 0),
+    }),
+    clear: () => partitions.forEach((c) => c?.clear()),
   };
 }
 

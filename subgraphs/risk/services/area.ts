@@ -4,6 +4,9 @@ import { riskAreaKey } from '../area-key.ts';
 import { riskDataStatus } from '../data/status.ts';
 import { dataSources, type DataSources } from '../data/sources.ts';
 import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
+import { crashFilterKey, type CrashFilter } from '../filter/crash-filter.ts';
+import { filteredCells, filteredYears } from '../filter/filtered-cells.ts';
+import { riskModel } from '../data/model.ts';
 import { MAX_CELLS } from '../geometry/cells.ts';
 import type { ResolvedArea } from '../geometry/area-task.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
@@ -17,8 +20,10 @@ export interface AreaQuery {
   em: EntityManager;
   /** The area as requested (the map's worker derives its outline from it again). */
   request: { wkt: string; radius: number | null | undefined };
-  /** The same for every spelling of this area with this cell bound and method: the answer cache's key. */
+  /** The same for every spelling of this area with this cell bound, method and filter: the answer cache's key. */
   key: string;
+  /** The crash filter (filter/crash-filter.ts); null: every crash. */
+  filter: CrashFilter | null;
   search: ResolvedArea['search'];
   coverage: ResolvedArea['coverage'];
   queryMethod: string;
@@ -32,6 +37,12 @@ export interface AreaQuery {
   /** The same cells' counts, rates and index without the breakdowns (what the exports need), or crashCells' when already loaded. */
   figureCells(): Promise<CellFigureRow[]>;
   trafficCells(): Promise<TrafficCell[]>;
+  /** crashCells counted over the filter's crashes (their stored index kept), only the cells with one; crashCells without a filter. */
+  filteredCells(): Promise<CrashCell[]>;
+  /** figureCells' counterpart of filteredCells. */
+  filteredFigureCells(): Promise<CellFigureRow[]>;
+  /** Years the per-year figures are over (the filter's years within the data's, else the data's). */
+  years(): Promise<number>;
   /** What the stored data are (real or sample, source, years). */
   sources(): Promise<DataSources>;
 }
@@ -76,7 +87,9 @@ async function cellRows<T>(em: EntityManager, table: string, select: string, res
  * Parses and validates the search area and picks its cells, in the geometry workers: every 400 and
  * 422 is raised here, before any data set.
  */
-export async function resolveArea(em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, maxCells = MAX_CELLS): Promise<AreaQuery> {
+export async function resolveArea(
+  em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, filter: CrashFilter | null = null, maxCells = MAX_CELLS,
+): Promise<AreaQuery> {
   const method = queryMethod == null || queryMethod.trim() === '' ? 'ContainsBuffer'
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
@@ -86,12 +99,20 @@ export async function resolveArea(em: EntityManager, wkt: string, radius?: numbe
     loaded = true;
     return cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_SELECT, resolution!, cells) : [];
   });
+  const figureCells = memo(async () => (loaded ? crashCells() : cells.length ? cellRows<CellFigureRow>(em, 'risk_crash_cells', FIGURE_CELL_SELECT, resolution!, cells) : []));
+  const years = memo(async () => filteredYears(await riskModel(em), filter));
+  const filtered = memo(async () => (filter && resolution !== null
+    ? filteredCells({ em, filter, resolution, stored: await figureCells() }, await years()) : crashCells()));
   return {
-    em, request: { wkt, radius }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${resolution}|${method}`, search, coverage, queryMethod: method, resolution, cells,
+    em, request: { wkt, radius }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${resolution}|${method}|${crashFilterKey(filter)}`,
+    filter, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells,
-    figureCells: memo(async () => (loaded ? crashCells() : cells.length ? cellRows<CellFigureRow>(em, 'risk_crash_cells', FIGURE_CELL_SELECT, resolution!, cells) : [])),
+    figureCells,
     trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_SELECT, resolution!, cells) : [])),
+    filteredCells: filtered,
+    filteredFigureCells: filter ? filtered : figureCells,
+    years,
     sources: memo(() => dataSources(em)),
   };
 }

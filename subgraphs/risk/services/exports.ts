@@ -5,6 +5,7 @@ import { badInput } from '../../platform/errors.ts';
 import { areaPoolFor } from '../geometry/pool.ts';
 import type { AreaQuery } from './area.ts';
 import { crashPage, decodeCrashCursor } from './crash-page.ts';
+import { appliedFilter } from '../filter/crash-filter.ts';
 
 const MEDIA_TYPES: Record<RiskExportFormat, string> = { geojson: 'application/geo+json', csv: 'text/csv; charset=utf-8; header=present' };
 const H3_INDEX = /^[0-9a-f]{15}$/;
@@ -13,10 +14,10 @@ const areaOf = (q: AreaQuery) => ({ wkt: q.request.wkt, radius: q.request.radius
 
 /** The REST URLs of the area's exports (relative to the gateway), each its first page. */
 export const exportLinks = (q: AreaQuery) => ({
-  cellsGeoJson: riskExportUrl('cells', 'geojson', areaOf(q)),
-  cellsCsv: riskExportUrl('cells', 'csv', areaOf(q)),
-  crashesGeoJson: riskExportUrl('crashes', 'geojson', areaOf(q)),
-  crashesCsv: riskExportUrl('crashes', 'csv', areaOf(q)),
+  cellsGeoJson: riskExportUrl('cells', 'geojson', areaOf(q), q.filter),
+  cellsCsv: riskExportUrl('cells', 'csv', areaOf(q), q.filter),
+  crashesGeoJson: riskExportUrl('crashes', 'geojson', areaOf(q), q.filter),
+  crashesCsv: riskExportUrl('crashes', 'csv', areaOf(q), q.filter),
 });
 
 export interface ExportArgs {
@@ -30,12 +31,15 @@ export interface ExportArgs {
 const decodeCellCursor = (value: string | null | undefined) =>
   decodeCursor(value, (keys) => (keys.length === 1 && typeof keys[0] === 'string' && H3_INDEX.test(keys[0]) ? keys[0] : null));
 
-/** The cells of one page: every cell of the area in H3 index order behind `after`, with its crash row when it has one. */
+/**
+ * The cells of one page: every cell of the area in H3 index order behind `after`, with its crash row when
+ * it has one (a crash the filter matches: a cell without one is written as a cell without crashes).
+ */
 async function cellsPage(q: AreaQuery, first: number, after: string | null) {
   const sorted = [...q.cells].sort();
   const start = after === null ? 0 : sorted.findIndex((c) => c > after);
   const cells = start < 0 ? [] : sorted.slice(start, start + first);
-  const rows = new Map((await q.figureCells()).map((r) => [r.cell, r]));
+  const rows = new Map((await q.filteredFigureCells()).map((r) => [r.cell, r]));
   const hasNextPage = start >= 0 && start + first < sorted.length;
   return {
     input: { cells: cells.map((cell) => ({ cell, row: rows.get(cell) ?? null })) },
@@ -46,7 +50,7 @@ async function cellsPage(q: AreaQuery, first: number, after: string | null) {
 
 async function crashesPage(q: AreaQuery, first: number, after: string | null | undefined) {
   const page = await crashPage(q, first, decodeCrashCursor(after));
-  const total = (await q.figureCells()).reduce((s, c) => s + c.fatal, 0);
+  const total = (await q.filteredFigureCells()).reduce((s, c) => s + c.fatal, 0);
   return { input: { rowsJson: page.rowsJson }, total, hasNextPage: page.hasNextPage, endCursor: page.endCursor };
 }
 
@@ -60,8 +64,8 @@ export async function exportPage(q: AreaQuery, { data, format, first, after }: E
   if (!Number.isInteger(size) || size < 1 || size > sizes.max) throw badInput(`first must be a whole number from 1 to ${sizes.max}`, 'first');
   const page = data === 'cells' ? await cellsPage(q, size, decodeCellCursor(after)) : await crashesPage(q, size, after);
   const nextUrl = page.hasNextPage && page.endCursor
-    ? riskExportUrl(data, format, areaOf(q), { after: page.endCursor, limit: size === sizes.default ? null : size }) : null;
-  const content = await areaPoolFor(q.em).renderExport({ data, format, ...page.input, total: page.total, nextUrl });
+    ? riskExportUrl(data, format, areaOf(q), q.filter, { after: page.endCursor, limit: size === sizes.default ? null : size }) : null;
+  const content = await areaPoolFor(q.em).renderExport({ data, format, ...page.input, total: page.total, nextUrl, filter: appliedFilter(q.filter) });
   return {
     mediaType: MEDIA_TYPES[format],
     filename: `risk-index-${data}.${format}`,

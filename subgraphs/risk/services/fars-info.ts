@@ -12,7 +12,7 @@ export interface FarsInfoArgs {
   after?: string | null;
 }
 
-/** Fatal crash records of the area in the FARS accident.csv layout, codes decoded, most recent first, one page behind `after`. */
+/** Fatal crash records of the area (those its filter matches) in the FARS accident.csv layout, codes decoded, most recent first, one page behind `after`. */
 export async function farsInfo(q: AreaQuery, { limit, first, after }: FarsInfoArgs = {}) {
   const field = first != null ? 'first' : 'limit';
   const size = first ?? limit ?? 100;
@@ -21,7 +21,7 @@ export async function farsInfo(q: AreaQuery, { limit, first, after }: FarsInfoAr
   if (!q.cells.length || q.resolution === null) {
     return { total: 0, fatalities: 0, returned: 0, records: [], pageInfo: { hasNextPage: false, endCursor: null }, source: null, sample: false };
   }
-  const cells = await q.figureCells();
+  const cells = await q.filteredFigureCells();
   const total = cells.reduce((s, c) => s + c.fatal, 0);
   const fatalities = cells.reduce((s, c) => s + c.fatalities, 0);
   const page = await crashPage(q, size, cursor);

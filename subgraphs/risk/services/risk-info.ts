@@ -7,6 +7,8 @@ import type { CrashCell } from '../entities.ts';
 import { cellArray, type AreaQuery } from './area.ts';
 import { cellFigures, sig } from './cell-figures.ts';
 import { readRows } from './read.ts';
+import { crashFilterSql } from '../filter/apply.ts';
+import type { CrashFilter } from '../filter/crash-filter.ts';
 
 export const RISKIEST_CELLS = 10;
 export const RISK_METHOD = 'The area\'s fatal crashes and fatalities (their mean is its weight w) inside its exact outline, per km² of it per year (the rate), '
@@ -28,38 +30,45 @@ function cellsKm2(q: AreaQuery, cells: CrashCell[]): number {
   return known + (q.cells.length - cells.length) * mean;
 }
 
-/** The fatal crashes of the area's cells (longitude, latitude, fatalities), read as one JSON text. */
-async function cellCrashes(q: AreaQuery): Promise<CrashPoints> {
+/** The fatal crashes of the area's cells (longitude, latitude, fatalities) that `filter` matches, read as one JSON text. */
+async function cellCrashes(q: AreaQuery, filter: CrashFilter | null): Promise<CrashPoints> {
+  const where = crashFilterSql(filter);
   const [row] = await readRows<{ points: string }>(q.em,
     `select coalesce(json_agg(json_build_array("longitude", "latitude", "fatalities")), '[]')::text as "points"
-     from "risk"."risk_crashes" where "severity" = 'fatal' and "${cellColumn(q.resolution!)}" = any(?::text[])`, [cellArray(q.cells)]);
+     from "risk"."risk_crashes" where "severity" = 'fatal' and "${cellColumn(q.resolution!)}" = any(?::text[])${where.sql}`,
+    [cellArray(q.cells), ...where.params]);
   return Float64Array.from((JSON.parse(row.points) as number[][]).flat());
 }
 
 /** The fatal crashes inside the area's exact covered outline: the cells' crashes, tested in the geometry workers. */
-async function crashesInside(q: AreaQuery) {
-  const points = await cellCrashes(q);
+async function crashesInside(q: AreaQuery, filter: CrashFilter | null) {
+  const points = await cellCrashes(q, filter);
   if (points.length === 0) return { crashes: 0, fatalities: 0 };
   return areaPoolFor(q.em).countInside(q.request.wkt, q.request.radius, points);
 }
 
 /**
  * The 0-100 road risk index of the area (its exact outline's crashes and area, docs/risk-index.md),
- * and the cells' figures: per-cell indices, distribution and riskiest cells.
+ * and the cells' figures: per-cell indices, distribution and riskiest cells. Under a filter the counts,
+ * their rates and the cells with crashes are of the crashes it matches; the indices (the area's, its
+ * rate and smoothed rate, the cells') stay those of every crash: a filtered index would need its own reference.
  */
 export async function riskInfo(q: AreaQuery) {
   const cells = await q.crashCells();
   const touched = q.cells.length;
   if (!touched || q.resolution === null) return outside();
-  const [model, inside] = await Promise.all([riskModel(q.em), crashesInside(q)]);
+  // The filtered cells first: they bound a filter's cost before its crashes are read.
+  const filteredCells = await q.filteredCells();
+  const [model, all, matching, years] = await Promise.all([riskModel(q.em), crashesInside(q, null),
+    q.filter ? crashesInside(q, q.filter) : null, q.years()]);
+  const inside = matching ?? all;
   const emptyCell = scoreArea(model, 0, getHexagonAreaAvg(q.resolution, 'km2')).index;
   const indices = [...cells.map((c) => c.riskIndex), ...new Array<number>(touched - cells.length).fill(emptyCell)];
   const km2 = q.coverage.coveredKm2;
-  const score = scoreArea(model, weightOf(inside.crashes, inside.fatalities), km2);
-  const years = model.years;
+  const score = scoreArea(model, weightOf(all.crashes, all.fatalities), km2);
   const sources = await q.sources();
   // Ties by cell id, so that equal cells come in one order on every database.
-  const riskiest = [...cells].sort((a, b) => b.riskIndex - a.riskIndex || b.fatalities - a.fatalities || (a.cell < b.cell ? -1 : 1)).slice(0, RISKIEST_CELLS);
+  const riskiest = [...filteredCells].sort((a, b) => b.riskIndex - a.riskIndex || b.fatalities - a.fatalities || (a.cell < b.cell ? -1 : 1)).slice(0, RISKIEST_CELLS);
   return {
     ...common,
     index: score.index,
@@ -79,7 +88,7 @@ export async function riskInfo(q: AreaQuery) {
     referenceRate: sig(model.referenceRate),
     meanCellIndex: round(indices.reduce((s, i) => s + i, 0) / touched),
     maxCellIndex: Math.max(...indices),
-    cellsWithCrashes: cells.length,
+    cellsWithCrashes: filteredCells.length,
     cellsKm2: round(cellsKm2(q, cells), 3),
     emptyCellIndex: emptyCell,
     distribution: BUCKETS.map((from) => ({

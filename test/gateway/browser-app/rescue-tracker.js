@@ -3,8 +3,9 @@
  * A "track my rescue" screen on another origin, as a frontend team would write it: it dispatches a
  * rescue with Apollo Client 4 over HTTP (or is given one), then watches it with the `rescueUpdated`
  * subscription and lists each status as it arrives. `transport` picks how the subscription travels: `ws` is Apollo's
- * GraphQLWsLink (graphql-ws) behind a split link, `sse` is graphql-sse's own client (distinct
- * connections mode). Bundled by esbuild in test/gateway/browser-rescue.test.ts; reads its settings
+ * GraphQLWsLink (graphql-ws) behind a split link, `http` is Apollo's HttpLink alone (multipart
+ * subscriptions), `sse` is graphql-sse's own client (distinct connections mode). The app names itself
+ * with Apollo Client's client awareness headers. Bundled by esbuild in test/gateway/browser-rescue.test.ts; reads its settings
  * from the page's #config element.
  */
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
@@ -30,8 +31,9 @@ const isSubscription = ({ query }) => {
   return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
 };
 const client = new ApolloClient({
-  link: ApolloLink.split(isSubscription, ws, http),
+  link: config.transport === 'http' ? http : ApolloLink.split(isSubscription, ws, http),
   cache: new InMemoryCache({ possibleTypes }),
+  clientAwareness: { name: 'rescue-tracker', version: '1.4.0' },
 });
 
 const DISPATCH = gql`
@@ -59,7 +61,8 @@ function fail(error) {
   setState('error');
 }
 
-function watchOverWebSocket(reqId) {
+/** Over GraphQLWsLink, or over HttpLink's multipart subscriptions when it is the only link. */
+function watchWithApolloClient(reqId) {
   client.subscribe({ query: gql(RESCUE_UPDATED), variables: { reqId } }).subscribe({
     next: ({ data, error }) => (error ? fail(error) : show(data.rescueUpdated)),
     error: fail,
@@ -78,7 +81,7 @@ function watchOverSse(reqId) {
 /** Shows the rescue and watches it over the configured transport. */
 function track(reqId) {
   byId('req-id').textContent = reqId;
-  (config.transport === 'sse' ? watchOverSse : watchOverWebSocket)(reqId);
+  (config.transport === 'sse' ? watchOverSse : watchWithApolloClient)(reqId);
   setState('watching');
 }
 

@@ -26,7 +26,7 @@ beforeAll(async () => {
   issuer = await startTestIssuer();
   // A second gateway process on the same database, with caches of its own.
   const { stack } = t;
-  other = await buildGateway({ config: t.config, db: stack.db, revocation: stack.revocation, subgraphUrls: stack.subgraphUrls });
+  other = await buildGateway({ config: t.config, db: stack.db, revocation: stack.revocation, subgraphUrls: stack.subgraphUrls, bus: stack.bus });
   otherUrl = await other.app.listen({ host: '127.0.0.1', port: 0 });
 }, 240_000);
 afterAll(async () => {

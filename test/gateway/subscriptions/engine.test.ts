@@ -6,18 +6,18 @@ import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.t
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
 import { unauthenticated } from '../../../subgraphs/platform/errors.ts';
-import type { LiveEvent } from '../../../subgraphs/platform/webhooks/live.ts';
+import type { CommittedEvent } from '../../../subgraphs/platform/events/bus.ts';
 import type { EventType } from '../../../subgraphs/platform/webhooks/events.ts';
 
 const quiet = { warn() {}, error() {}, info() {} } as unknown as EngineOptions['log'];
 
 /** An engine on a hand-driven event source; `ran` lists the authorization of every query it ran. */
 function engineWith(options: Partial<EngineOptions> = {}) {
-  const listeners = new Set<(event: LiveEvent) => void>();
+  const listeners = new Set<(event: CommittedEvent) => void>();
   const ran: string[] = [];
   const registry = new Registry();
   const engine = new SubscriptionEngine({
-    live: { subscribe(listener) { listeners.add(listener); return () => listeners.delete(listener); }, async close() {} },
+    live: (listener) => { listeners.add(listener); return () => { listeners.delete(listener); }; },
     execute: async (prepared, { authorization }) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
     auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
     clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
@@ -28,7 +28,9 @@ function engineWith(options: Partial<EngineOptions> = {}) {
   let seq = 0;
   const emit = (orgId: string, resourceKey: string, type: EventType = 'rescue.status_changed') => {
     seq += 1;
-    for (const listener of listeners) listener({ source: 'roadside', seq, eventId: `e${seq}`, orgId, type, resourceKey, occurredAt: new Date().toISOString() });
+    for (const listener of listeners) listener({
+      source: 'roadside', seq, eventId: `e${seq}`, orgId, type, resourceKey, resourcePath: '/', resource: {}, occurredAt: new Date().toISOString(),
+    });
   };
   return { engine, emit, ran };
 }

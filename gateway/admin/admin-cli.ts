@@ -1,22 +1,22 @@
 import type { Config } from '../../subgraphs/platform/config.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 
-/** Whether a gateway answers at `base`. */
-export const gatewayAnswers = (base: string) =>
-  fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+/** The operator client's credentials as a CLI is given them (flags win; an empty variable counts as unset, as in loadConfig). */
+export interface OperatorFlags { 'client-id'?: string; 'client-secret'?: string }
 
-export type OperatorCall = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
+/** Whether a gateway answers at `base`. */
+export const gatewayAnswers = (base: string) => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+
+export type AdminCall = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
 
 /**
- * The running gateway's admin API for the operator CLIs (`npm run clients`, `npm run issuers`), with
- * an operator token: the client from `given` (--client-id/--client-secret), else ADMIN_CLIENT_ID /
- * ADMIN_CLIENT_SECRET, else the bootstrap client, else CLIENT_ID / CLIENT_SECRET as the start prints
- * them for the development client. A refused call throws with the problem's detail.
+ * Calls of the admin API of the gateway at `url` with an operator token (scope admin): the client of
+ * --client-id/--client-secret, else ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET, else the bootstrap client,
+ * else the development client's CLIENT_ID / CLIENT_SECRET as the start prints them.
  */
-export async function operatorApi(url: string, config: Config, given: { clientId?: string; clientSecret?: string }): Promise<OperatorCall> {
-  // An empty variable counts as unset, as in loadConfig.
-  const id = given.clientId || process.env.ADMIN_CLIENT_ID || config.BOOTSTRAP_CLIENT_ID || process.env.CLIENT_ID;
-  const secret = given.clientSecret || process.env.ADMIN_CLIENT_SECRET || config.BOOTSTRAP_CLIENT_SECRET || process.env.CLIENT_SECRET;
+export async function adminApi(url: string, config: Config, flags: OperatorFlags): Promise<AdminCall> {
+  const id = flags['client-id'] || process.env.ADMIN_CLIENT_ID || config.BOOTSTRAP_CLIENT_ID || process.env.CLIENT_ID;
+  const secret = flags['client-secret'] || process.env.ADMIN_CLIENT_SECRET || config.BOOTSTRAP_CLIENT_SECRET || process.env.CLIENT_SECRET;
   if (!id || !secret) {
     throw new Error(`A gateway answers at ${url}: changes go through its admin API, which needs an operator client (scope admin: the bootstrap client, or the development client printed on first start). ` +
       'Pass --client-id and --client-secret (or set ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET, or paste the development client\'s export CLIENT_ID=... CLIENT_SECRET=... line).');

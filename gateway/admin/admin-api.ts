@@ -4,7 +4,6 @@ import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
 
-/** What every operator route shares: the `admin` scope, problem answers, body checks and their OpenAPI parts. */
 function requireAdmin(request: FastifyRequest): Caller {
   const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
   if (!caller) throw unauthenticated();
@@ -12,8 +11,8 @@ function requireAdmin(request: FastifyRequest): Caller {
   return caller;
 }
 
-/** A handler behind the `admin` scope, its AppErrors answered as problems. */
-export const adminOnly = (handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
+/** An admin route's handler: operators only (the `admin` scope); AppErrors answer as problems. */
+export const adminHandler = (handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
   async (request: FastifyRequest, reply: FastifyReply) => {
     try {
       requireAdmin(request);
@@ -24,8 +23,9 @@ export const adminOnly = (handler: (request: FastifyRequest, reply: FastifyReply
     }
   };
 
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body ?? {});
+/** A body (or query) checked against `schema`; the first issue is a 400 naming its field. */
+export function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw badInput(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || undefined);
@@ -41,6 +41,7 @@ export function idParam(request: FastifyRequest, name: string): string {
   return parsed.data;
 }
 
+/** The OpenAPI pieces every admin path shares. */
 export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 export const adminErrors = {
   401: problem('Missing, invalid or expired token'), 403: problem("Token lacks the 'admin' scope"), 414: problem('A URL over 16 KiB'), 429: problem('Rate limit exceeded (see Retry-After)'),
