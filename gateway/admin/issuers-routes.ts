@@ -84,7 +84,7 @@ export const adminIssuerPaths = {
       operationId: 'distrustIssuer', tags: ['Admin'], security,
       summary: "Distrust an issuer registration: its users' tokens are refused on every gateway process within 2 s (operators: admin scope)",
       parameters: [{ name: 'issuerId', in: 'path', required: true, schema: { type: 'string' } }],
-      responses: { 200: { description: 'The removed registration', content: json(registration) }, 404: problem('Unknown registration'), ...adminErrors },
+      responses: { 200: { description: 'The removed registration', content: json(registration) }, 400: problem('Invalid input'), 404: problem('Unknown registration'), ...adminErrors },
     },
   },
 };
