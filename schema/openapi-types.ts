@@ -4426,7 +4426,7 @@ export interface operations {
                 first?: number;
                 /**
                  * @description nextCursor of the previous page
-                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5ZSJd
+                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDFhNiJd
                  */
                 after?: string;
             };
