@@ -111,6 +111,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     gateway: createGateway(subgraphUrls, {
       mint: internalTokenMinter(await loadInternalSigningKey(config), config.JWT_ISSUER),
       local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY,
+      maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS,
     }, supergraphSdl),
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,

@@ -30,6 +30,7 @@ import type { IdempotencyStore } from './idempotency/store.ts';
 import type { TrustedDocuments } from './trusted/registry.ts';
 import type { TrustedDocumentStore } from './trusted/store.ts';
 import { idePlugin } from './ide/index.ts';
+import { deferLimitsPlugin } from './protection/defer-limits.ts';
 import { restInFlightPlugin, type RestInFlightBound } from './protection/in-flight.ts';
 import { jsonNewlinePlugin } from './http/json-newline.ts';
 import { rateLimitPlugin } from './protection/limits.ts';
@@ -167,6 +168,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('home', homePlugin, {}),
     apolloOnly('graphql-server', [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()]),
     apolloOnly('operation-resolution', forGatewayContext([operationResolutionPlugin])),
+    apolloOnly('defer-limits', forGatewayContext([deferLimitsPlugin(limits.directives, config.GRAPHQL_MAX_DEFERRED)])),
     apolloOnly('subscriptions-elsewhere', forGatewayContext([subscriptionsElsewherePlugin])),
     feature('rest-in-flight', restInFlightPlugin, { bounds }, forGatewayContext(bounds.map((b) => b.bound.plugin))),
     apolloOnly('graphql-limits', forGatewayContext(limits.plugins)),

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { InProcessDataSource, internalAuthorization, keepAliveFetcher } from './datasources.ts';
 import type { Caller } from '../subgraphs/platform/auth/tokens.ts';
@@ -9,6 +9,7 @@ import { signingFetcher } from '../subgraphs/platform/internal-hop.ts';
 import { supergraphPath } from '../schema/subgraphs.ts';
 import { GraphQLError } from 'graphql';
 import { coerceSharedScalars } from './scalars.ts';
+import { IncrementalGateway } from './query-plan-executor/gateway.ts';
 
 /** What the gateway keeps per request and forwards to subgraphs. */
 export interface GatewayContext {
@@ -74,20 +75,26 @@ export interface GatewayTransport {
   timeoutMs?: number;
   /** Signs every HTTP fetch for the subgraph's internal hop check (INTERNAL_HOP_KEY). */
   hopKey?: string;
+  /** GRAPHQL_MAX_RESPONSE_OBJECTS, counted over every part of an incremental (@defer) answer. */
+  maxResponseObjects?: number;
 }
 
 /** The committed static supergraph's SDL. */
 export const readSupergraphSdl = () => readFileSync(supergraphPath, 'utf8');
 
-/** The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. */
+/**
+ * The gateway on the committed static supergraph; `urls` overrides routing URLs by subgraph name. It plans and
+ * executes @defer (gateway/query-plan-executor, a fork of Apollo Gateway's executor).
+ */
 export function createGateway(urls: Record<string, string>, transport: GatewayTransport, supergraphSdl = readSupergraphSdl()) {
   // One keep-alive pool shared by every HTTP subgraph; the query plan cache also keeps each fetch's
   // parsed document, which the in-process data source executes without parsing again.
   const pool = keepAliveFetcher({ timeoutMs: transport.timeoutMs });
   const fetcher = transport.hopKey ? signingFetcher(pool, transport.hopKey) : pool;
   const local = new Map((transport.local ?? []).map((subgraph) => [subgraph.name, subgraph]));
-  const gateway = new ApolloGateway({
+  const gateway = new IncrementalGateway({
     supergraphSdl,
+    maxResponseObjects: transport.maxResponseObjects ?? Number.MAX_SAFE_INTEGER,
     queryPlannerConfig: { exposeDocumentNodeInFetchNode: local.size > 0 },
     experimental_approximateQueryPlanStoreMiB: 64,
     buildService: ({ name, url }) => {

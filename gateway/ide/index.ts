@@ -1,22 +1,22 @@
 /**
- * GraphiQL at `GET /graphql` for a browser (Accept: text/html), from local files only: the UMD builds
- * of graphiql, react and react-dom in node_modules, served under /ide/. JSON GraphQL requests to
- * /graphql are untouched. The example operations are preloaded as tabs; the headers editor holds an
- * Authorization template for a token.
+ * GraphiQL 5 at `GET /graphql` for a browser (Accept: text/html), from this server alone: the bundle of
+ * bundle.ts (GraphiQL, its explorer plugin, Monaco and its workers) served under /ide/. JSON GraphQL
+ * requests to /graphql are untouched. The example operations are preloaded as tabs; a Sign in panel
+ * fetches a token with an API client's id and secret; share links carry an operation in the fragment.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { printSchema, Supergraph } from '@apollo/federation-internals';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
+import { buildSchema, parse, print, validate, type DirectiveDefinitionNode, type GraphQLSchema } from 'graphql';
 import { supergraphPath } from '../../schema/subgraphs.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 import { pageHeaders, selfAndSameHostWebSockets } from '../http/security-headers.ts';
 import { addVary } from '../http/vary.ts';
+import { ideBundle } from './bundle.ts';
 import { ideExamples, type IdeExample } from './examples.ts';
 
 const require = createRequire(import.meta.url);
@@ -24,9 +24,12 @@ const require = createRequire(import.meta.url);
 /** A file inside an installed package, also where the package's `exports` hide it (react's umd/). */
 export const packageFile = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file);
 
-/** Serves a file, read once and gzipped once when the client accepts it. */
+/**
+ * Serves a file, read once: as its brotli copy (`<file>.br`, made with the bundle) to a client that
+ * accepts br, else gzipped once when the client accepts gzip, else plain.
+ */
 export function assetSender() {
-  const cache = new Map<string, { raw: Buffer; gzip?: Buffer }>();
+  const cache = new Map<string, { raw: Buffer; gzip?: Buffer; br?: Buffer | null }>();
   return (request: FastifyRequest, reply: FastifyReply, { path, type }: Asset) => {
     let entry = cache.get(path);
     if (!entry) {
@@ -34,7 +37,13 @@ export function assetSender() {
       cache.set(path, entry);
     }
     addVary(reply.type(type).header('cache-control', 'public, max-age=86400'), 'Accept-Encoding');
-    if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) || type.startsWith('image/')) return reply.send(entry.raw);
+    const accepted = String(request.headers['accept-encoding'] ?? '');
+    if (type.startsWith('image/')) return reply.send(entry.raw);
+    if (/\bbr\b/.test(accepted)) {
+      entry.br ??= existsSync(`${path}.br`) ? readFileSync(`${path}.br`) : null;
+      if (entry.br) return reply.header('content-encoding', 'br').send(entry.br);
+    }
+    if (!/\bgzip\b/.test(accepted)) return reply.send(entry.raw);
     entry.gzip ??= gzipSync(entry.raw);
     return reply.header('content-encoding', 'gzip').send(entry.gzip);
   };
@@ -46,25 +55,21 @@ export interface Asset { path: string; type: string }
 export const JS = 'text/javascript; charset=utf-8';
 export const CSS = 'text/css; charset=utf-8';
 
-/** The files the page loads, by the name it asks for: the UMD builds in node_modules and the page's own start-up. */
-const ASSETS: Record<string, Asset> = {
-  'react.production.min.js': { path: packageFile('react', 'umd/react.production.min.js'), type: JS },
-  'react-dom.production.min.js': { path: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS },
-  'graphiql.min.js': { path: packageFile('graphiql', 'graphiql.min.js'), type: JS },
-  'graphiql.min.css': { path: packageFile('graphiql', 'graphiql.min.css'), type: CSS },
-  'ide.js': { path: fileURLToPath(new URL('./page/ide.js', import.meta.url)), type: JS },
-  'ide.css': { path: fileURLToPath(new URL('./page/ide.css', import.meta.url)), type: CSS },
-};
-
 export const IDE_ASSET_PREFIX = '/ide/';
-/** GraphiQL's stylesheet embeds its fonts as data: URLs; queries go to this host, subscriptions to its WebSocket. */
-const IDE_HEADERS = pageHeaders({ 'connect-src': [selfAndSameHostWebSockets], 'font-src': ['data:'] });
-export const AUTHORIZATION_TEMPLATE = `Bearer <paste an access_token from POST ${TOKEN_PATH}>`;
+/**
+ * Queries go to this host, subscriptions to its WebSocket, Monaco's workers are files of this host. Monaco
+ * injects its styles at run time with no nonce: this page alone allows inline styles (never inline scripts).
+ */
+const IDE_HEADERS = pageHeaders({
+  'connect-src': [selfAndSameHostWebSockets], 'worker-src': ["'self'"], 'font-src': ["'self'", 'data:'],
+  'style-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'],
+});
 
-/** The API schema clients see (the supergraph without the join/link machinery). */
+/** The API schema clients see (the supergraph without the join/link machinery), with @defer as the gateway serves it. */
 export function apiSchema(supergraphSdl = readFileSync(supergraphPath, 'utf8')): GraphQLSchema {
   // Through SDL: federation-internals is CommonJS and would hand back the other copy of graphql's classes.
-  return buildSchema(printSchema(Supergraph.build(supergraphSdl).apiSchema()));
+  const api = Supergraph.build(supergraphSdl).apiSchema();
+  return buildSchema(`${printSchema(api)}\n\n${print(api.deferDirective().toAST() as DirectiveDefinitionNode)}`);
 }
 
 /** Validation errors of one example against a schema (empty when it is valid). */
@@ -83,28 +88,27 @@ export const servedExamples = (schema: GraphQLSchema) => ideExamples.filter((e) 
 const inlineJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 export function idePage(examples: readonly IdeExample[]): string {
-  const headers = JSON.stringify({ Authorization: AUTHORIZATION_TEMPLATE }, null, 2);
-  const tabs = examples.map((e) => ({ query: e.query, variables: JSON.stringify(e.variables ?? {}, null, 2), headers }));
+  const tabs = examples.map((e) => ({ query: e.query, variables: JSON.stringify(e.variables ?? {}, null, 2) }));
+  const config = { tabs, headers: '{}', tokenPath: TOKEN_PATH, assets: IDE_ASSET_PREFIX };
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>GraphiQL · Fleet risk graph</title>
-<link rel="stylesheet" href="${IDE_ASSET_PREFIX}graphiql.min.css">
 <link rel="stylesheet" href="${IDE_ASSET_PREFIX}ide.css">
 </head>
 <body>
 <div id="graphiql">Loading GraphiQL…</div>
-<script id="ide-config" type="application/json">${inlineJson({ tabs, headers })}</script>
-<script src="${IDE_ASSET_PREFIX}react.production.min.js"></script>
-<script src="${IDE_ASSET_PREFIX}react-dom.production.min.js"></script>
-<script src="${IDE_ASSET_PREFIX}graphiql.min.js"></script>
+<script id="ide-config" type="application/json">${inlineJson(config)}</script>
 <script src="${IDE_ASSET_PREFIX}ide.js"></script>
 </body>
 </html>
 `;
 }
+
+/** The content type of a bundle file, by its extension; other files are not served. */
+const BUNDLE_TYPES: Record<string, string> = { '.js': JS, '.css': CSS, '.ttf': 'font/ttf' };
 
 /** A browser asking for the page: GET, HTML accepted, no GraphQL query in the URL. */
 export function wantsIde(request: FastifyRequest): boolean {
@@ -128,9 +132,11 @@ async function ide(app: FastifyInstance) {
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {
-    const asset = ASSETS[request.params.file];
-    if (!asset) return reply.callNotFound();
-    return send(request, reply, asset);
+    const { file } = request.params;
+    const type = BUNDLE_TYPES[extname(file)];
+    const folder = await ideBundle();
+    if (!type || !/^[\w.-]+$/.test(file) || !existsSync(join(folder, file))) return reply.callNotFound();
+    return send(request, reply, { path: join(folder, file), type });
   });
 }
 

@@ -178,6 +178,14 @@ export type RiskIndexFilteredQueryVariables = Exact<{
 
 export type RiskIndexFilteredQuery = { riskIndex: { filter: { key: string } | null, riskInfo: { index: number | null, fatalCrashes: number, fatalities: number }, accidentSummary: { byLight: Array<{ name: string, crashes: number }> }, farsInfo: { total: number, records: Array<{ localDateTime: string, LGT_CONDNAME: string | null, PEDS: number | null, FATALS: number }> } } };
 
+export type RiskIndexMapDeferredQueryVariables = Exact<{
+  wkt: string;
+  radius?: number | null | undefined;
+}>;
+
+
+export type RiskIndexMapDeferredQuery = { riskIndex: { riskInfo: { index: number | null, maxCellIndex: number | null, cellsWithCrashes: number }, accidentSummary: { total: number, fatal: number, injury: number, propertyDamageOnly: number } } } & ({ riskMap: { map: string } } | { riskMap?: never });
+
 export type ScoringUserQueryVariables = Exact<{
   userId: string | number;
 }>;

@@ -20,6 +20,7 @@ import { CLIENT_NAME_HEADER } from '../../subgraphs/platform/client-app.ts';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
 import type { AnswerCacheStats } from '../../subgraphs/platform/public-answers.ts';
 import { ClientNames } from './client-names.ts';
+import { afterLastPart } from '../query-plan-executor/gateway.ts';
 
 export const METRICS_PATH = '/metrics';
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -150,13 +151,17 @@ export class GatewayMetrics {
             const name = !resolved ? '(invalid)'
               : transport === 'rest' ? ctx.operationName ?? '(anonymous)' : label(ctx.operationName, (ctx.contextValue as { clientId?: string }).clientId);
             const type = ctx.operation?.operation ?? 'unknown';
-            const errors = ctx.errors ?? (ctx.response.body.kind === 'single' ? ctx.response.body.singleResult.errors : undefined) ?? [];
-            for (const error of errors) {
-              operationErrors.inc({ operation_name: name, transport, code: String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR') });
-            }
+            const primary = ctx.errors ?? (ctx.response.body.kind === 'single' ? ctx.response.body.singleResult.errors : undefined) ?? [];
             const clientName = await clientNames.label(transport === 'graphql' ? start.request.http?.headers.get(CLIENT_NAME_HEADER) : undefined);
-            operations.inc({ operation_name: name, operation_type: type, transport, outcome: errors.length ? 'error' : 'success', client_name: clientName });
-            operationDuration.observe({ operation_name: name, operation_type: type, transport }, Number(process.hrtime.bigint() - began) / 1e9);
+            // A deferred operation is one operation: counted, with its deferred parts' errors, once its last part is fetched.
+            afterLastPart(ctx.contextValue, (deferred) => {
+              const errors = [...primary, ...deferred];
+              for (const error of errors) {
+                operationErrors.inc({ operation_name: name, transport, code: String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR') });
+              }
+              operations.inc({ operation_name: name, operation_type: type, transport, outcome: errors.length ? 'error' : 'success', client_name: clientName });
+              operationDuration.observe({ operation_name: name, operation_type: type, transport }, Number(process.hrtime.bigint() - began) / 1e9);
+            });
           },
         };
       },

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import { rootFieldNames } from '../../subgraphs/platform/root-fields.ts';
+import { afterLastPart } from '../query-plan-executor/gateway.ts';
 import { ServiceUnavailable } from './unavailable.ts';
 
 export interface InFlightBoundOptions {
@@ -27,7 +28,7 @@ export interface InFlightBound {
 /**
  * A process-wide bound on costly evaluations (GraphQL and the REST rows, which run through the same
  * server): an operation asking for `field` takes one slot per occurrence when its operation is
- * resolved, before planning and execution, and frees them when its answer is sent. With every slot
+ * resolved, before planning and execution, and frees them when its answer is sent (a deferred one's last part). With every slot
  * taken the answer is at once HTTP 503 SERVICE_UNAVAILABLE with Retry-After (REST: problem+json),
  * not a wait: the work a flood can queue on the event loop stays bounded, whatever its addresses.
  */
@@ -53,7 +54,8 @@ export function inFlightBound({ field, label, max, retryAfterSeconds }: InFlight
           inFlight += wanted;
           held = wanted;
         },
-        async willSendResponse() { release(); },
+        // A deferred operation holds its slots until its last deferred fetch has settled.
+        async willSendResponse({ contextValue }) { afterLastPart(contextValue, release); },
       };
     },
   };

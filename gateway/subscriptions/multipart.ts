@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import { sendGraphqlErrors } from '../http/graphql-reply.ts';
-import { acceptsExactly } from '../http/media-ranges.ts';
+import { mediaRanges } from '../http/multipart.ts';
 import { addVary } from '../http/vary.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRequest, type SubscriptionRules } from './document.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
@@ -14,8 +14,8 @@ const BOUNDARY = 'graphql';
 export const MULTIPART_SUBSCRIPTION_TYPE = `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec=1.0`;
 
 /** Whether a request's Accept asks for Apollo's multipart subscription protocol (`multipart/mixed` with `subscriptionSpec=1.0`). */
-export const acceptsMultipartSubscription = (request: FastifyRequest) =>
-  acceptsExactly(request.headers.accept, 'multipart/mixed', 'subscriptionSpec', '1.0');
+export const acceptsMultipartSubscription = (request: FastifyRequest) => mediaRanges(request.headers.accept ?? '')
+  .some(({ type, parameters, q }) => type === 'multipart/mixed' && q > 0 && parameters.subscriptionspec === '1.0');
 
 /** One part; each ends with the boundary, so that a client handles it as it arrives rather than with the next. */
 const part = (body: unknown) => `\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(body)}\r\n--${BOUNDARY}`;

@@ -60,6 +60,8 @@ const schema = z.object({
   /** Objects one GraphQL answer may hold (gateway and every subgraph); past it the answer is one RESPONSE_TOO_LARGE error. */
   GRAPHQL_MAX_RESPONSE_OBJECTS: z.coerce.number().int().min(100).default(50_000),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
+  /** Deferred fragments (@defer) one operation may ask for, one inside a list counted once per possible item. */
+  GRAPHQL_MAX_DEFERRED: z.coerce.number().int().min(0).default(16),
   GRAPHQL_INTROSPECTION: z.stringbool().default(true),
   REQUEST_COLLAPSING: z.stringbool().default(true),
   /** Nesting of objects and arrays in JSON bodies and GraphQL variables, and of brackets in GraphQL documents, checked before parsing. */

@@ -73,9 +73,12 @@ export function graphqlLimits(config: Config, sdl: DocumentNode) {
     blockFieldSuggestion: { enabled: !config.GRAPHQL_INTROSPECTION },
   });
   const { validationRules, plugins } = armor.protect();
+  const directives = costDirectivesOf(sdl);
   return {
+    /** The schema's `@cost` and `@listSize`, as the cost estimate reads them. */
+    directives,
     validationRules: [...validationRules, introspectionLimitRule],
-    plugins: [...plugins, demandControlPlugin(costDirectivesOf(sdl), { maxCost: config.GRAPHQL_MAX_COST, maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS })],
+    plugins: [...plugins, demandControlPlugin(directives, { maxCost: config.GRAPHQL_MAX_COST, maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS })],
     parseOptions: { maxTokens: config.GRAPHQL_MAX_TOKENS },
   };
 }

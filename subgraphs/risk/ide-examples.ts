@@ -33,4 +33,19 @@ query RiskIndexFiltered($wkt: WKT!, $radius: Float, $filter: CrashFilter) {
 }`,
     variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.05, filter: { years: [2015], lightConditions: ['Dark - Not Lighted', 'Dark - Lighted'], pedestrians: true } },
   },
+  {
+    query: `# The same report's figures at once and its SVG map as a deferred part (@defer: Apollo Client 4's Defer20220824Handler,
+# or any client accepting multipart/mixed; deferSpec=20220824; others get one answer). The map is drawn by a second
+# evaluation, so it is fetched on its own: a field deferred inside riskIndex would come with the figures.
+query RiskIndexMapDeferred($wkt: WKT!, $radius: Float) {
+  riskIndex(wkt: $wkt, radius: $radius) {
+    riskInfo { index maxCellIndex cellsWithCrashes }
+    accidentSummary { total fatal injury propertyDamageOnly }
+  }
+  ... @defer(label: "map") {
+    riskMap: riskIndex(wkt: $wkt, radius: $radius) { map }
+  }
+}`,
+    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.005 },
+  },
 ];

@@ -6,6 +6,7 @@ import { preparedRiskDataReady } from './data/prepared.ts';
 import { riskDataLoaded, riskDataStatus } from './data/status.ts';
 import { riskEntities } from './entities.ts';
 import { mapViewPages } from './map-page/index.ts';
+import { ogcPages } from './ogc/index.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
 import { RISK_MAP_EXAMPLE, RISK_PREFIX, riskRoutes } from './rest.ts';
@@ -22,7 +23,10 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   createLoaders: () => ({}),
   rest: riskRoutes,
   restIntro: `Risk Index map of Chicago's Loop: [${RISK_MAP_EXAMPLE}](${RISK_MAP_EXAMPLE}).`,
-  pages: mapViewPages,
+  pages: (kit) => async (app) => {
+    await mapViewPages(kit)(app);
+    await ogcPages()(app);
+  },
   examples: ideExamples,
   // An evaluation takes well under a second: a refused caller may retry soon.
   inFlight: { field: 'riskIndex', label: 'Risk Index', max: (config) => config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: 1, restPrefix: RISK_PREFIX },

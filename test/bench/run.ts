@@ -1,4 +1,5 @@
 /**
+ * `npm run bench -- defer` runs defer.ts (time to the first part, @defer against none) and nothing else.
  * `npm run bench [-- <scenario>...] [--duration=3] [--rounds=2] [--connections=8] [--warmup=1] [--variants=a,b]`
  *
  * Starts the servers (server.ts) in a child process on loopback, seeds data through the API, then
@@ -420,4 +421,5 @@ async function main() {
   console.log(`\nresults written to ${file}\nFigures are noisy on a shared machine; compare ratios within one run, and the cpu ratio column.`);
 }
 
-main().catch((error) => { console.error(error); process.exitCode = 1; });
+if (process.argv.slice(2).includes('defer')) await import('./defer.ts');
+else main().catch((error) => { console.error(error); process.exitCode = 1; });

@@ -4,7 +4,8 @@
  * The driver profile (driver-profile.js), with `new InMemoryCache()`, loads in one query, every
  * entity normalised; an `updateUser` shows on screen with no refetch. The rescue tracker
  * (rescue-tracker.js) dispatches a rescue and shows each status the provider commits, pushed over
- * GraphQLWsLink or graphql-sse's client. From an origin not in CORS_ORIGINS both fail clearly.
+ * GraphQLWsLink or graphql-sse's client. A screen (deferred-map.js) shows the driver from the primary part of
+ * an @defer query before its deferred Risk Index map (HttpLink and Defer20220824Handler). From an origin not in CORS_ORIGINS both fail clearly.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -16,6 +17,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { sourceBFull } from '../scoring/mvr-fixtures.ts';
+import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { CHICAGO, dispatch, provision, session } from '../roadside/helpers.ts';
 
 const USER_ID = 'browser-driver-1';
@@ -69,6 +71,18 @@ const rescuePage = (bundle: string): AppPage => ({
 </body></html>`,
 });
 
+const mapPage = (bundle: string): AppPage => ({
+  script: '/map.js', bundle, html: (config, script) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Driver and area map</title></head>
+<body data-state="loading">
+<script id="config" type="application/json">${config}</script>
+<p>Home ZIP: <span id="home-zip"></span></p>
+<p>Map: <span id="map-size"></span> characters of SVG</p>
+<p id="error"></p>
+<script src="${script}"></script>
+</body></html>`,
+});
+
 /** Bundles a page script of browser-app/ for the browser. */
 async function bundle(file: string): Promise<string> {
   const bundled = await build({
@@ -86,13 +100,16 @@ let allowed: { origin: string; server: Server };
 let refused: { origin: string; server: Server };
 
 beforeAll(async () => {
-  const pages = { '/': profilePage(await bundle('driver-profile.js')), '/rescue': rescuePage(await bundle('rescue-tracker.js')) };
+  const pages = {
+    '/': profilePage(await bundle('driver-profile.js')), '/rescue': rescuePage(await bundle('rescue-tracker.js')), '/map': mapPage(await bundle('deferred-map.js')),
+  };
   const settings = (path: string, query: URLSearchParams) => (path === '/rescue'
     ? { graphqlUrl: `${t.url}/graphql`, streamUrl: `${t.url}/graphql/stream`, token: t.token, sessionId: query.get('session'), reqId: query.get('reqId'), transport: query.get('transport'), location: CHICAGO }
-    : { graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID });
+    : { graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID, wkt: 'POINT(-87.6298 41.8781)' });
   allowed = await serveApp(pages, settings);
   refused = await serveApp(pages, settings);
-  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside'], env: { CORS_ORIGINS: allowed.origin } });
+  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside', 'risk'], env: { CORS_ORIGINS: allowed.origin } });
+  await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
   const seeded = [
     await t.graphql(`mutation { createUser(input: { userId: "${USER_ID}", dateOfBirth: "1985-04-12", homeZip: "60601" }) { userId } }`),
     await t.graphql(`mutation($r: JSON) { createMvr(userId: "${USER_ID}", source: SOURCE_B, report: $r) { id } }`, { r: sourceBFull() }),
@@ -154,6 +171,23 @@ describe('a browser app on an origin in CORS_ORIGINS', () => {
     await expect.poll(() => state(page)).toBe('saved');
     await expect.poll(() => page.locator('#home-zip').innerText()).toBe('94110');
     expect(graphqlRequests).toEqual(['POST DriverProfile', 'POST UpdateHomeZip']);
+    expect(messages).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
+
+describe('a screen with a deferred Risk Index map (Apollo Client 4, Defer20220824Handler)', () => {
+  it('shows the driver first, from the primary part, and the map when its deferred part arrives', async () => {
+    const { page, graphqlRequests, console: messages } = await open(allowed.origin, '/map');
+    await expect.poll(async () => `${await state(page)} ${await page.locator('#error').innerText()}`, { timeout: 30_000 }).toBe('map ');
+    const emitted = await page.evaluate(() => (globalThis as unknown as { emissions: { dataState: string; user: boolean; map: boolean }[] }).emissions);
+    // The loading state first, then what the parts brought.
+    const emissions = emitted.filter((e) => e.dataState !== 'empty');
+    expect(emissions[0]).toEqual({ dataState: 'streaming', user: true, map: false });
+    expect(emissions.at(-1)).toEqual({ dataState: 'complete', user: true, map: true });
+    expect(await page.locator('#home-zip').innerText()).toMatch(/^\d{5}$/);
+    expect(Number(await page.locator('#map-size').innerText())).toBeGreaterThan(1000);
+    expect(graphqlRequests).toEqual(['POST DriverWithMap']);
     expect(messages).toEqual([]);
     await page.close();
   }, 60_000);

@@ -1,5 +1,5 @@
 /**
- * GraphiQL and the REST docs page in a real headless browser: the Chromium that `npm install`
+ * The REST docs page (the IDE's own: ide-browser.test.ts) in a real headless browser: the Chromium that `npm install`
  * brings (test/support/browser.ts), driven by playwright-core, under the pages' Content-Security-Policy
  * (gateway/http/security-headers.ts): every page records CSP violations and each test asserts there were none.
  * Screenshots go to artifacts/ (git-ignored).
@@ -7,16 +7,12 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, watchedPage } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
-import { dispatch, provision, session } from '../roadside/helpers.ts';
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
-const USER_ID = 'ide-browser-1';
 const USERS_PATH = '/shared-mobility-insights/v2/users';
 
 let t: TestStack;
@@ -24,7 +20,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  t = await startTestStack({ subgraphs: ['scoring', 'risk', 'roadside'] });
+  t = await startTestStack({ subgraphs: ['scoring', 'risk'] });
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -32,128 +28,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Opens a page that records every URL it requests and every Content-Security-Policy violation, in any of its frames. */
-async function openPage(): Promise<{ page: Page; requested: string[]; violations: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const requested: string[] = [];
-  const violations: string[] = [];
-  page.on('request', (request) => { requested.push(request.url()); });
-  // Chromium logs each violation to the console; the DOM event also catches those a script swallows (eval in a try).
-  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
-  await page.exposeFunction('reportCspViolation', (violation: string) => { violations.push(violation); });
-  await page.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => {
-    window.reportCspViolation(e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' (' + e.sourceFile + ':' + e.lineNumber + ')');
-  });`);
-  return { page, requested, violations };
-}
+const openPage = () => watchedPage(browser);
 
-/** Replaces the content of the visible editor in GraphiQL's editor tools (Variables or Headers). */
-async function fillTool(page: Page, tool: 'Variables' | 'Headers', text: string) {
-  await page.locator('.graphiql-editor-tools').getByRole('button', { name: tool, exact: true }).click();
-  const editor = page.locator('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror');
-  await editor.click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-}
-
-const responseText = (page: Page) => page.locator('.graphiql-response .CodeMirror').innerText();
-
-describe('GraphiQL in headless Chromium', () => {
-  it('loads from the gateway alone, shows the schema docs, and runs a query with a pasted token', async () => {
-    const created = await t.graphql('mutation { createUser(input: { userId: "ide-browser-1", homeZip: "60601" }) { userId } }');
-    expect(created.data).toEqual({ createUser: { userId: USER_ID } });
-    const { page, requested, violations } = await openPage();
-    const started = performance.now();
-    await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
-    await page.locator('.graphiql-container').waitFor();
-    const examples = servedExamples(apiSchema());
-    // One tab per example, titled with the operation's name.
-    const tabs = page.locator('.graphiql-tab');
-    await expect.poll(() => tabs.count(), { timeout: 10_000 }).toBe(examples.length);
-    const loadMs = performance.now() - started;
-    console.log(`GraphiQL page ready in ${Math.round(loadMs)} ms with ${examples.length} example tabs`);
-    await page.getByRole('tab', { name: 'ScoringUser' }).click();
-    await expect.poll(() => page.locator('.graphiql-query-editor').innerText()).toContain('user(userId: $userId)');
-
-    // The schema (introspection) loaded: the documentation explorer lists the root types.
-    await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
-    await expect.poll(() => page.locator('.graphiql-doc-explorer').innerText()).toMatch(/query:\s*Query/);
-
-    // With the untouched Authorization template, no token is sent: the field asks for one.
-    await fillTool(page, 'Variables', `{ "userId": "${USER_ID}" }`);
-    await page.locator('.graphiql-execute-button').click();
-    await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain('UNAUTHENTICATED');
-    expect(await responseText(page)).not.toContain('must be "Bearer');
-
-    // Paste a token into the Headers editor and run again.
-    await fillTool(page, 'Headers', JSON.stringify({ Authorization: `Bearer ${t.token}` }));
-    await page.locator('.graphiql-execute-button').click();
-    await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain(`"userId": "${USER_ID}"`);
-    const result = await responseText(page);
-    expect(result).toContain('"homeZip": "60601"');
-    expect(result).toContain('"enrollmentStatus": "PENDING"');
-    await page.screenshot({ path: `${ARTIFACTS}graphiql.png` });
-
-    // Everything came from the gateway: no CDN, nothing else.
-    expect(requested.length).toBeGreaterThan(4);
-    expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
-    expect(violations).toEqual([]);
-
-    // The record is live: a script injected into the page is refused, and seen by both listeners.
-    await page.evaluate(`document.body.appendChild(Object.assign(document.createElement('script'), { textContent: 'window.injected = true' }))`);
-    await expect.poll(() => violations.filter((v) => /^script-src-elem blocked inline|Executing inline script violates/.test(v))).toHaveLength(2);
-    expect(await page.evaluate('window.injected')).toBeUndefined();
-    await page.close();
-  }, 90_000);
-
-  it('runs the first tab on first load with its example variables', async () => {
-    const [first] = servedExamples(apiSchema());
-    expect(first!.variables).toBeDefined();
-    const { page, violations } = await openPage();
-    await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
-    await page.locator('.graphiql-container').waitFor();
-    await page.locator('.graphiql-editor-tools').getByRole('button', { name: 'Variables', exact: true }).click();
-    const variables = () => page.locator('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').evaluate((editor: unknown) => (editor as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
-    await expect.poll(async () => JSON.parse(await variables() || 'null') as unknown).toEqual(first!.variables);
-    await page.locator('.graphiql-execute-button').click();
-    await expect.poll(() => responseText(page), { timeout: 10_000 }).toMatch(/"(data|errors)"/);
-    expect(await responseText(page)).not.toMatch(/was not provided/);
-    expect(violations).toEqual([]);
-    await page.close();
-  }, 60_000);
-
-  it('runs the example subscription over a WebSocket to its own host and shows each pushed result', async () => {
-    const member = await provision(t, t.token);
-    const reqId = (await dispatch(t, t.token, await session(t, t.token, [{ key: 'vin', value: member.vin }]))).body.requestId as string;
-    const { page, violations } = await openPage();
-    const sockets: string[] = [];
-    page.on('websocket', (socket) => { sockets.push(socket.url()); });
-    await page.goto(`${t.url}/graphql`, { waitUntil: 'load' });
-    await page.getByRole('tab', { name: 'RescueTrack' }).click();
-    await expect.poll(() => page.locator('.graphiql-query-editor').innerText()).toContain('rescueUpdated(reqId: $reqId)');
-    await fillTool(page, 'Variables', JSON.stringify({ reqId }));
-    await fillTool(page, 'Headers', JSON.stringify({ Authorization: `Bearer ${t.token}` }));
-    await page.locator('.graphiql-execute-button').click();
-    await untilHeld(t.url, 1);
-    expect(sockets).toEqual([`${t.url.replace(/^http/, 'ws')}/graphql`]);
-
-    // Each status the provider commits replaces the response with the rescue as it is now.
-    for (const status of ['EN_ROUTE', 'APPROACHING']) {
-      const moved = await t.graphql('mutation($id: ID!, $st: RescueStatus!) { updateRescueStatus(input: { reqId: $id, status: $st }) { status } }', { id: reqId, st: status });
-      expect(moved.data).toEqual({ updateRescueStatus: { status: 'OK' } });
-      await expect.poll(() => responseText(page), { timeout: 15_000 }).toContain(`"status": "${status}"`);
-    }
-    expect(await responseText(page)).toContain(`"reqId": "${reqId}"`);
-    await page.screenshot({ path: `${ARTIFACTS}graphiql-subscription.png` });
-
-    // The execute button stops it: the gateway lets the subscription go.
-    await page.locator('.graphiql-execute-button').click();
-    await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
-    expect(violations).toEqual([]);
-    await page.close();
-  }, 90_000);
-
+describe('the REST docs page in headless Chromium', () => {
   it('renders the REST docs page from /openapi.json, and Try it out calls the API', async () => {
     const { page, requested, violations } = await openPage();
     const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };

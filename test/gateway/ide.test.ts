@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { getVariableValues, parse, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSchema, AUTHORIZATION_TEMPLATE, exampleErrors, packageFile, servedExamples } from '../../gateway/ide/index.ts';
+import { ideBundle } from '../../gateway/ide/bundle.ts';
+import { apiSchema, exampleErrors, packageFile, servedExamples } from '../../gateway/ide/index.ts';
 import { ideExamples } from '../../gateway/ide/examples.ts';
 import { subgraphList } from '../../schema/subgraphs.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
@@ -48,43 +50,56 @@ describe('GraphiQL and the REST docs page over HTTP', () => {
   beforeAll(async () => { t = await startTestStack({ subgraphs: ['scoring'] }); });
   afterAll(async () => { await t?.close(); });
 
-  it('serves GraphiQL at GET /graphql to a browser, with the examples as tabs and a token template', async () => {
+  it('serves GraphiQL at GET /graphql to a browser, with the examples as tabs and the token path to sign in at', async () => {
     const res = await t.request('GET', '/graphql', { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     const html = res.body as string;
-    for (const file of ['graphiql.min.css', 'react.production.min.js', 'react-dom.production.min.js', 'graphiql.min.js']) expect(html).toContain(`/ide/${file}`);
+    for (const file of ['ide.css', 'ide.js']) expect(html).toContain(`/ide/${file}`);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    const config = JSON.parse(/<script id="ide-config" type="application\/json">(.*?)<\/script>/s.exec(html)![1]) as { tabs: { query: string; headers: string }[]; headers: string };
+    const config = JSON.parse(/<script id="ide-config" type="application\/json">(.*?)<\/script>/s.exec(html)![1]) as { tabs: { query: string }[]; headers: string; tokenPath: string };
     expect(config.tabs.map((tab) => tab.query)).toEqual(servedExamples(schema).map((e) => e.query));
-    expect(JSON.parse(config.headers)).toEqual({ Authorization: AUTHORIZATION_TEMPLATE });
+    expect(config).toMatchObject({ headers: '{}', tokenPath: '/platform/oauth/v1/token' });
+    // Only this page lets Monaco inject its styles; scripts stay 'self'.
+    const policy = String(res.headers.get('content-security-policy'));
+    expect(policy).toContain("style-src 'self' 'unsafe-inline'");
+    expect(policy).toContain("script-src 'self';");
+    expect(policy).toContain("worker-src 'self'");
   });
 
-  it('serves the UMD bundles from node_modules with their content types', async () => {
-    const cases: [string, string, string, RegExp][] = [
-      ['/ide/graphiql.min.js', 'graphiql', 'graphiql.min.js', /^text\/javascript/],
-      ['/ide/graphiql.min.css', 'graphiql', 'graphiql.min.css', /^text\/css/],
-      ['/ide/react.production.min.js', 'react', 'umd/react.production.min.js', /^text\/javascript/],
-      ['/ide/react-dom.production.min.js', 'react-dom', 'umd/react-dom.production.min.js', /^text\/javascript/],
-      ['/docs/assets/swagger-ui-bundle.js', 'swagger-ui-dist', 'swagger-ui-bundle.js', /^text\/javascript/],
-      ['/docs/assets/swagger-ui.css', 'swagger-ui-dist', 'swagger-ui.css', /^text\/css/],
+  it('serves the bundle built from the installed packages, and the REST docs\' files, with their content types', async () => {
+    const folder = await ideBundle();
+    const cases: [string, string, RegExp][] = [
+      ['/ide/ide.js', join(folder, 'ide.js'), /^text\/javascript/],
+      ['/ide/ide.css', join(folder, 'ide.css'), /^text\/css/],
+      ['/ide/graphql.worker.js', join(folder, 'graphql.worker.js'), /^text\/javascript/],
+      ['/ide/editor.worker.js', join(folder, 'editor.worker.js'), /^text\/javascript/],
+      ['/ide/json.worker.js', join(folder, 'json.worker.js'), /^text\/javascript/],
+      ['/docs/assets/swagger-ui-bundle.js', packageFile('swagger-ui-dist', 'swagger-ui-bundle.js'), /^text\/javascript/],
+      ['/docs/assets/swagger-ui.css', packageFile('swagger-ui-dist', 'swagger-ui.css'), /^text\/css/],
     ];
-    for (const [path, pkg, file, type] of cases) {
+    for (const [path, file, type] of cases) {
       const res = await fetch(`${t.url}${path}`);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type'), path).toMatch(type);
-      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(packageFile(pkg, file))), path).toBe(true);
+      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(file)), path).toBe(true);
     }
-    // Compressed for clients that accept gzip (3.5 MB of GraphiQL becomes about a quarter), plain otherwise.
-    const gzipped = await fetch(`${t.url}/ide/graphiql.min.js`, { headers: { 'accept-encoding': 'gzip' } });
+    // Compressed for clients that accept gzip (GraphiQL and Monaco become about a quarter), plain otherwise.
+    const size = readFileSync(join(folder, 'ide.js')).length;
+    const gzipped = await fetch(`${t.url}/ide/ide.js`, { headers: { 'accept-encoding': 'gzip' } });
     expect(gzipped.headers.get('content-encoding')).toBe('gzip');
-    expect(Number(gzipped.headers.get('content-length'))).toBeLessThan(readFileSync(packageFile('graphiql', 'graphiql.min.js')).length / 2);
-    const plain = await fetch(`${t.url}/ide/graphiql.min.js`, { headers: { 'accept-encoding': 'identity' } });
+    expect(Number(gzipped.headers.get('content-length'))).toBeLessThan(size / 2);
+    // Brotli, made with the bundle, for browsers (which all accept it).
+    const br = await fetch(`${t.url}/ide/ide.js`, { headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
+    expect(br.headers.get('content-encoding')).toBe('br');
+    expect(Number(br.headers.get('content-length'))).toBeLessThan(Number(gzipped.headers.get('content-length')));
+    expect(Buffer.from(await br.arrayBuffer()).equals(readFileSync(join(folder, 'ide.js')))).toBe(true);
+    const plain = await fetch(`${t.url}/ide/ide.js`, { headers: { 'accept-encoding': 'identity' } });
     expect(plain.headers.get('content-encoding')).toBeNull();
-    expect(Number(plain.headers.get('content-length'))).toBe(readFileSync(packageFile('graphiql', 'graphiql.min.js')).length);
-    const unknown = await t.request('GET', '/ide/..%2Fpackage.json');
-    expect(unknown.status).toBe(404);
-    expect((await t.request('GET', '/docs/assets/index.html')).status).toBe(404);
+    expect(Number(plain.headers.get('content-length'))).toBe(size);
+    for (const path of ['/ide/..%2Fpackage.json', '/ide/ide.map', '/ide/ide.js.br', '/ide/nothing.js', '/docs/assets/index.html']) {
+      expect((await t.request('GET', path)).status, path).toBe(404);
+    }
   });
 
   it('keeps JSON GraphQL over POST and GET working as before', async () => {

@@ -46,6 +46,10 @@ describe('Risk Index: in-flight bound (RISK_MAX_IN_FLIGHT)', () => {
     const map = await t.request('GET', `/riskIndex/v1/map?${new URLSearchParams({ geometry: CORRIDOR })}`);
     expect(map.status).toBe(503);
     expect(map.headers.get('retry-after')).not.toBeNull();
+    // The OGC API reads through the same paths: refused alike.
+    const ogc = await fetch(`${t.url}/riskIndex/v1/ogc/collections/crashes/items?bbox=-87.7,41.85,-87.6,41.92`);
+    expect(ogc.status).toBe(503);
+    expect(Number(ogc.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
     const health = await t.request('GET', '/healthz');
     expect(health.status).toBe(200);

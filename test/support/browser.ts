@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createBrotliDecompress } from 'node:zlib';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { extract } from 'tar';
 
 const PACKAGE = '@sparticuz/chromium';
@@ -160,4 +160,21 @@ export async function launchBrowser(options: { systemFonts?: boolean } = {}): Pr
   // playwright-core gives every launch a fresh temporary --user-data-dir and removes it on close
   // (it refuses one passed in args).
   return chromium.launch({ executablePath, headless: true, args: ARGS, env });
+}
+
+/** A page that records every URL it requests and every Content-Security-Policy violation, in any of its frames. */
+export interface WatchedPage { page: Page; requested: string[]; violations: string[] }
+
+export async function watchedPage(browser: Browser | BrowserContext): Promise<WatchedPage> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } } as never);
+  const requested: string[] = [];
+  const violations: string[] = [];
+  page.on('request', (request) => { requested.push(request.url()); });
+  // Chromium logs each violation to the console; the DOM event also catches those a script swallows (eval in a try).
+  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
+  await page.exposeFunction('reportCspViolation', (violation: string) => { violations.push(violation); });
+  await page.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => {
+    window.reportCspViolation(e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' (' + e.sourceFile + ':' + e.lineNumber + ')');
+  });`);
+  return { page, requested, violations };
 }

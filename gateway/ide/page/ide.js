@@ -1,36 +1,118 @@
-/* global document, window, GraphiQL, React, ReactDOM */
-// Starts GraphiQL on the IDE page (a served file, not inline: the page's CSP runs no inline script).
-(function () {
-  var config = JSON.parse(document.getElementById('ide-config').textContent);
-  // The Authorization template is not sent until a token replaces its placeholder.
-  var withoutTemplate = function (given) {
-    var headers = Object.assign({}, given || {});
-    Object.keys(headers).forEach(function (name) {
-      if (name.toLowerCase() === 'authorization' && /^\s*(Bearer\s*)?(<[^>]*>)?\s*$/i.test(String(headers[name]))) delete headers[name];
-    });
-    return headers;
+/* global document, window, navigator, Worker */
+// GraphiQL 5 on the IDE page, bundled by gateway/ide/bundle.ts (never a CDN). Reads #ide-config.
+import { createElement as h, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { GraphiQL } from 'graphiql';
+import { useGraphiQL, useGraphiQLActions, ToolbarButton } from '@graphiql/react';
+import { createGraphiQLFetcher } from '@graphiql/toolkit';
+import { explorerPlugin } from '@graphiql/plugin-explorer';
+import 'graphiql/style.css';
+import '@graphiql/plugin-explorer/style.css';
+import './ide.css';
+import { readShareLink, shareLink } from './share-link.js';
+import { createSession } from './session.js';
+
+const config = JSON.parse(document.getElementById('ide-config').textContent);
+
+// Monaco's workers are files of this origin (the page's CSP allows scripts from 'self' only).
+window.MonacoEnvironment = {
+  getWorker(_id, label) {
+    const name = label === 'json' || label === 'graphql' ? label : 'editor';
+    return new Worker(`${config.assets}${name}.worker.js`);
+  },
+};
+
+const session = createSession(config.tokenPath);
+
+const hasAuthorization = (headers) => Object.keys(headers || {}).some((name) => name.toLowerCase() === 'authorization');
+
+// Subscriptions go over graphql-ws to the same path: GraphiQL sends the headers as connection_init's payload.
+const graphiqlFetcher = createGraphiQLFetcher({
+  url: window.location.pathname,
+  subscriptionUrl: `${window.location.protocol === 'https:' ? 'wss' : 'ws'}://${window.location.host}${window.location.pathname}`,
+});
+
+/** The signed-in token goes with every request whose headers name no Authorization of their own. */
+function fetcher(params, options = {}) {
+  const headers = { ...(options.headers || {}) };
+  const token = session.token();
+  if (token && !hasAuthorization(headers)) headers.Authorization = `Bearer ${token}`;
+  return graphiqlFetcher(params, { ...options, headers });
+}
+
+function SignIn() {
+  const [state, setState] = useState(session.state());
+  const [clientId, setClientId] = useState('');
+  const [secret, setSecret] = useState('');
+  useEffect(() => session.onChange(setState), []);
+  const submit = (event) => {
+    event.preventDefault();
+    // The secret stays in the session's memory only: the field is cleared at once.
+    void session.signIn(clientId, secret);
+    setSecret('');
   };
-  // GraphiQL 3.8 fills the variables editor on a first visit from its stored variables, not from
-  // the first tab (which it opens): store the first tab's variables when nothing is stored yet.
-  var stored = function (key) { try { return window.localStorage.getItem('graphiql:' + key); } catch { return null; } };
-  if (config.tabs.length && stored('tabState') === null && stored('variables') === null) {
-    try { window.localStorage.setItem('graphiql:variables', config.tabs[0].variables); } catch { /* no storage: nothing to seed */ }
+  if (state.signedIn) {
+    return h('div', { className: 'ide-sign-in' },
+      h('p', { role: 'status' }, `Signed in as ${state.clientId}; the token is renewed before it expires (next at ${state.renewsAt}).`),
+      h('button', { type: 'button', className: 'graphiql-button', onClick: () => session.signOut() }, 'Sign out'));
   }
-  // Subscriptions go over graphql-ws to the same path; GraphiQL passes the headers editor's content
-  // (the token) as the connection_init payload, as queries send it as HTTP headers.
-  var graphiqlFetcher = GraphiQL.createFetcher({
-    url: window.location.pathname,
-    subscriptionUrl: (window.location.protocol === 'https:' ? 'wss://' : 'ws://') + window.location.host + window.location.pathname,
-  });
-  var fetcher = function (params, options) {
-    return graphiqlFetcher(params, Object.assign({}, options, { headers: withoutTemplate(options && options.headers) }));
+  return h('form', { className: 'ide-sign-in', onSubmit: submit, autoComplete: 'off' },
+    h('p', null, 'Sign in with an API client to run fields that need a token. The secret is kept in this tab\'s memory only.'),
+    h('label', null, 'Client id', h('input', { name: 'client_id', value: clientId, onChange: (e) => setClientId(e.target.value), required: true, autoComplete: 'off' })),
+    h('label', null, 'Client secret', h('input', { name: 'client_secret', type: 'password', value: secret, onChange: (e) => setSecret(e.target.value), required: true, autoComplete: 'off' })),
+    h('button', { type: 'submit', className: 'graphiql-button', disabled: state.busy }, state.busy ? 'Signing in…' : 'Sign in'),
+    state.error ? h('p', { role: 'alert', className: 'ide-error' }, state.error) : null);
+}
+
+const KeyIcon = () => h('svg', { viewBox: '0 0 24 24', width: 20, height: 20, 'aria-hidden': true },
+  h('path', { fill: 'currentColor', d: 'M7 14a2 2 0 1 1 0-4 2 2 0 0 1 0 4zm5.6-4A6 6 0 1 0 12.6 14H16v3h3v-3h2v-4h-8.4z' }));
+
+const signInPlugin = { title: 'Sign in', icon: KeyIcon, content: SignIn };
+
+/** Opens the operation of a share link (the URL's fragment) in a new tab, unrun, once the editors exist. */
+function SharedOperation() {
+  const queryEditor = useGraphiQL((s) => s.queryEditor);
+  const variableEditor = useGraphiQL((s) => s.variableEditor);
+  const { addTab } = useGraphiQLActions();
+  useEffect(() => {
+    const shared = readShareLink(window.location.hash);
+    if (!shared || !queryEditor || !variableEditor) return;
+    addTab();
+    queryEditor.setValue(shared.query);
+    variableEditor.setValue(shared.variables);
+    window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  }, [queryEditor, variableEditor, addTab]);
+  return null;
+}
+
+/** Copies a link to the operation in the active tab: its text in the fragment, which no server sees. */
+function CopyLink() {
+  const queryEditor = useGraphiQL((s) => s.queryEditor);
+  const variableEditor = useGraphiQL((s) => s.variableEditor);
+  const operationName = useGraphiQL((s) => s.operationName);
+  const [copied, setCopied] = useState(false);
+  const copy = () => {
+    const link = shareLink(window.location, { query: queryEditor?.getValue() ?? '', variables: variableEditor?.getValue() ?? '', operationName });
+    void navigator.clipboard.writeText(link).then(() => {
+      setCopied(true);
+      window.setTimeout(() => setCopied(false), 2000);
+    });
   };
-  ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, {
-    fetcher: fetcher,
-    defaultTabs: config.tabs,
-    defaultHeaders: config.headers,
-    defaultEditorToolsVisibility: 'headers',
-    isHeadersEditorEnabled: true,
-    shouldPersistHeaders: false,
-  }));
-})();
+  return h(ToolbarButton, { onClick: copy, label: copied ? 'Link copied' : 'Copy link to this operation' },
+    h('svg', { viewBox: '0 0 24 24', className: 'graphiql-toolbar-icon', 'aria-hidden': true },
+      h('path', { fill: 'currentColor', d: 'M10.6 13.4a1 1 0 0 1 0-1.4l3.5-3.5a3 3 0 1 1 4.2 4.2l-2 2-1.4-1.4 2-2a1 1 0 0 0-1.4-1.4L12 13.4a1 1 0 0 1-1.4 0zM13.4 10.6a1 1 0 0 1 0 1.4l-3.5 3.5a3 3 0 1 1-4.2-4.2l2-2 1.4 1.4-2 2a1 1 0 0 0 1.4 1.4l3.5-3.5a1 1 0 0 1 1.4 0z' })));
+}
+
+createRoot(document.getElementById('graphiql')).render(h(GraphiQL, {
+  fetcher,
+  plugins: [signInPlugin, explorerPlugin()],
+  defaultTabs: config.tabs,
+  // A first visit shows the first tab with its example's variables (stored tabs win afterwards).
+  initialVariables: config.tabs[0]?.variables,
+  defaultHeaders: config.headers,
+  defaultEditorToolsVisibility: 'variables',
+  isHeadersEditorEnabled: true,
+  shouldPersistHeaders: false,
+},
+h(GraphiQL.Toolbar, null, ({ prettify, copy, merge }) => [prettify, merge, copy, h(CopyLink, { key: 'link' })]),
+h(SharedOperation)));

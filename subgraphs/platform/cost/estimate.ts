@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
-import type { FieldNode, FragmentDefinitionNode, GraphQLField, GraphQLNamedType, GraphQLSchema, OperationDefinitionNode, SelectionNode, SelectionSetNode } from 'graphql';
+import type { FieldNode, FragmentDefinitionNode, FragmentSpreadNode, InlineFragmentNode, GraphQLField, GraphQLNamedType, GraphQLSchema, OperationDefinitionNode, SelectionNode, SelectionSetNode } from 'graphql';
 import type { CostDirectives, ListSize } from './directives.ts';
 
 // The CommonJS graphql that Apollo Server and the gateway build their schemas with: its type checks
@@ -27,6 +27,23 @@ interface Sized { fields: readonly string[]; size: number }
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
+/** What a walk of the operation counts: each field's own weight, each fragment's, and the operation's base. */
+interface Counting {
+  field(key: string, type: GraphQLNamedType): number;
+  fragment(node: InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>): number;
+  base(operation: OperationDefinitionNode): number;
+}
+
+/** Whether a fragment is deferred: `@defer` whose `if` is not false (a literal, or a variable's value). */
+function isDeferred(node: InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>) {
+  const defer = node.directives?.find((d) => d.name.value === 'defer');
+  const condition = defer?.arguments?.find((a) => a.name.value === 'if')?.value;
+  if (!defer) return false;
+  if (condition?.kind === Kind.BOOLEAN) return condition.value;
+  if (condition?.kind === Kind.VARIABLE) return variables[condition.name.value] !== false;
+  return true;
+}
+
 /**
  * The static cost of an operation, after Federation's demand-control model: every object, interface
  * or union value costs 1 (or its `@cost`), scalars and enums 0, a mutation 10 more; a list multiplies
@@ -38,7 +55,23 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
  * and fragments on different types of an abstract field are all counted (an upper bound).
  * Introspection (`__schema`, `__type`) costs nothing here: it has its own limits.
  */
-export function operationCost({ schema, operation, fragments, variables, directives }: CostInput): number {
+export function operationCost(input: CostInput): number {
+  const { directives } = input;
+  return walk(input, {
+    field: (key, type) => directives.fieldWeights.get(key) ?? directives.typeWeights.get(type.name) ?? (isCompositeType(type) ? 1 : 0),
+    fragment: () => 0,
+    base: (operation) => (operation.operation === 'mutation' ? MUTATION_COST : 0),
+  });
+}
+
+/**
+ * How many deferred fragments (`@defer`, `if` not false) an operation may deliver: each once, times the size of
+ * every list it is inside, with the sizes of the cost estimate (GRAPHQL_MAX_DEFERRED bounds it).
+ */
+export const deferredFragmentCount = (input: CostInput): number =>
+  walk(input, { field: () => 0, fragment: (node, variables) => Number(isDeferred(node, variables)), base: () => 0 });
+
+function walk({ schema, operation, fragments, variables, directives }: CostInput, counting: Counting): number {
   const spreads = new Map<string, number>();
 
   const included = (node: SelectionNode) =>
@@ -60,7 +93,7 @@ export function operationCost({ schema, operation, fragments, variables, directi
     if (!field) return 0;
     const type = getNamedType(field.type);
     const key = `${parent.name}.${name}`;
-    const weight = directives.fieldWeights.get(key) ?? directives.typeWeights.get(type.name) ?? (isCompositeType(type) ? 1 : 0);
+    const weight = counting.field(key, type);
     const annotation = directives.listSizes.get(key);
     const ownSize = () => (isListType(getNullableType(field.type)) ? listSizeOf(field, node, annotation) : 1);
     // A field its parent sizes (a connection's `nodes`) takes the parent's size instead of its own.
@@ -78,11 +111,12 @@ export function operationCost({ schema, operation, fragments, variables, directi
         total += fieldCost(selection, parent, sized);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        if (type) total += selectionCost(selection.selectionSet, type, sized);
+        if (type) total += counting.fragment(selection, variables) + selectionCost(selection.selectionSet, type, sized);
       } else {
         const fragment = fragments[selection.name.value];
         const type = fragment && schema.getType(fragment.typeCondition.name.value);
         if (!type) continue;
+        total += counting.fragment(selection, variables);
         // Memoised: a document spreading fragments into fragments would otherwise cost exponential time to count.
         const key = sized ? `${fragment.name.value}|${sized.fields.join()}|${sized.size}` : fragment.name.value;
         let cost = spreads.get(key);
@@ -98,5 +132,5 @@ export function operationCost({ schema, operation, fragments, variables, directi
 
   const root = schema.getRootType(operation.operation);
   if (!root) return 0;
-  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(operation.selectionSet, root, undefined);
+  return counting.base(operation) + selectionCost(operation.selectionSet, root, undefined);
 }

@@ -30,7 +30,8 @@ function watched(values: Record<string, unknown>) {
   return { proxy, seen };
 }
 
-const tooLarge = (maxObjects: number) => ({
+/** The RESPONSE_TOO_LARGE error (formatted), also ending an incremental answer past the limit (gateway/query-plan-executor). */
+export const tooLarge = (maxObjects: number) => ({
   message: `The answer would hold more than ${maxObjects} objects; ask for less (smaller pages, fewer fields or aliases)`,
   extensions: { code: RESPONSE_TOO_LARGE, maxObjects },
 });
