@@ -96,6 +96,24 @@ describe('@defer through the gateway (meros, as a client reads multipart/mixed)'
     expect(merged(payloads)).toEqual({ data: single.payloads[0]!.data, errors: [] });
   });
 
+  it('collapses identical deferred requests in flight only with requests asking for the same format', async () => {
+    const variables = { id: USER_ID, wkt: 'POINT(-87.64 41.89)' };
+    const collapsed = async () => (await t.stack.gateway.metrics.collapsed.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const before = await collapsed();
+    const [parts, json, sameParts] = await Promise.all([
+      ask(USER_AND_MAP, variables), ask(USER_AND_MAP, variables, { accept: 'application/json' }), ask(USER_AND_MAP, variables),
+    ]);
+    for (const multipart of [parts, sameParts]) {
+      expect(multipart.type).toBe('multipart/mixed; boundary="-"; deferSpec=20220824');
+      expect(multipart.payloads.length).toBeGreaterThan(1);
+    }
+    expect(json.type).toMatch(/^application\/json/);
+    expect(json.payloads).toEqual([{ data: merged(parts.payloads).data }]);
+    expect(merged(sameParts.payloads)).toEqual(merged(parts.payloads));
+    // The JSON request never joined a multipart one: at most the second multipart request was collapsed.
+    expect(await collapsed() - before).toBeLessThanOrEqual(1);
+  });
+
   it('answers GET /graphql in parts too, and honours @defer(if: false) with one ordinary answer', async () => {
     const query = 'query Deferrable($id: ID!, $wkt: WKT!, $later: Boolean!) { user(userId: $id) { userId } ... @defer(if: $later) { riskIndex(wkt: $wkt) { riskInfo { index } } } }';
     const deferred = await ask(query, { id: USER_ID, wkt: LOOP, later: true }, { method: 'GET' });
