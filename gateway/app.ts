@@ -14,6 +14,10 @@ import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { ClientStore } from './auth/clients.ts';
 import { createTokenGate } from './auth/token-gate.ts';
+import { callerVerifier } from './auth/callers.ts';
+import { IssuerRegistration, IssuerStore } from './auth/issuers.ts';
+import { TrustedIssuers } from './auth/oidc/trusted-issuers.ts';
+import { userTokenVerifier } from './auth/oidc/user-tokens.ts';
 import { clientErrorHandler } from './http/client-error.ts';
 import { requestCollapsing } from './collapse/requests.ts';
 import { gatewayFeatures } from './features.ts';
@@ -51,6 +55,7 @@ export interface GatewayOptions {
 export interface Gateway {
   app: FastifyInstance;
   clients: ClientStore;
+  issuers: IssuerStore;
   tokenGate: ReturnType<typeof createTokenGate>;
   idempotency: IdempotencyStore;
   metrics: GatewayMetrics;
@@ -86,7 +91,11 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
     : undefined;
   const clients = new ClientStore(db.orm.em);
   const keys = await loadSigningKeys(config);
-  const verify = cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation);
+  const issuerPolicy = { allowLoopback: config.OIDC_ALLOW_LOOPBACK };
+  const issuers = new IssuerStore(db.orm.em, issuerPolicy);
+  const trustedIssuers = new TrustedIssuers(() => db.orm.em.fork().find(IssuerRegistration, {}));
+  const verify = callerVerifier(config.JWT_ISSUER, cachedTokenVerifier(keys.publicKey, config.JWT_ISSUER, revocation),
+    userTokenVerifier(trustedIssuers, issuerPolicy, app.log));
   const gate = createTokenGate(verify, revocation);
   const idempotency = new IdempotencyStore(db.orm.em, await loadResponseVault(config));
   const documentStore = new TrustedDocumentStore(db.orm.em);
@@ -95,7 +104,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   app.addHook('onClose', async () => trusted.stop());
   const features = gatewayFeatures({
     app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, supergraphSdl, limits, bounds, probes, metrics,
-    collapsing, apqDocument, clients, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
+    collapsing, apqDocument, clients, issuers, trustedIssuers, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 
   const apollo = new ApolloServer<GatewayContext>({
@@ -119,7 +128,7 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   for (const { register } of features) await register?.(app, { apollo });
 
   return {
-    app, clients, tokenGate: gate, idempotency, metrics, documentStore, trusted,
+    app, clients, issuers, tokenGate: gate, idempotency, metrics, documentStore, trusted,
     async close() {
       await app.close();
     },

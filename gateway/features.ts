@@ -14,6 +14,8 @@ import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
 import { subscriptionsElsewherePlugin } from '../subgraphs/platform/subscriptions-elsewhere.ts';
 import type { ClientStore } from './auth/clients.ts';
+import type { IssuerStore } from './auth/issuers.ts';
+import type { TrustedIssuers } from './auth/oidc/trusted-issuers.ts';
 import type { createTokenGate } from './auth/token-gate.ts';
 import { tokenEndpointsPlugin } from './auth/token-endpoints.ts';
 import type { TokenDeps } from './auth/token-route.ts';
@@ -108,6 +110,8 @@ export interface GatewayParts {
   /** Automatic persisted queries' documents, by hash (Apollo Server's cache). */
   apqDocument: DocumentByHash;
   clients: ClientStore;
+  issuers: IssuerStore;
+  trustedIssuers: TrustedIssuers;
   privateKey: TokenDeps['privateKey'];
   verify: TokenVerifier;
   gate: ReturnType<typeof createTokenGate>;
@@ -183,8 +187,11 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
         store: parts.idempotency, documentByHash: apqDocument, purgeEveryMs: IDEMPOTENCY_PURGE_EVERY_MS,
         count: (outcome) => metrics.idempotency.inc({ outcome }),
       },
-      clients: parts.clients, revocation: parts.revocation, publicAnswers: parts.publicAnswers,
-      documents: { store: parts.documentStore, trusted: parts.trusted, clients: parts.clients, parseOptions: limits.parseOptions },
+      clients: parts.clients, issuers: parts.issuers, trustedIssuers: parts.trustedIssuers, revocation: parts.revocation,
+      publicAnswers: parts.publicAnswers,
+      documents: {
+        store: parts.documentStore, trusted: parts.trusted, clients: parts.clients, issuers: parts.issuers, parseOptions: limits.parseOptions,
+      },
     }))),
     feature('openapi', openApiRoutePlugin, { routes: restRoutes }),
     feature('health', healthPlugin, { db: parts.db, probes: parts.probes, localSubgraphs: parts.localSubgraphs }),

@@ -8,8 +8,11 @@ import { statusForCode } from '../subgraphs/platform/errors.ts';
 import { boundGraphqlNesting } from '../subgraphs/platform/nesting-http.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { registerAdminClientRoutes } from './admin/clients-routes.ts';
+import { registerAdminIssuerRoutes } from './admin/issuers-routes.ts';
 import { registerAdminDocumentRoutes, type AdminDocumentsOptions } from './admin/documents-routes.ts';
 import type { ClientStore } from './auth/clients.ts';
+import type { IssuerStore } from './auth/issuers.ts';
+import type { TrustedIssuers } from './auth/oidc/trusted-issuers.ts';
 import type { createTokenGate } from './auth/token-gate.ts';
 import { graphqlHandler } from './collapse/graphql-handler.ts';
 import type { RequestCollapsing } from './collapse/requests.ts';
@@ -32,6 +35,8 @@ export interface GatedRoutesOptions {
   idempotency: Omit<IdempotencyOptions, 'graphqlPath' | 'parseOptions'>;
   collapsing?: RequestCollapsing;
   clients: ClientStore;
+  issuers: IssuerStore;
+  trustedIssuers: TrustedIssuers;
   revocation: RevocationCheck;
   publicAnswers?: PublicAnswers;
   /** Trusted documents: the /graphql hook and the admin routes. */
@@ -71,7 +76,7 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
       { message: error.message, extensions: { code: error.code } },
     ])
     : sendProblem(reply, problemFromErrors([error.toJSON()])))));
-  addRequestRateLimit(api);
+  addRequestRateLimit(api, config);
   // Before the idempotency plugin, which parses the document.
   boundGraphqlNesting(api, '/graphql', config.JSON_MAX_DEPTH);
   trustedDocumentsHook(api, options.documents.trusted, '/graphql');
@@ -95,5 +100,6 @@ export async function gatedRoutes(api: FastifyInstance, options: GatedRoutesOpti
   const restOptions = { jsonMaxDepth: config.JSON_MAX_DEPTH, cacheVersion: options.publicAnswers?.version };
   registerRestRoutes(api, restRoutes, restExecute(apollo, collapsing), restOptions);
   registerAdminClientRoutes(api, options.clients, options.revocation);
+  registerAdminIssuerRoutes(api, options.issuers, options.trustedIssuers);
   registerAdminDocumentRoutes(api, options.documents);
 }

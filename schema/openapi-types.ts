@@ -1395,6 +1395,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/admin/v1/issuers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List trusted issuers (operators: admin scope) */
+        get: operations["listIssuers"];
+        put?: never;
+        /** Trust an organisation's OpenID Connect issuer for one audience; its users' tokens act in that organisation (operators: admin scope) */
+        post: operations["trustIssuer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/admin/v1/issuers/{issuerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Distrust an issuer registration: its users' tokens are refused on every gateway process within 2 s (operators: admin scope) */
+        delete: operations["distrustIssuer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/platform/admin/v1/trusted-documents/manifests": {
         parameters: {
             query?: never;
@@ -4391,7 +4426,7 @@ export interface operations {
                 first?: number;
                 /**
                  * @description nextCursor of the previous page
-                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDE5ZSJd
+                 * @example WzE3OTUwMDM2MDAsIjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDFhNiJd
                  */
                 after?: string;
             };
@@ -21910,6 +21945,434 @@ export interface operations {
             };
         };
     };
+    listIssuers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every registration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "issuers": [
+                     *         {
+                     *           "id": "issuer_00000000000000000000000000000001",
+                     *           "issuer": "https://login.acme.example/realms/fleet",
+                     *           "audience": "https://graph.example.com/",
+                     *           "organisation": "org-partner",
+                     *           "userClaim": "sub",
+                     *           "scopesClaim": "roles",
+                     *           "scopeMap": {
+                     *             "dispatcher": [
+                     *               "b2b",
+                     *               "roadside"
+                     *             ],
+                     *             "fleet-manager": [
+                     *               "b2b"
+                     *             ]
+                     *           },
+                     *           "scopes": [],
+                     *           "createdAt": "2026-01-15T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        issuers: {
+                            /** @description The registration id: the client id of its users' requests */
+                            id: string;
+                            /** Format: uri */
+                            issuer: string;
+                            audience: string;
+                            organisation: string;
+                            userClaim: string;
+                            scopesClaim: string | null;
+                            scopeMap: {
+                                [key: string]: ("b2b" | "roadside")[];
+                            } | null;
+                            scopes: ("b2b" | "roadside")[];
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    trustIssuer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Public https (loopback only with OIDC_ALLOW_LOOPBACK=true)
+                     */
+                    issuer: string;
+                    organisation: string;
+                    audience: string;
+                    /** @default sub */
+                    userClaim?: string;
+                    scopesClaim?: string;
+                    /** @description The scopes each value of scopesClaim gives */
+                    scopeMap?: {
+                        [key: string]: ("b2b" | "roadside")[];
+                    };
+                    /** @description Granted to every user (default b2b without scopesClaim, none with it) */
+                    scopes?: ("b2b" | "roadside")[];
+                };
+            };
+        };
+        responses: {
+            /** @description The registration */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "issuer_00000000000000000000000000000001",
+                     *       "issuer": "https://login.acme.example/realms/fleet",
+                     *       "audience": "https://graph.example.com/",
+                     *       "organisation": "org-partner",
+                     *       "userClaim": "sub",
+                     *       "scopesClaim": "roles",
+                     *       "scopeMap": {
+                     *         "fleet-manager": [
+                     *           "b2b"
+                     *         ],
+                     *         "dispatcher": [
+                     *           "b2b",
+                     *           "roadside"
+                     *         ]
+                     *       },
+                     *       "scopes": [],
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The registration id: the client id of its users' requests */
+                        id: string;
+                        /** Format: uri */
+                        issuer: string;
+                        audience: string;
+                        organisation: string;
+                        userClaim: string;
+                        scopesClaim: string | null;
+                        scopeMap: {
+                            [key: string]: ("b2b" | "roadside")[];
+                        } | null;
+                        scopes: ("b2b" | "roadside")[];
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The issuer is trusted for that audience already (in any organisation); or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    distrustIssuer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example issuer_00000000000000000000000000000001 */
+                issuerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The removed registration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "issuer_00000000000000000000000000000001",
+                     *       "issuer": "https://login.acme.example/realms/fleet",
+                     *       "audience": "https://graph.example.com/",
+                     *       "organisation": "org-partner",
+                     *       "userClaim": "sub",
+                     *       "scopesClaim": "roles",
+                     *       "scopeMap": {
+                     *         "dispatcher": [
+                     *           "b2b",
+                     *           "roadside"
+                     *         ],
+                     *         "fleet-manager": [
+                     *           "b2b"
+                     *         ]
+                     *       },
+                     *       "scopes": [],
+                     *       "createdAt": "2026-01-15T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The registration id: the client id of its users' requests */
+                        id: string;
+                        /** Format: uri */
+                        issuer: string;
+                        audience: string;
+                        organisation: string;
+                        userClaim: string;
+                        scopesClaim: string | null;
+                        scopeMap: {
+                            [key: string]: ("b2b" | "roadside")[];
+                        } | null;
+                        scopes: ("b2b" | "roadside")[];
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the 'admin' scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown registration */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listManifests: {
         parameters: {
             query?: {
@@ -22012,7 +22475,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown client */
+            /** @description Unknown client or issuer registration */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22172,7 +22635,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown client */
+            /** @description Unknown client or issuer registration */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -22482,7 +22945,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown client */
+            /** @description Unknown client or issuer registration */
             404: {
                 headers: {
                     [name: string]: unknown;

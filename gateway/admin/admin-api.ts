@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
@@ -30,6 +30,14 @@ export function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {
     const issue = parsed.error.issues[0]!;
     throw badInput(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || undefined);
   }
+  return parsed.data;
+}
+
+/** A path parameter naming a stored row: 1 to 128 printable ASCII characters. */
+export function idParam(request: FastifyRequest, name: string): string {
+  const parsed = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, `${name} must be printable ASCII`)
+    .safeParse((request.params as Record<string, string>)[name]);
+  if (!parsed.success) throw badInput(parsed.error.issues[0]!.message, name);
   return parsed.data;
 }
 

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RevocationCheck } from '../auth/revocation.ts';
-import { badInput } from '../../subgraphs/platform/errors.ts';
 import { ORGANISATION_PATTERN, organisationName } from '../../subgraphs/platform/organisation.ts';
 import { parseScopes, type ClientStore } from '../auth/clients.ts';
-import { adminBodyErrors, adminErrors, adminHandler, adminSecurity, parseInput, problem } from './admin-api.ts';
+import { adminBodyErrors, adminErrors, adminHandler, adminSecurity, idParam, parseInput, problem } from './admin-api.ts';
 
 export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
 
@@ -13,8 +12,6 @@ const createBody = z.object({
   scopes: z.array(z.string()).min(1).max(10).default(['b2b', 'roadside']),
 }).strict();
 
-const clientIdParam = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'clientId must be printable ASCII');
-
 /**
  * The operator API for API clients (create, list, rotate, disable, enable), behind the `admin`
  * scope. Registered inside the token gate's scope. Every change reaches the database at once; other
@@ -22,11 +19,7 @@ const clientIdParam = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'client
  * this one immediately.
  */
 export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientStore, revocation: RevocationCheck) {
-  const clientIdOf = (request: FastifyRequest) => {
-    const parsed = clientIdParam.safeParse((request.params as { clientId: string }).clientId);
-    if (!parsed.success) throw badInput(parsed.error.issues[0]!.message, 'clientId');
-    return parsed.data;
-  };
+  const clientIdOf = (request: FastifyRequest) => idParam(request, 'clientId');
 
   // A new or rotated secret is shown in this answer only: never kept for an Idempotency-Key replay
   // (documented in adminClientPaths).

@@ -3,6 +3,7 @@ import type { ParseOptions } from 'graphql';
 import { z } from 'zod';
 import { badInput, notFound } from '../../subgraphs/platform/errors.ts';
 import type { ClientStore } from '../auth/clients.ts';
+import type { IssuerStore } from '../auth/issuers.ts';
 import { TRUST_MODES } from '../trusted/entities.ts';
 import { parseManifest } from '../trusted/manifest.ts';
 import type { DocumentOwner } from '../trusted/owner.ts';
@@ -25,6 +26,7 @@ export interface AdminDocumentsOptions {
   store: TrustedDocumentStore;
   trusted: TrustedDocuments;
   clients: ClientStore;
+  issuers: IssuerStore;
   parseOptions: ParseOptions;
 }
 
@@ -33,14 +35,17 @@ export interface AdminDocumentsOptions {
  * `admin` scope. A manifest and a mode belong to an API client (`clientId`) or an issuer registration
  * (`issuerId`). This process applies a change at once, the others within 2 s (registry.ts).
  */
-export function registerAdminDocumentRoutes(api: FastifyInstance, { store, trusted, clients, parseOptions }: AdminDocumentsOptions) {
+export function registerAdminDocumentRoutes(api: FastifyInstance, { store, trusted, clients, issuers, parseOptions }: AdminDocumentsOptions) {
   const ownerOf = async (given: { clientId?: string; issuerId?: string }, required: boolean): Promise<DocumentOwner | undefined> => {
     if (given.clientId !== undefined && given.issuerId !== undefined) throw badInput('Give clientId or issuerId, not both', 'clientId');
     if (given.clientId !== undefined) {
       if (!(await clients.find(given.clientId))) throw notFound('Client', given.clientId);
       return { kind: 'client', id: given.clientId };
     }
-    if (given.issuerId !== undefined) return { kind: 'issuer', id: given.issuerId };
+    if (given.issuerId !== undefined) {
+      if (!(await issuers.find(given.issuerId))) throw notFound('Issuer registration', given.issuerId);
+      return { kind: 'issuer', id: given.issuerId };
+    }
     if (required) throw badInput('Name the owner: clientId (an API client) or issuerId (an issuer registration)', 'clientId');
     return undefined;
   };
@@ -128,7 +133,7 @@ export const adminDocumentPaths = {
         required: true,
         content: json({ type: 'object', required: ['manifest'], additionalProperties: false, properties: { ...ownerProperties, name: { type: 'string', maxLength: 200 }, manifest: manifestInput } }),
       },
-      responses: { 201: { description: 'The manifest, in force', content: json(manifestSchema) }, 404: problem('Unknown client'), ...adminBodyErrors, ...adminErrors },
+      responses: { 201: { description: 'The manifest, in force', content: json(manifestSchema) }, 404: problem('Unknown client or issuer registration'), ...adminBodyErrors, ...adminErrors },
     },
     get: {
       operationId: 'listManifests', summary: 'List manifests (retired ones too) and modes, of one owner or of all (operators: admin scope)', tags, security,
@@ -138,7 +143,7 @@ export const adminDocumentPaths = {
           description: 'Manifests and modes',
           content: json({ type: 'object', required: ['manifests', 'modes'], properties: { manifests: { type: 'array', items: manifestSchema }, modes: { type: 'array', items: modeSchema } } }),
         },
-        400: problem('Invalid input'), 404: problem('Unknown client'), ...adminErrors,
+        400: problem('Invalid input'), 404: problem('Unknown client or issuer registration'), ...adminErrors,
       },
     },
   },
@@ -157,7 +162,7 @@ export const adminDocumentPaths = {
         required: true,
         content: json({ type: 'object', required: ['mode'], additionalProperties: false, properties: { ...ownerProperties, mode: { type: 'string', enum: [...TRUST_MODES] } } }),
       },
-      responses: { 200: { description: 'The mode, in force', content: json(modeSchema) }, 404: problem('Unknown client'), ...adminBodyErrors, ...adminErrors },
+      responses: { 200: { description: 'The mode, in force', content: json(modeSchema) }, 404: problem('Unknown client or issuer registration'), ...adminBodyErrors, ...adminErrors },
     },
   },
 };

@@ -1,4 +1,6 @@
+import { trace } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { userHash } from '../../subgraphs/platform/auth/caller-key.ts';
 import { decodeJwt, type CryptoKey } from 'jose';
 import { bearerToken, verifyToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { AppError } from '../../subgraphs/platform/errors.ts';
@@ -7,6 +9,15 @@ import type { RevocationCheck, VerifiedToken } from './revocation.ts';
 export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
 
 const VERIFIED_TOKENS_KEPT = 10_000;
+
+/** An end user's request names its user in its log lines and trace as a digest only (a `sub` may be an e-mail address). */
+function identifyUser(request: FastifyRequest, reply: FastifyReply, registrationId: string, userId: string) {
+  const user = userHash(registrationId, userId);
+  // The reply's logger too: it writes the request's closing line.
+  request.log = request.log.child({ issuerRegistration: registrationId, user });
+  reply.log = request.log;
+  trace.getActiveSpan()?.setAttributes({ 'enduser.pseudo.id': user, 'app.issuer_registration': registrationId });
+}
 
 /**
  * verifyToken, remembered until the token expires (a client sends the same token for an hour),
@@ -51,7 +62,9 @@ export function createTokenGate(verify: TokenVerifier, revocation: RevocationChe
     hook: (onError: (request: FastifyRequest, reply: FastifyReply, error: AppError) => unknown) =>
       async (request: FastifyRequest, reply: FastifyReply) => {
         try {
-          (request as FastifyRequest & { caller?: Caller | null }).caller = await check(request.headers.authorization);
+          const caller = await check(request.headers.authorization);
+          (request as FastifyRequest & { caller?: Caller | null }).caller = caller;
+          if (caller?.userId !== undefined) identifyUser(request, reply, caller.clientId, caller.userId);
         } catch (error) {
           if (error instanceof AppError) return onError(request, reply, error);
           throw error;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
 import canonicalize from 'canonicalize';
 import { Kind, parse, type OperationTypeNode, type ParseOptions } from 'graphql';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
@@ -40,9 +41,9 @@ export class WriteEpochs {
   bump(orgId: string) { this.epochs.set(orgId, this.of(orgId) + 1); }
 }
 
-/** Who asks, as far as an answer can differ: client, organisation and scopes (null: anonymous). */
+/** Who asks, as far as an answer can differ: client (or end user), organisation and scopes (null: anonymous). */
 export const callerIdentity = (caller: Caller | null | undefined) =>
-  caller ? { client: caller.clientId, org: caller.orgId, scopes: [...caller.scopes].sort() } : null;
+  caller ? { client: callerKey(caller), org: caller.orgId, scopes: [...caller.scopes].sort() } : null;
 
 /** A collapsing key: sha256 of the parts' canonical JSON, so a long document or variables are not kept twice. */
 export const collapseKey = (parts: Record<string, unknown>) => createHash('sha256').update(canonicalize(parts) ?? '').digest('base64');

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
 import fp from 'fastify-plugin';
 import type { ParseOptions } from 'graphql';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
@@ -72,7 +73,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: Idempo
     const carriesSecret = mutation ? selectsSecret(mutation.document) : !!request.routeOptions.config.carriesSecret;
     const fingerprint = requestFingerprint(request.method, canonicalTarget(request.url), mutation ? mutation.operation : request.body);
     const { caller } = request;
-    const owner = { clientId: caller.clientId, organisation: caller.orgId };
+    const owner = { clientId: callerKey(caller), organisation: caller.orgId };
     const claim = await store.claim(owner, { key, fingerprint, scopes: caller.scopes });
     // An answer kept before secrets were withheld (or by a version that did not mark this request) is not shown either.
     const withheld = claim.kind === 'withheld'

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { callerKey as principal } from '../../subgraphs/platform/auth/caller-key.ts';
+import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import { TokenError, type AttemptLimiter } from '../auth/token-route.ts';
 import { problem, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
@@ -13,14 +15,20 @@ import { problem, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
 const COUNTERS_DOWN_RETRY_SECONDS = 5;
 const countersDown = 'the shared rate-limit counters (Redis) are unavailable; retry shortly';
 
+const callerOf = (request: FastifyRequest) => (request as FastifyRequest & { caller?: Caller | null }).caller;
+
 /**
- * The verified caller's client id (set by the token gate), else its address (an IPv6 /64, as for
- * token attempts), keys the rate limit: a WebSocket upgrade, whose token comes later, is counted so.
+ * The verified caller (set by the token gate: a client, or one user of an issuer registration),
+ * else its address (an IPv6 /64, as for token attempts), keys the rate limit: a WebSocket upgrade,
+ * whose token comes later, is counted so.
  */
 const callerKey = (request: FastifyRequest) => {
-  const caller = (request as FastifyRequest & { caller?: { clientId: string } | null }).caller;
-  return caller ? `client:${caller.clientId}` : `ip:${attemptAddress(request.ip)}`;
+  const caller = callerOf(request);
+  return caller ? `client:${principal(caller)}` : `ip:${attemptAddress(request.ip)}`;
 };
+
+/** The limit over every user of one issuer registration: ISSUER_RATE_LIMIT_PER_MINUTE, by default 20 users' worth. */
+export const issuerRequestLimit = (config: Config) => config.ISSUER_RATE_LIMIT_PER_MINUTE ?? 20 * config.RATE_LIMIT_PER_MINUTE;
 
 /**
  * Registers the rate-limit plugin on the gateway with the per-client request limit; routes opt in
@@ -68,13 +76,34 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance, { config }: { con
   app.decorate('sharedCounters', await registerRateLimit(app, config));
 }, { name: 'rate-limit' });
 
-/** Per-client request rate limit on GraphQL and REST (runs after the token gate), answering 429 with Retry-After. */
-export function addRequestRateLimit(scope: FastifyInstance) {
+/**
+ * Per-client (per-user, for an end user's token) request rate limit on GraphQL and REST, and the
+ * limit of each issuer registration over all its users; runs after the token gate and answers 429
+ * with Retry-After.
+ */
+export function addRequestRateLimit(scope: FastifyInstance, config: Config) {
   const limit = scope.rateLimit();
+  const redis = scope.sharedCounters;
+  const points = issuerRequestLimit(config);
+  const byIssuer = redis
+    ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${config.REDIS_KEY_PREFIX}limit:issuer`, points, duration: 60 })
+    : new RateLimiterMemory({ keyPrefix: 'issuer', points, duration: 60 });
+  const issuerLimit = async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = callerOf(request);
+    if (caller?.userId === undefined) return;
+    const over = await byIssuer.consume(caller.clientId).then(() => null, (error: unknown) => {
+      if (error instanceof RateLimiterRes) return Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+      throw error;
+    });
+    if (over === null) return;
+    reply.header('retry-after', String(over));
+    throw Object.assign(new Error(`Rate limit of ${points} requests per minute over every user of issuer registration ${caller.clientId} exceeded; retry in ${over} s`), { statusCode: 429, code: 'RATE_LIMITED' });
+  };
   // A Redis outage answers 503 with Retry-After, never a 500 and never an unlimited pass.
   scope.addHook('preHandler', async (request, reply) => {
     try {
       await limit.call(scope, request, reply);
+      if (!reply.sent) await issuerLimit(request, reply);
     } catch (error) {
       if (typeof (error as { statusCode?: unknown }).statusCode === 'number') throw error; // 429: over the limit
       request.log.warn({ err: { type: (error as Error).name, message: (error as Error).message } }, 'rate limit counters unavailable');

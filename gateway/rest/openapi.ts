@@ -8,6 +8,7 @@ import {
 import { selectsSecret } from '../idempotency/secrets.ts';
 import { adminClientPaths } from '../admin/clients-routes.ts';
 import { adminDocumentPaths } from '../admin/documents-routes.ts';
+import { adminIssuerPaths } from '../admin/issuers-routes.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { withExamples } from './examples.ts';
 import { cacheDocs, noStoreDocs } from './http-cache.ts';
@@ -209,7 +210,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
     },
   };
   for (const endpoint of areaTokenEndpoints) paths[endpoint.path] = { post: areaTokenOperation(endpoint) };
-  Object.assign(paths, withIdempotency(adminClientPaths), withIdempotency(adminDocumentPaths));
+  Object.assign(paths, withIdempotency(adminClientPaths), withIdempotency(adminIssuerPaths), withIdempotency(adminDocumentPaths));
   return {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: DESCRIPTION },

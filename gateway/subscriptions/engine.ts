@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { FormattedExecutionResult } from 'graphql';
@@ -110,7 +111,7 @@ export class SubscriptionEngine {
     const { maxPerProcess, maxPerClient, clientLimit } = this.options;
     if (this.count >= maxPerProcess) throw new TooManySubscriptions(`Too many subscriptions: this server holds its maximum of ${maxPerProcess}; retry on another`);
     const id = randomUUID();
-    const { clientId } = holder.subscriber.caller;
+    const clientId = callerKey(holder.subscriber.caller);
     if (!(await clientLimit.acquire(clientId, id))) throw new TooManySubscriptions(`Too many subscriptions: client ${clientId} holds its maximum of ${maxPerClient}`);
     if (this.released.has(holder) || this.closing.has(holder)) {
       // Its connection closed while the place was being taken (a Redis round trip): nothing to start.
@@ -166,7 +167,7 @@ export class SubscriptionEngine {
       const waiting = watch.events.length + watch.channel.backlog;
       const unsent = watch.holder.buffered?.() ?? 0;
       if (waiting > queueMax || unsent > bufferMax) {
-        this.options.log.warn({ clientId: watch.holder.subscriber.caller.clientId, waiting, unsent }, 'subscription dropped: slow consumer');
+        this.options.log.warn({ clientId: callerKey(watch.holder.subscriber.caller), waiting, unsent }, 'subscription dropped: slow consumer');
         this.close(watch.holder, CloseCode.SlowConsumer, `slow consumer: ${waiting > queueMax ? `more than ${queueMax} events waiting` : `more than ${bufferMax} bytes unsent`}`);
         continue;
       }
@@ -217,7 +218,7 @@ export class SubscriptionEngine {
       this.holders.delete(watch.holder);
       if (!this.closing.has(watch.holder)) this.options.metrics.closed.inc({ reason: 'client_closed' });
     }
-    this.options.clientLimit.release(watch.holder.subscriber.caller.clientId, watch.id);
+    this.options.clientLimit.release(callerKey(watch.holder.subscriber.caller), watch.id);
     this.count -= 1;
     this.options.metrics.active.dec({ transport: watch.holder.transport });
   }

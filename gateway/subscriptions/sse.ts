@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Response } from 'graphql-sse';
@@ -87,7 +88,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
       if (!caller) return refusal(401, [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED' } }]);
       const presented = request.headers[STREAM_TOKEN_HEADER] ?? new URL(request.url, 'http://localhost/').searchParams.get(STREAM_TOKEN_QUERY);
       if (typeof presented === 'string' && presented) {
-        if (reservations.ownerOf(presented) !== caller.clientId) return streamNotFound();
+        if (reservations.ownerOf(presented) !== callerKey(caller)) return streamNotFound();
         if (reservations.isOpen(presented)) return presented;
         if (req.headers.get('accept') !== 'text/event-stream') {
           // Nothing runs on a stream not open yet: there is nothing to complete, and nothing may start.
@@ -99,9 +100,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
         return presented;
       }
       if (request.method !== 'PUT') return randomUUID();
-      const reserved = reservations.reserve(caller.clientId);
+      const reserved = reservations.reserve(callerKey(caller));
       if ('token' in reserved) return created(reserved.token);
-      return tooManyReservations(request, caller.clientId, reservationsPerClient, reserved.retryAfter);
+      return tooManyReservations(request, callerKey(caller), reservationsPerClient, reserved.retryAfter);
     },
     // Validated (with the gateway's limits) in onSubscribe.
     validate: () => [],

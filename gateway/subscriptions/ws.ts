@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
 import type { FastifyRequest } from 'fastify';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
 import type { Context } from 'graphql-ws';
@@ -40,7 +41,7 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
       const { connection, socket } = ctx.extra;
       try {
         const subscriber = await engine.authenticate(connectionAuthorization(ctx.connectionParams));
-        const { clientId } = subscriber.caller;
+        const clientId = callerKey(subscriber.caller);
         const place = { clientId, id: randomUUID() };
         if (!(await clientConnections.acquire(clientId, place.id))) {
           const why = `Too many connections: client ${clientId} holds its maximum of ${maxPerClient}`;

@@ -13,6 +13,6 @@ export const ownerKey = (owner: DocumentOwner) => `${owner.kind}:${owner.id}`;
  * (a token from an organisation's OpenID provider) carries a user id and, as its client id, the id of
  * the issuer registration that admitted it: its documents are that registration's.
  */
-export function ownerOfCaller(caller: Caller & { userId?: string }): DocumentOwner {
+export function ownerOfCaller(caller: Caller): DocumentOwner {
   return { kind: caller.userId === undefined ? 'client' : 'issuer', id: caller.clientId };
 }

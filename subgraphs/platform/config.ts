@@ -84,6 +84,8 @@ const schema = z.object({
   /** A WebSocket is pinged this often; one that has not answered by the next ping is closed. */
   SUBSCRIPTIONS_KEEPALIVE_MS: z.coerce.number().int().min(100).default(12_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
+  /** Requests a minute over every user of one issuer registration (default: 20x RATE_LIMIT_PER_MINUTE). */
+  ISSUER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   /** Failed token attempts a minute for one client id from one address. */
   TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   /** Failed token attempts a minute from one address (an IPv6 /64) over every client id. */
@@ -148,6 +150,8 @@ const schema = z.object({
   WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(65_536),
   /** Receivers on loopback (tests, local development); refused otherwise. */
   WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
+  /** OpenID Connect issuers (and their JWKS) on loopback, over plain http too: tests only; refused otherwise. */
+  OIDC_ALLOW_LOOPBACK: z.stringbool().default(false),
   /** Attempts in flight at once: in one worker process, and (counted in the database) per organisation and per subscription. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
   WEBHOOK_CONCURRENCY_PER_ORGANISATION: z.coerce.number().int().min(1).max(1_000).default(8),

@@ -1,10 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { resolveReceiver, type ReceiverPolicy, type ResolvedAddress } from './receiver-url.ts';
+import { pinnedLookup, resolvePublicUrl, type AddressPolicy, type ResolvedAddress } from '../platform/public-address.ts';
 
-export interface SendLimits extends ReceiverPolicy {
+export interface SendLimits extends AddressPolicy {
   /** The whole attempt: name resolution, connection, answer. */
   timeoutMs: number;
   /** Bytes of the receiver's response read at most (the rest is dropped). */
@@ -36,14 +35,6 @@ export function signedHeaders(secret: string, id: string, body: string, at = new
   };
 }
 
-/** Connects to the addresses checked beforehand only, so a DNS answer that changes after the check is never used. */
-function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
-  return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, addresses);
-    else callback(null, addresses[0].address, addresses[0].family);
-  }) as LookupFunction;
-}
-
 const TLS_ERROR = /CERT|TLS|SSL|EPROTO/;
 
 /**
@@ -60,7 +51,7 @@ export async function sendWebhook(target: string, secret: string, id: string, bo
   const url = new URL(target);
   let addresses: ResolvedAddress[];
   try {
-    addresses = await Promise.race([resolveReceiver(url, limits), new Promise<never>((_, reject) => {
+    addresses = await Promise.race([resolvePublicUrl(url, limits), new Promise<never>((_, reject) => {
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     })]);
   } catch (error) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { AppError, badInput, conflict, notFound } from '../platform/errors.ts';
 import { parseEventTypes, type EventType } from '../events.ts';
-import { parseReceiverUrl, resolveReceiver, type ReceiverPolicy } from './receiver-url.ts';
+import { parsePublicUrl, resolvePublicUrl, type AddressPolicy } from '../platform/public-address.ts';
 import { WebhookDelivery, WebhookSubscription, type DeliveryStatus } from './entities.ts';
 
 /** Bounds what one organisation can make the worker do. */
@@ -22,15 +22,15 @@ export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
  * The receiver policy of each database (`WEBHOOK_ALLOW_LOOPBACK`): registered when the subgraph
  * starts and found again from any EntityManager forked from it.
  */
-const policies = new WeakMap<object, ReceiverPolicy>();
-export const registerReceiverPolicy = (em: { config: object }, policy: ReceiverPolicy) => { policies.set(em.config, policy); };
+const policies = new WeakMap<object, AddressPolicy>();
+export const registerReceiverPolicy = (em: { config: object }, policy: AddressPolicy) => { policies.set(em.config, policy); };
 /** Nothing registered (a service built outside a subgraph) is the default configuration: public receivers only. */
-const policyFor = (em: { config: object }): ReceiverPolicy => policies.get(em.config) ?? { allowLoopback: false };
+const policyFor = (em: { config: object }): AddressPolicy => policies.get(em.config) ?? { allowLoopback: false };
 
 /** Subscriptions and their delivery log, within the EntityManager's organisation (the tenant filter). */
 export class WebhookService {
   private readonly em: EntityManager;
-  private readonly policy: ReceiverPolicy;
+  private readonly policy: AddressPolicy;
 
   constructor(em: EntityManager) {
     this.em = em;
@@ -38,7 +38,7 @@ export class WebhookService {
   }
 
   async subscribe(input: SubscriptionInput): Promise<{ subscription: WebhookSubscription; secret: string }> {
-    const url = parseReceiverUrl(input.url, this.policy);
+    const url = parsePublicUrl(input.url, this.policy);
     const eventTypes = this.eventTypes(input.eventTypes);
     if (input.description != null && (typeof input.description !== 'string' || input.description.length > 255)) {
       throw badInput('description must be a string of at most 255 characters', 'description');
@@ -46,7 +46,7 @@ export class WebhookService {
     if (await this.em.count(WebhookSubscription, {}) >= MAX_SUBSCRIPTIONS_PER_ORG) {
       throw conflict(`An organisation has at most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions; delete one first`);
     }
-    await resolveReceiver(url, this.policy);
+    await resolvePublicUrl(url, this.policy);
     const secret = newSecret();
     const subscription = this.em.create(WebhookSubscription, {
       url: url.toString(), eventTypes, description: (input.description as string | undefined) ?? null, secret,

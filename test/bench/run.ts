@@ -25,6 +25,7 @@ import { SupergraphInfo } from './schema.ts';
 import { breakdown, markdown, type ProfileEntry } from './layers.ts';
 import { describeStart, measureStart, type StartResult } from './start.ts';
 import { verify } from './verify.ts';
+import { benchEndUser } from './user-token.ts';
 import { mixedRiskWarmUp } from './mixed.ts';
 import { machineParallelism, measureWorkers, type WorkersResult } from './workers.ts';
 import { generateHopKey, INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
@@ -200,7 +201,7 @@ function load(m: Measurement, headers: Record<string, string>, duration: number,
 }
 
 const headersFor = (m: Measurement, token: string, direct?: string): Record<string, string> => ({
-  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: direct ?? `Bearer ${token}` } : {}),
+  ...(m.body ? { 'content-type': 'application/json' } : {}), ...(m.auth ? { authorization: direct ?? `Bearer ${m.token ?? token}` } : {}),
   ...(m.variant === 'direct' ? { [INTERNAL_HOP_HEADER]: signHop(hopKey, { method: m.method, target: new URL(m.url).pathname, body: m.body }) } : {}),
 });
 
@@ -331,6 +332,7 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
   process.once('SIGTERM', stop);
   let ratioResults: RatioResult[] = [];
   let info: Awaited<Servers['ready']>;
+  let endUser: Awaited<ReturnType<typeof benchEndUser>> | undefined;
   try {
     info = await servers.ready;
     const bearer = await token(info.targets.gateway, info.client);
@@ -338,6 +340,10 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
     console.log(`servers up (${info.database}); subgraphs: ${info.subgraphs.join(', ')}; seeding through the gateway...`);
     for (const [name, problem] of Object.entries(info.broken)) console.log(`  subgraph ${name} left out, its schema does not build: ${problem}`);
     const ctx: ScenarioContext = { ...base, seed: await seed(base) };
+    if (selected.some((s) => s.name === 'user-token')) {
+      endUser = await benchEndUser(info.targets.gateway, info.client);
+      ctx.userToken = endUser.token;
+    }
     if (selected.some((s) => s.name === 'mixed')) await seedMixed(servers, ctx, info.targets.gateway, options.connections);
     if (selected.some((s) => s.name === 'documents')) {
       ctx.seed.documentId = await publishBenchDocuments(info.targets.gatewayInprocess, info.client).catch((error: Error) => { ctx.seed.problems.documents = error.message; return undefined; });
@@ -352,6 +358,7 @@ async function runScenarios(selected: Scenario[], options: Options, results: Mea
     }
   } finally {
     await servers.close();
+    await endUser?.close();
   }
   return { database: info.database, ratioResults };
 }

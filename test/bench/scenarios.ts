@@ -11,9 +11,10 @@ import { MIXED_BOOKINGS_PER_USER, mixedRequests, type MixedRequest } from './mix
  * physical limit: a minimal Fastify + driver server doing the REST user lookup (bare.ts); `bare-twin`
  * the same server answering the cross query with the same reads as our stack. `document-id`: our
  * default gateway given only a registered trusted document's id (`documentId`), against its full text.
+ * `user-token`: the default gateway with an end user's token (OpenID Connect), against `client-token`, the client's.
  */
 export type Variant = 'direct' | 'gateway' | 'gateway-inprocess' | 'stock' | 'hive' | 'hive-nodedup' | 'rest' | 'rest-inprocess' | 'bare' | 'bare-twin'
-  | 'document-id';
+  | 'client-token' | 'user-token' | 'document-id';
 
 export interface Measurement {
   variant: Variant;
@@ -22,6 +23,8 @@ export interface Measurement {
   body?: string;
   /** Send the bench client's bearer token. */
   auth: boolean;
+  /** With `auth`: this bearer token instead of the bench client's (an end user's, scenario `user-token`). */
+  token?: string;
   /** A reason the response is wrong (checked once before measuring), or null. */
   check(status: number, body: unknown): string | null;
   /** What the answer was, for the report (e.g. which member of a union). */
@@ -68,6 +71,8 @@ export interface ScenarioContext {
   token: string;
   /** One token per connection, each of its own API client (scenario `mixed`). */
   tokens?: string[];
+  /** An end user's token from an issuer the bench organisation trusts (scenario `user-token`, user-token.ts). */
+  userToken?: string;
 }
 
 export interface Scenario {
@@ -258,6 +263,21 @@ export const scenarios: Scenario[] = [
       return [fullText, { ...fullText, variant: 'document-id', body: JSON.stringify({ documentId: ctx.seed.documentId, variables: { id: ctx.seed.userId } }) }];
     },
     ratios: [{ label: 'id only / full text (in-process)', numerator: 'document-id', denominator: 'gateway-inprocess' }],
+  },
+  {
+    name: 'user-token',
+    title: "user by id with an end user's token (OpenID Connect issuer) and with the client's",
+    needs: ['scoring'], fields: ['Query.user'],
+    blocked: (ctx) => needUser(ctx) ?? (ctx.userToken ? null : 'no end user token (the bench issuer was not trusted)'),
+    measurements: (ctx) => {
+      const url = `${ctx.targets.gatewayInprocess}/graphql`;
+      const check = (d: Record<string, unknown>) => ((d.user as { userId?: string } | null)?.userId === ctx.seed.userId ? null : 'user not found');
+      return [
+        post('client-token', url, BENCH_USER_QUERY, { id: ctx.seed.userId }, true, check),
+        { ...post('user-token', url, BENCH_USER_QUERY, { id: ctx.seed.userId }, true, check), token: ctx.userToken },
+      ];
+    },
+    ratios: [{ label: 'user token / client token (in-process)', numerator: 'user-token', denominator: 'client-token' }],
   },
   crossScenario('cross', ''),
   // What a browser app with a normalising cache (Apollo Client's InMemoryCache) selects: the same plus every entity's id.

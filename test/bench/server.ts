@@ -40,6 +40,8 @@ const env = {
   BOOTSTRAP_CLIENT_ID: BENCH_CLIENT.id, BOOTSTRAP_CLIENT_SECRET: BENCH_CLIENT.secret, BOOTSTRAP_ORG: BENCH_CLIENT.org,
   // The load comes from one client: the per-client rate limit would otherwise answer 429.
   RATE_LIMIT_PER_MINUTE: '1000000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000',
+  // Scenario user-token: the end users' issuer (test/support/oidc-issuer.ts) listens on loopback.
+  OIDC_ALLOW_LOOPBACK: 'true',
   // Throughput is measured at saturation, which load shedding would refuse (bench:exposure measures shedding).
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
   // Every connection may be in a Risk Index evaluation at once (scenarios risk and mixed): the bound

@@ -236,7 +236,11 @@ describe('trusted documents', () => {
   });
 
   it('keeps manifests and modes of issuer registrations apart from clients', async () => {
-    const issuerId = `issuer-${app.clientId}`;
+    expect((await publish({ issuerId: 'issuer_unknown' }, { 'user-app-v1': '{ __typename }' })).status).toBe(404);
+    const trusted = await t.request('POST', '/platform/admin/v1/issuers', {
+      token: admin, body: { issuer: 'https://login.trusted-app.example/', organisation: t.org, audience: `app-${app.clientId}` },
+    });
+    const issuerId = String(trusted.body.id);
     expect((await publish({ issuerId }, { 'user-app-v1': '{ __typename }' })).body.owner).toEqual({ kind: 'issuer', id: issuerId });
     expect((await setMode({ issuerId }, 'enforce')).body).toEqual({ owner: { kind: 'issuer', id: issuerId }, mode: 'enforce' });
     const listed = await t.request('GET', `${MANIFESTS}?issuerId=${issuerId}`, { token: admin });

@@ -113,6 +113,16 @@ export const CASES: Record<string, Case> = {
   rotateClientSecret: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
   disableClient: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
   enableClient: { valid: (ids) => ({ token: ids.adminToken, params: { clientId: ids.clientId } }), invalid: (ids) => ({ token: ids.adminToken, params: { clientId: MISSING } }) },
+  trustIssuer: {
+    valid: (ids) => ({
+      token: ids.adminToken,
+      body: { issuer: 'https://login.acme.example/realms/fleet', organisation: 'org-partner', audience: 'https://graph.example.com/', scopesClaim: 'roles', scopeMap: { 'fleet-manager': ['b2b'], dispatcher: ['b2b', 'roadside'] } },
+    }),
+    after: (body, ids) => { ids.issuerId = String(body.id); },
+    invalid: (ids) => ({ token: ids.adminToken, body: { issuer: 'https://10.0.0.1/realms/fleet', organisation: 'org-partner', audience: 'https://graph.example.com/' } }),
+  },
+  listIssuers: { valid: (ids) => ({ token: ids.adminToken }), invalid: () => ({ token: null }) },
+  distrustIssuer: { valid: (ids) => ({ token: ids.adminToken, params: { issuerId: ids.issuerId } }), invalid: (ids) => ({ token: ids.adminToken, params: { issuerId: MISSING } }) },
   publishManifest: {
     valid: (ids) => ({ token: ids.adminToken, body: { clientId: ids.clientId, name: 'fleet-app 1.4.0', manifest: { 'fleet-app-user-v1': 'query User($id: ID!) { user(userId: $id) { id homeZip } }' } } }),
     after: (body, ids) => { ids.manifestId = String(body.manifestId); },

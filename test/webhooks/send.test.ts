@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { parseReceiverUrl, resolveReceiver } from '../../subgraphs/webhooks/receiver-url.ts';
+import { parsePublicUrl, resolvePublicUrl } from '../../subgraphs/platform/public-address.ts';
 import { sendWebhook, signedHeaders } from '../../subgraphs/webhooks/send.ts';
 import { retrySchedule } from '../../subgraphs/webhooks/deliver.ts';
 import { newSecret } from '../../subgraphs/webhooks/service.ts';
@@ -28,15 +28,15 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
 
-const refuses = (url: string, policy = DEFAULT) => expect(() => parseReceiverUrl(url, policy), url).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
+const refuses = (url: string, policy = DEFAULT) => expect(() => parsePublicUrl(url, policy), url).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
 
 describe('receiver URLs', () => {
   it('accepts https anywhere public, and http on loopback only when loopback is allowed', () => {
     for (const url of ['https://partner.example.com/hooks', 'https://8.8.8.8/h', 'https://[2606:4700::1111]/h']) {
-      expect(parseReceiverUrl(url, DEFAULT).toString()).toBe(new URL(url).toString());
+      expect(parsePublicUrl(url, DEFAULT).toString()).toBe(new URL(url).toString());
     }
     for (const url of ['http://127.0.0.1:8080/h', 'http://localhost/h', 'http://[::1]:9/h', 'http://[::ffff:127.0.0.1]:6379/']) {
-      expect(parseReceiverUrl(url, LOOPBACK).toString()).toBe(new URL(url).toString());
+      expect(parsePublicUrl(url, LOOPBACK).toString()).toBe(new URL(url).toString());
     }
   });
 
@@ -61,11 +61,11 @@ describe('receiver URLs', () => {
   });
 
   it('resolves a name and checks every address it has', async () => {
-    const addresses = await resolveReceiver(new URL('http://localhost/h'), LOOPBACK);
+    const addresses = await resolvePublicUrl(new URL('http://localhost/h'), LOOPBACK);
     expect(addresses.length).toBeGreaterThan(0);
     expect(addresses.every((a) => a.address === '::1' || a.address.startsWith('127.'))).toBe(true);
-    await expect(resolveReceiver(new URL('https://localhost/h'), DEFAULT)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
-    await expect(resolveReceiver(new URL('https://no-such-host.invalid/'), LOOPBACK)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(resolvePublicUrl(new URL('https://localhost/h'), DEFAULT)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(resolvePublicUrl(new URL('https://no-such-host.invalid/'), LOOPBACK)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
   });
 });
 

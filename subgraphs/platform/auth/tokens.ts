@@ -7,7 +7,11 @@ export const TOKEN_LIFETIME_SECONDS = 3600;
 export const SCOPES = ['b2b', 'roadside', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** Who is calling: the client, its organisation (tenant), the scopes its token grants and, for a user's token, the user. */
+/**
+ * Who is calling: the client, its organisation (tenant) and the scopes its token grants. An end
+ * user signed in at the organisation's OpenID provider is `userId` (the issuer's claim, never
+ * logged as such), and `clientId` is then the issuer registration's id.
+ */
 export interface Caller {
   clientId: string;
   orgId: string;

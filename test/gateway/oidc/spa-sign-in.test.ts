@@ -1,0 +1,124 @@
+/**
+ * The frontend team's path, in the project's Chromium: a single-page app signs its user in at the
+ * organisation's OpenID provider (oidc-provider, the certified implementation, on a loopback port)
+ * with authorization code + PKCE, then queries the graph with Apollo Client 4 and the user's JWT
+ * access token. The gateway trusts the provider for org-a (`npm run issuers -- trust`'s admin API).
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { build } from 'esbuild';
+import Provider from 'oidc-provider';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser } from '../../support/browser.ts';
+import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
+
+const RESOURCE = 'https://graph.fleet.example/';
+const CLIENT_ID = 'fleet-spa';
+const USER_ID = 'spa-driver-1';
+
+let t: TestStack;
+let browser: Browser;
+let app: { origin: string; server: Server };
+let provider: { issuer: string; server: Server };
+
+/** The app: its page (settings inline) on `/` and `/callback`, and its bundle. */
+async function serveApp(settings: () => object): Promise<{ origin: string; server: Server }> {
+  const bundle = (await build({
+    entryPoints: [new URL('../browser-app/spa-sign-in.js', import.meta.url).pathname],
+    bundle: true, write: false, format: 'iife', platform: 'browser', target: 'chrome120', logLevel: 'silent',
+  })).outputFiles[0]!.text;
+  const server = createServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path === '/app.js') return response.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    if (path !== '/' && path !== '/callback') return response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Fleet</title></head><body data-state="loading">
+<script id="config" type="application/json">${JSON.stringify(settings()).replace(/</g, '\\u003c')}</script>
+<button id="sign-in">Sign in</button> <p>Home ZIP: <span id="home-zip"></span></p> <p id="error"></p>
+<script src="/app.js"></script></body></html>`);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { origin: `http://localhost:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** oidc-provider with one public client (the app) and JWT access tokens for the graph's resource. */
+async function startProvider(redirectUri: string) {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const oidc = new Provider(issuer, {
+    clients: [{ client_id: CLIENT_ID, token_endpoint_auth_method: 'none', redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+    findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
+    // The app's origin only; lifetimes set (oidc-provider notices their defaults otherwise).
+    clientBasedCORS: (_ctx, origin) => origin === new URL(redirectUri).origin,
+    ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
+    features: {
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => RESOURCE,
+        useGrantedResource: () => true,
+        getResourceServerInfo: () => ({ scope: 'openid', audience: RESOURCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+      },
+    },
+    jwks: { keys: [await generateJwk()] },
+  });
+  server.on('request', oidc.callback());
+  return { issuer, server };
+}
+
+async function generateJwk() {
+  const { exportJWK, generateKeyPair } = await import('jose');
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), kid: 'provider-key', alg: 'RS256', use: 'sig' };
+}
+
+beforeAll(async () => {
+  app = await serveApp(() => ({ issuer: provider.issuer, clientId: CLIENT_ID, resource: RESOURCE, graphqlUrl: `${t.url}/graphql`, userId: USER_ID }));
+  provider = await startProvider(`${app.origin}/callback`);
+  t = await startTestStack({ subgraphs: ['scoring'], env: { OIDC_ALLOW_LOOPBACK: 'true', CORS_ORIGINS: app.origin } });
+  const admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
+  const trusted = await t.request('POST', '/platform/admin/v1/issuers', { token: admin, body: { issuer: provider.issuer, organisation: DEFAULT_CLIENT.org, audience: RESOURCE } });
+  expect(trusted.status, JSON.stringify(trusted.body)).toBe(201);
+  const seeded = await t.graphql(`mutation { createUser(input: { userId: "${USER_ID}", homeZip: "60601" }) { userId } }`);
+  expect(seeded.errors ?? []).toEqual([]);
+  browser = await launchBrowser();
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  app?.server.close();
+  provider?.server.closeAllConnections();
+  provider?.server.close();
+});
+
+it("signs a user in with authorization code + PKCE and reads the organisation's graph with Apollo Client and the user's token", async () => {
+  const page = await browser.newPage();
+  const graphql: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().startsWith(`${t.url}/graphql`) && request.method() === 'POST') graphql.push(request.headers().authorization ?? '');
+  });
+  const state = () => page.evaluate(() => (globalThis as unknown as { document: { body: { dataset: { state?: string } } } }).document.body.dataset.state);
+  await page.goto(app.origin, { waitUntil: 'domcontentloaded' });
+  await expect.poll(state, { timeout: 20_000 }).toBe('signed-out');
+  await page.click('#sign-in');
+  // The provider's own pages: sign-in (any login in its development interactions), then consent.
+  await page.waitForSelector('input[name="login"]', { timeout: 20_000 });
+  await page.fill('input[name="login"]', 'ann@example.com');
+  await page.fill('input[name="password"]', 'any');
+  await page.click('button[type="submit"]');
+  await page.waitForSelector('button:has-text("Continue")', { timeout: 20_000 });
+  await page.click('button:has-text("Continue")');
+  await page.waitForURL(`${app.origin}/`, { timeout: 20_000 });
+  await expect.poll(state, { timeout: 20_000 }).toMatch(/ready|error/);
+  expect(await page.locator('#error').innerText()).toBe('');
+  expect(await page.locator('#home-zip').innerText()).toBe('60601');
+  // The graph saw the provider's token: a JWT for the graph's resource, from the provider, about the user.
+  expect(graphql).toHaveLength(1);
+  const { decodeJwt } = await import('jose');
+  expect(decodeJwt(graphql[0]!.replace(/^Bearer /, ''))).toMatchObject({ iss: provider.issuer, aud: RESOURCE, sub: 'ann@example.com' });
+  await page.close();
+}, 120_000);
