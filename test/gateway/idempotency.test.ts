@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClientPaths } from '../../gateway/admin/clients-routes.ts';
 import { adminDocumentPaths } from '../../gateway/admin/documents-routes.ts';
+import { adminIssuerPaths } from '../../gateway/admin/issuers-routes.ts';
 import { IdempotencyRecord } from '../../gateway/idempotency/entity.ts';
 import { idempotencyKeyParameter } from '../../gateway/idempotency/openapi.ts';
 import { ABANDONED_AFTER_MS, RETENTION_MS } from '../../gateway/idempotency/store.ts';
@@ -483,7 +484,7 @@ describe('OpenAPI', () => {
         documented += 1;
       }
     }
-    const adminWrites = Object.values({ ...adminClientPaths, ...adminDocumentPaths }).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
+    const adminWrites = Object.values({ ...adminClientPaths, ...adminDocumentPaths, ...adminIssuerPaths }).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
     expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length + adminWrites);
     expect(secrets.sort()).toEqual(['post /platform/admin/v1/clients', 'post /platform/admin/v1/clients/{clientId}/rotate', 'post /platform/webhooks/v1/subscriptions']);
   });
