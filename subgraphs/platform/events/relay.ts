@@ -59,29 +59,35 @@ const eventOf = (name: string, row: Row): CommittedEvent => ({
  */
 export interface RelayPosition {
   expected?: number;
-  gap?: { seq: number; xmax: bigint; since: number };
+  gap?: { seq: number; running: Set<string>; since: number };
 }
 
-/** The current snapshot's horizons: every transaction below `xmin` has ended; `xmax` is the next to be assigned. */
-async function horizons(run: Run) {
-  const [row] = await run('select pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax');
-  return { xmin: BigInt(String(row!.xmin)), xmax: BigInt(String(row!.xmax)) };
+/**
+ * The transactions of this database that hold a transaction id, other than this session's, as `pid:xid`:
+ * those that may commit an outbox row below a gap. Another database's transactions (other tests, other
+ * applications on the server) never do, so they never hold a gap.
+ */
+async function runningHere(run: Run): Promise<Set<string>> {
+  const rows = await run(`select pid::text || ':' || backend_xid::text as id from pg_stat_activity
+    where datname = current_database() and backend_xid is not null and pid <> pg_backend_pid()`);
+  return new Set(rows.map((row) => String(row.id)));
 }
 
 /** The rows of a batch that may go now, in order (see RelayPosition), moving `position` on. */
 async function publishable(rows: Row[], position: RelayPosition, run: Run): Promise<Row[]> {
   const taken: Row[] = [];
-  let now: { xmin: bigint; xmax: bigint } | undefined;
+  let now: Set<string> | undefined;
   for (const row of rows) {
     const seq = Number(row.seq);
     const { expected } = position;
     // A relay that has published nothing yet (its start, or another process's relay had the lock) knows
     // no position: a gap below its first row, `seq` 0, which every start passes once settled.
     if (expected === undefined || seq > expected) {
-      now ??= await horizons(run);
+      now ??= await runningHere(run);
       const missing = expected ?? 0;
-      if (position.gap?.seq !== missing) position.gap = { seq: missing, xmax: now.xmax, since: Date.now() };
-      if (now.xmin < position.gap.xmax && Date.now() - position.gap.since < GAP_MAX_WAIT_MS) break;
+      if (position.gap?.seq !== missing) position.gap = { seq: missing, running: now, since: Date.now() };
+      const settled = ![...position.gap.running].some((id) => now!.has(id));
+      if (!settled && Date.now() - position.gap.since < GAP_MAX_WAIT_MS) break;
       position.gap = undefined;
     }
     taken.push(row);
