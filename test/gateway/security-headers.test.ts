@@ -57,7 +57,7 @@ describe('security headers', () => {
     expect(res.headers.get('content-security-policy')).toBe(API_CSP);
   });
 
-  it('the GraphiQL page: its own files, data: fonts, fetch and WebSocket to the same host, no framing', async () => {
+  it('the GraphiQL page: its own files and workers, inline styles (Monaco) but no inline script, fetch and WebSocket to the same host, no framing', async () => {
     const res = await t.request('GET', '/graphql', { headers: html });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -66,12 +66,14 @@ describe('security headers', () => {
     const csp = directives(res.headers.get('content-security-policy'));
     expect(csp['default-src']).toEqual(["'none'"]);
     expect(csp['script-src']).toEqual(["'self'"]);
+    expect(csp['worker-src']).toEqual(["'self'"]);
+    expect(csp['style-src']).toEqual(["'self'", "'unsafe-inline'"]);
     expect(csp['connect-src']).toEqual(["'self'", `ws://${host}`, `wss://${host}`]);
-    expect(csp['font-src']).toEqual(['data:']);
+    expect(csp['font-src']).toEqual(["'self'", 'data:']);
     expect(csp['base-uri']).toEqual(["'none'"]);
     // Nothing inline may run: the page's own script is a served file.
     expect(res.body).not.toMatch(/<script>/);
-    const asset = await t.request('GET', '/ide/graphiql.min.js');
+    const asset = await t.request('GET', '/ide/ide.js');
     expect(asset.status).toBe(200);
     expectBaseline(asset.headers);
   });
