@@ -46,6 +46,6 @@ query RiskIndexMapDeferred($wkt: WKT!, $radius: Float) {
     riskMap: riskIndex(wkt: $wkt, radius: $radius) { map }
   }
 }`,
-    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.005 },
+    variables: { wkt: 'POINT(-87.6298 41.8781)', radius: 0.01 },
   },
 ];
