@@ -9,10 +9,8 @@ import { meros } from 'meros/browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
+import { merged, type Json, type Payload } from '../support/deferred-parts.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-
-type Json = Record<string, unknown>;
-interface Payload { data?: Json | null; errors?: Json[]; incremental?: { data: Json | null; path: (string | number)[]; errors?: Json[] }[] }
 
 const typename: FieldNode = { kind: Kind.FIELD, name: { kind: Kind.NAME, value: '__typename' } };
 const defer = (label: string): DirectiveNode => ({
@@ -38,16 +36,6 @@ function reshaped(query: string, shape: 'root' | 'nested', deferred: boolean) {
   }));
 }
 
-function mergeAt(target: Json, path: (string | number)[], value: Json) {
-  let at: Json = target;
-  for (const key of path) at = at[key] as Json;
-  for (const [key, item] of Object.entries(value)) {
-    const existing = at[key];
-    if (existing && typeof existing === 'object' && item && typeof item === 'object' && !Array.isArray(item)) mergeAt(at, [key], item as Json);
-    else at[key] = item;
-  }
-}
-
 /** The answer without the figures stamped with the time they were computed (`asOf` of a feed with no observations). */
 const timeless = (data: unknown) => JSON.parse(JSON.stringify(data ?? null, (key, value: unknown) => (key === 'asOf' ? undefined : value))) as unknown;
 
@@ -68,19 +56,9 @@ describe('IDE examples with deferred fragments', () => {
     });
     const parts = await meros<Payload>(response);
     if (parts instanceof Response) return { parts: 1, ...(await parts.json() as Payload) };
-    let count = 0;
-    const data: Json = {};
-    const errors: Json[] = [];
-    for await (const { body } of parts) {
-      count += 1;
-      if (body.data) Object.assign(data, body.data);
-      errors.push(...(body.errors ?? []));
-      for (const item of body.incremental ?? []) {
-        if (item.data) mergeAt(data, item.path, item.data);
-        errors.push(...(item.errors ?? []));
-      }
-    }
-    return { parts: count, data, errors };
+    const payloads: Payload[] = [];
+    for await (const { body } of parts) payloads.push(body);
+    return { parts: payloads.length, ...merged(payloads) };
   }
 
   const queries = servedExamples(apiSchema()).filter((e) => parse(e.query).definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'query'));

@@ -2,6 +2,7 @@ import { meros } from 'meros/browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
 import { acceptsIncremental } from '../../gateway/http/multipart.ts';
+import { merged, type Json, type Payload } from '../support/deferred-parts.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /** What Apollo Client 4 sends with Defer20220824Handler. */
@@ -9,20 +10,6 @@ const MULTIPART = 'multipart/mixed;deferSpec=20220824,application/graphql-respon
 const USER_ID = 'defer-user';
 const VINS = ['1HGCM82633A0D0001', '1HGCM82633A0D0002'];
 const LOOP = 'POINT(-87.6298 41.8781)';
-
-type Json = Record<string, unknown>;
-interface Payload { data?: Json | null; errors?: Json[]; hasNext?: boolean; incremental?: { data: Json | null; path: (string | number)[]; label?: string; errors?: Json[] }[] }
-
-/** Sets `value` at `path` in `target`, merging objects (what Apollo Client's Defer20220824Handler does with a part). */
-function mergeAt(target: Json, path: (string | number)[], value: Json) {
-  let at: Json = target;
-  for (const key of path) at = at[key] as Json;
-  for (const [key, item] of Object.entries(value)) {
-    const existing = at[key];
-    if (existing && typeof existing === 'object' && item && typeof item === 'object' && !Array.isArray(item)) mergeAt(at, [key], item as Json);
-    else at[key] = item;
-  }
-}
 
 describe('@defer through the gateway (meros, as a client reads multipart/mixed)', () => {
   let t: TestStack;
@@ -37,21 +24,6 @@ describe('@defer through the gateway (meros, as a client reads multipart/mixed)'
     if (parts instanceof Response) payloads.push(await parts.json() as Payload);
     else for await (const part of parts) payloads.push(part.body as Payload);
     return { status: response.status, type: response.headers.get('content-type'), payloads };
-  }
-
-  /** The answer a client builds from the parts. */
-  function merged(payloads: Payload[]) {
-    const [first, ...rest] = payloads;
-    const data = structuredClone(first!.data ?? {}) as Json;
-    const errors = [...(first!.errors ?? [])];
-    for (const payload of rest) {
-      for (const item of payload.incremental ?? []) {
-        if (item.data) mergeAt(data, item.path, item.data);
-        errors.push(...(item.errors ?? []));
-      }
-      errors.push(...(payload.errors ?? []));
-    }
-    return { data, errors };
   }
 
   beforeAll(async () => {
