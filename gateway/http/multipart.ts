@@ -42,22 +42,26 @@ export function acceptsIncremental(accept: string | null | undefined): boolean {
   return multipart > 0 && multipart >= single;
 }
 
-const part = (boundary: string, json: string, last: boolean) =>
-  `content-type: application/json; charset=utf-8\r\n\r\n${json}\r\n--${boundary}${last ? '--' : ''}\r\n`;
+/** One JSON part and the delimiter after it: the CRLF that follows a delimiter opens the next part. */
+const part = (boundary: string, json: string) =>
+  `\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${json}\r\n--${boundary}`;
 
 /**
  * A multipart/mixed body of JSON parts (RFC 2046), each sent whole with the delimiter after it, so that a
  * client can act on a part without waiting for the next: the framing Apollo Server and Apollo Router use for
  * deferred fragments and multipart subscriptions. `parts` gives each part's JSON text and whether it is the
- * last; the body ends after the last one, or after the parts end (then with an empty closing part, `close`).
+ * last; the body ends after the last one, or after the parts end: then with a closing part, `close`
+ * (deferred fragments), or with none when `close` is null (a subscription's stream, which may end any time).
  */
-export async function* multipartMixed(boundary: string, parts: AsyncIterable<{ json: string; last: boolean }>, close = '{}'): AsyncGenerator<string> {
-  yield `\r\n--${boundary}\r\n`;
+export async function* multipartMixed(
+  boundary: string, parts: AsyncIterable<{ json: string; last: boolean }>, close: string | null = '{}',
+): AsyncGenerator<string> {
+  yield `\r\n--${boundary}`;
   for await (const { json, last } of parts) {
-    yield part(boundary, json, last);
+    yield last ? `${part(boundary, json)}--\r\n` : part(boundary, json);
     if (last) return;
   }
-  yield part(boundary, close, true);
+  yield `${close === null ? '' : part(boundary, close)}--\r\n`;
 }
 
 /** The content type of a multipart/mixed body with that boundary and parameters (e.g. `deferSpec=20220824`). */

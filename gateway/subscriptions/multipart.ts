@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import { AppError, statusForCode } from '../../subgraphs/platform/errors.ts';
 import { sendGraphqlErrors } from '../http/graphql-reply.ts';
-import { mediaRanges } from '../http/multipart.ts';
+import { mediaRanges, multipartMixed } from '../http/multipart.ts';
 import { addVary } from '../http/vary.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRequest, type SubscriptionRules } from './document.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
@@ -17,11 +17,31 @@ export const MULTIPART_SUBSCRIPTION_TYPE = `multipart/mixed;boundary="${BOUNDARY
 export const acceptsMultipartSubscription = (request: FastifyRequest) => mediaRanges(request.headers.accept ?? '')
   .some(({ type, parameters, q }) => type === 'multipart/mixed' && q > 0 && parameters.subscriptionspec === '1.0');
 
-/** One part; each ends with the boundary, so that a client handles it as it arrives rather than with the next. */
-const part = (body: unknown) => `\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(body)}\r\n--${BOUNDARY}`;
-
 /** The error result the engine ends a stream with when it closes it (a revoked token, a slow consumer, shutdown). */
 const isClosing = (result: FormattedExecutionResult) => !result.data && result.errors?.some((e) => e.extensions?.closeCode !== undefined);
+
+/** Each result as a part as it comes, and a heartbeat `{}` every `heartbeatMs`, until the results end. */
+async function* partsOf(results: AsyncIterator<FormattedExecutionResult>, heartbeatMs: number) {
+  let beats = 0;
+  let wake = () => {};
+  const heartbeat = setInterval(() => { beats += 1; wake(); }, heartbeatMs);
+  try {
+    let next = results.next();
+    for (;;) {
+      const beat = new Promise<null>((resolve) => { wake = () => resolve(null); });
+      const result = await Promise.race([next, beat]);
+      for (; beats > 0; beats -= 1) yield { json: '{}', last: false };
+      if (result === null) continue;
+      if (result.done) return;
+      const { value } = result;
+      const body = isClosing(value) ? { payload: null, errors: value.errors } : { payload: value };
+      yield { json: JSON.stringify(body), last: false };
+      next = results.next();
+    }
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
 
 function refusal(error: unknown): { status: number; errors: readonly GraphQLFormattedError[] } | undefined {
   if (error instanceof SubscriptionRefused) return { status: error.status, errors: error.errors.map((e) => e.toJSON()) };
@@ -55,23 +75,15 @@ export function multipartHandler(engine: SubscriptionEngine, rules: Subscription
       if (!refused) throw error;
       return sendGraphqlErrors(request, reply, refused.status, refused.errors);
     }
-    const heartbeat = setInterval(() => body.write(part({})), heartbeatMs);
-    const stop = () => {
-      clearInterval(heartbeat);
-      void results.return?.();
-    };
-    reply.raw.once('close', stop);
+    reply.raw.once('close', () => void results.return?.());
     void (async () => {
       try {
-        for await (const result of results) {
-          body.write(part(isClosing(result) ? { payload: null, errors: result.errors } : { payload: result }));
-        }
+        const parts = partsOf(results, heartbeatMs);
+        for await (const chunk of multipartMixed(BOUNDARY, parts, null)) body.write(chunk);
       } finally {
-        clearInterval(heartbeat);
-        body.end('--\r\n');
+        body.end();
       }
     })();
-    body.write(`\r\n--${BOUNDARY}`);
     addVary(reply, 'Accept');
     return reply.code(200).type(MULTIPART_SUBSCRIPTION_TYPE).header('cache-control', 'no-store').send(body);
   };
