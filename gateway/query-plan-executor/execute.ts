@@ -28,23 +28,22 @@ import {
   type QueryPlanSelectionNode, type ResponsePath,
 } from '@apollo/query-planner';
 import type { GatewayExecutionResult, GatewayGraphQLRequestContext } from '@apollo/server-gateway-interface';
-import { SpanStatusCode } from '@opentelemetry/api';
 import type * as GraphQL from 'graphql';
 import type { GraphQLSchema, SelectionNode, VariableDefinitionNode } from 'graphql';
 import { computeResponse } from './shaping.ts';
 import { deliverParts, settledErrors, type DeferredPart, type IncrementalDelivery } from './deferred.ts';
+import { inSpan, spanFailed, type TelemetryConfig } from './spans.ts';
 
 // The CommonJS builds the gateway itself runs with: its classes (GraphQLError) and enums are these.
 const require = createRequire(import.meta.url);
 const { executeSync, GraphQLError, Kind, OperationTypeNode, TypeNameMetaFieldDef, visit } = require('graphql') as typeof GraphQL;
 const { applyRewrites, isObjectOfType } = require('@apollo/gateway/dist/dataRewrites.js') as typeof DataRewrites;
 const { deepMerge } = require('@apollo/gateway/dist/utilities/deepMerge.js') as typeof DeepMerge;
-const { tracer, OpenTelemetrySpanNames, recordExceptions } = require('@apollo/gateway/dist/utilities/opentelemetry.js') as typeof OpenTelemetry;
+const { tracer, OpenTelemetrySpanNames } = require('@apollo/gateway/dist/utilities/opentelemetry.js') as typeof OpenTelemetry;
 const { GraphQLDataSourceRequestKind } = require('@apollo/gateway/dist/datasources/types.js') as typeof DataSourceTypes;
 
 export type ServiceMap = Record<string, GraphQLDataSource>;
 type ResultMap = Record<string, unknown>;
-type TelemetryConfig = OpenTelemetry.OpenTelemetryConfig | undefined;
 
 interface ResultCursor { path: ResponsePath; data: ResultMap | ResultMap[]; fullResult: ResultMap }
 
@@ -118,49 +117,41 @@ export async function executeQueryPlan(
 ): Promise<ExecutedPlan> {
   const logger = requestContext.logger || console;
   const telemetry = options.telemetry;
-  return tracer.startActiveSpan(OpenTelemetrySpanNames.EXECUTE, async (span) => {
+  return inSpan(OpenTelemetrySpanNames.EXECUTE, {}, telemetry, async (span) => {
+    let operation: Operation;
     try {
-      let operation: Operation;
-      try {
-        operation = operationFromDocument(apiSchema, {
-          kind: Kind.DOCUMENT, definitions: [operationContext.operation, ...Object.values(operationContext.fragments)],
-        }, { validate: false });
-      } catch (err) {
-        if (err instanceof GraphQLError) return { result: { errors: [err] } };
-        throw err;
-      }
-      const unfilteredData = Object.create(null) as ResultMap;
-      const root: ResultCursor = { path: [], data: unfilteredData, fullResult: unfilteredData };
-      const part: PartState = { queryPath: [], errors: [], children: [] };
-      const context: ExecutionContext = {
-        operationContext, operation, serviceMap, requestContext, supergraphSchema, errors: part.errors, part, root, telemetry,
-      };
-      if (queryPlan.node?.kind === 'Subscription') throw new Error('Execution of subscriptions not supported by gateway');
-      if (queryPlan.node) await executeNode(context, queryPlan.node, root);
-
-      const variables = requestContext.request.variables;
-      const introspectionHandling = (f: Parameters<Parameters<typeof computeResponse>[0]['introspectionHandling']>[0]) =>
-        executeIntrospection(operationContext.schema, f.expandFragments().toSelectionNode(), operationContext.operation.variableDefinitions, variables);
-      const incremental = options.incremental && part.children.length > 0;
-      if (!incremental) {
-        // One answer: every deferred fragment (at any depth) fetched, then the whole operation shaped at once.
-        const errors = [...part.errors, ...(await settledErrors(part.children))];
-        context.errors = errors;
-        const result = await postProcess(() => computeResponse({ operation, variables, input: unfilteredData, introspectionHandling }), errors, logger, telemetry);
-        if (result.errors) { recordExceptions(span, result.errors, telemetry); span.setStatus({ code: SpanStatusCode.ERROR }); }
-        return { result };
-      }
-      const delivery = deliverParts({ operation, variables, unfilteredData, root: part, maxResponseObjects: options.maxResponseObjects, introspectionHandling });
-      const result = await postProcess(() => delivery.initial(), part.errors, logger, telemetry);
-      if (result.errors) { recordExceptions(span, result.errors, telemetry); span.setStatus({ code: SpanStatusCode.ERROR }); }
-      return { result, delivery };
+      operation = operationFromDocument(apiSchema, {
+        kind: Kind.DOCUMENT, definitions: [operationContext.operation, ...Object.values(operationContext.fragments)],
+      }, { validate: false });
     } catch (err) {
-      recordExceptions(span, [err as Error], telemetry);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      if (err instanceof GraphQLError) return { result: { errors: [err] } };
       throw err;
-    } finally {
-      span.end();
     }
+    const unfilteredData = Object.create(null) as ResultMap;
+    const root: ResultCursor = { path: [], data: unfilteredData, fullResult: unfilteredData };
+    const part: PartState = { queryPath: [], errors: [], children: [] };
+    const context: ExecutionContext = {
+      operationContext, operation, serviceMap, requestContext, supergraphSchema, errors: part.errors, part, root, telemetry,
+    };
+    if (queryPlan.node?.kind === 'Subscription') throw new Error('Execution of subscriptions not supported by gateway');
+    if (queryPlan.node) await executeNode(context, queryPlan.node, root);
+
+    const variables = requestContext.request.variables;
+    const introspectionHandling = (f: Parameters<Parameters<typeof computeResponse>[0]['introspectionHandling']>[0]) =>
+      executeIntrospection(operationContext.schema, f.expandFragments().toSelectionNode(), operationContext.operation.variableDefinitions, variables);
+    const incremental = options.incremental && part.children.length > 0;
+    if (!incremental) {
+      // One answer: every deferred fragment (at any depth) fetched, then the whole operation shaped at once.
+      const errors = [...part.errors, ...(await settledErrors(part.children))];
+      context.errors = errors;
+      const result = await postProcess(() => computeResponse({ operation, variables, input: unfilteredData, introspectionHandling }), errors, logger, telemetry);
+      if (result.errors) spanFailed(span, result.errors, telemetry);
+      return { result };
+    }
+    const delivery = deliverParts({ operation, variables, unfilteredData, root: part, maxResponseObjects: options.maxResponseObjects, introspectionHandling });
+    const result = await postProcess(() => delivery.initial(), part.errors, logger, telemetry);
+    if (result.errors) spanFailed(span, result.errors, telemetry);
+    return { result, delivery };
   });
 }
 
@@ -172,13 +163,11 @@ async function postProcess(shape: () => { data: unknown; errors: GraphQL.GraphQL
       let postProcessingErrors;
       ({ data, errors: postProcessingErrors } = shape());
       if (errors.length === 0 && postProcessingErrors.length > 0) {
-        recordExceptions(span, postProcessingErrors, telemetry);
-        span.setStatus({ code: SpanStatusCode.ERROR });
+        spanFailed(span, postProcessingErrors, telemetry);
         return { extensions: { valueCompletion: postProcessingErrors }, data: data as GatewayExecutionResult['data'] };
       }
     } catch (error) {
-      recordExceptions(span, [error as Error], telemetry);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      spanFailed(span, [error as Error], telemetry);
       if (error instanceof GraphQLError) return { errors: [error] };
       if (error instanceof Error) return { errors: [new GraphQLError(error.message, { originalError: error })] };
       logger.error(`Unexpected error during query plan execution: ${String(error)}`);
@@ -248,54 +237,46 @@ function startDeferred(context: ExecutionContext, deferred: DeferredNode, after:
 
 async function executeFetch(context: ExecutionContext, fetch: FetchNode, currentCursor: ResultCursor) {
   const service = context.serviceMap[fetch.serviceName];
-  return tracer.startActiveSpan(OpenTelemetrySpanNames.FETCH, { attributes: { service: fetch.serviceName } }, async (span) => {
-    try {
-      if (!service) throw new Error(`Couldn't find service with name "${fetch.serviceName}"`);
-      const entities = Array.isArray(currentCursor.data) ? currentCursor.data.filter(isNotNullOrUndefined) : [currentCursor.data];
-      if (entities.length < 1) return;
-      const variables = Object.create(null) as Record<string, unknown>;
-      if (fetch.variableUsages) {
-        const provided = context.requestContext.request.variables;
-        for (const name of fetch.variableUsages) {
-          if (provided && hasOwn(provided, name) && typeof provided[name] !== 'undefined') variables[name] = provided[name];
-        }
+  return inSpan(OpenTelemetrySpanNames.FETCH, { service: fetch.serviceName }, context.telemetry, async () => {
+    if (!service) throw new Error(`Couldn't find service with name "${fetch.serviceName}"`);
+    const entities = Array.isArray(currentCursor.data) ? currentCursor.data.filter(isNotNullOrUndefined) : [currentCursor.data];
+    if (entities.length < 1) return;
+    const variables = Object.create(null) as Record<string, unknown>;
+    if (fetch.variableUsages) {
+      const provided = context.requestContext.request.variables;
+      for (const name of fetch.variableUsages) {
+        if (provided && hasOwn(provided, name) && typeof provided[name] !== 'undefined') variables[name] = provided[name];
       }
-      if (!fetch.requires) {
-        const received = await sendOperation(variables);
-        if (received) applyRewrites(context.supergraphSchema, fetch.outputRewrites, received);
-        for (const entity of entities) deepMerge(entity, received);
-      } else {
-        const representations: ResultMap[] = [];
-        const representationToEntity: number[] = [];
-        entities.forEach((entity, index) => {
-          const representation = executeSelectionSet(context.supergraphSchema, entity, fetch.requires!);
-          if (representation && representation[TypeNameMetaFieldDef.name]) {
-            applyRewrites(context.supergraphSchema, fetch.inputRewrites, representation);
-            representations.push(representation);
-            representationToEntity.push(index);
-          }
-        });
-        if (representations.length < 1) return;
-        if ('representations' in variables) throw new Error(`Variables cannot contain key "representations"`);
-        const received = await sendOperation({ ...variables, representations });
-        if (!received) return;
-        if (!(received._entities && Array.isArray(received._entities))) throw new Error(`Expected "data._entities" in response to be an array`);
-        const receivedEntities = received._entities as (ResultMap | null)[];
-        if (receivedEntities.length !== representations.length) throw new Error(`Expected "data._entities" to contain ${representations.length} elements`);
-        for (let i = 0; i < entities.length; i++) {
-          const receivedEntity = receivedEntities[i];
-          const existingEntity = entities[representationToEntity[i]!]!;
-          if (receivedEntity && !receivedEntity['__typename']) receivedEntity['__typename'] = existingEntity['__typename'];
-          applyRewrites(context.supergraphSchema, fetch.outputRewrites, receivedEntity as ResultMap);
-          deepMerge(entities[representationToEntity[i]!], receivedEntity);
+    }
+    if (!fetch.requires) {
+      const received = await sendOperation(variables);
+      if (received) applyRewrites(context.supergraphSchema, fetch.outputRewrites, received);
+      for (const entity of entities) deepMerge(entity, received);
+    } else {
+      const representations: ResultMap[] = [];
+      const representationToEntity: number[] = [];
+      entities.forEach((entity, index) => {
+        const representation = executeSelectionSet(context.supergraphSchema, entity, fetch.requires!);
+        if (representation && representation[TypeNameMetaFieldDef.name]) {
+          applyRewrites(context.supergraphSchema, fetch.inputRewrites, representation);
+          representations.push(representation);
+          representationToEntity.push(index);
         }
+      });
+      if (representations.length < 1) return;
+      if ('representations' in variables) throw new Error(`Variables cannot contain key "representations"`);
+      const received = await sendOperation({ ...variables, representations });
+      if (!received) return;
+      if (!(received._entities && Array.isArray(received._entities))) throw new Error(`Expected "data._entities" in response to be an array`);
+      const receivedEntities = received._entities as (ResultMap | null)[];
+      if (receivedEntities.length !== representations.length) throw new Error(`Expected "data._entities" to contain ${representations.length} elements`);
+      for (let i = 0; i < entities.length; i++) {
+        const receivedEntity = receivedEntities[i];
+        const existingEntity = entities[representationToEntity[i]!]!;
+        if (receivedEntity && !receivedEntity['__typename']) receivedEntity['__typename'] = existingEntity['__typename'];
+        applyRewrites(context.supergraphSchema, fetch.outputRewrites, receivedEntity as ResultMap);
+        deepMerge(entities[representationToEntity[i]!], receivedEntity);
       }
-    } catch (err) {
-      recordExceptions(span, [err as Error], context.telemetry);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
     }
   });
 

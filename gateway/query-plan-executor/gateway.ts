@@ -16,16 +16,16 @@ import type * as AddExtensions from '@apollo/gateway/dist/schema-helper/addExten
 import type * as OpenTelemetry from '@apollo/gateway/dist/utilities/opentelemetry.js';
 import { QueryPlanner, type QueryPlan } from '@apollo/query-planner';
 import type { GatewayExecutionResult, GatewayGraphQLRequestContext } from '@apollo/server-gateway-interface';
-import { SpanStatusCode } from '@opentelemetry/api';
 import type { GraphQLError, GraphQLSchema } from 'graphql';
 import { acceptsIncremental } from '../http/multipart.ts';
 import type { IncrementalDelivery } from './deferred.ts';
 import { executeQueryPlan, type ServiceMap } from './execute.ts';
+import { inSpan, spanFailed } from './spans.ts';
 
 const require = createRequire(import.meta.url);
 const { buildOperationContext } = require('@apollo/gateway/dist/operationContext.js') as typeof OperationContextModule;
 const { addExtensions } = require('@apollo/gateway/dist/schema-helper/addExtensions.js') as typeof AddExtensions;
-const { tracer, OpenTelemetrySpanNames, OpenTelemetryAttributeNames, recordExceptions, requestContextSpanAttributes, operationContextSpanAttributes } =
+const { OpenTelemetrySpanNames, OpenTelemetryAttributeNames, requestContextSpanAttributes, operationContextSpanAttributes } =
   require('@apollo/gateway/dist/utilities/opentelemetry.js') as typeof OpenTelemetry;
 
 /** The private fields of ApolloGateway 2.14.4 that the forked methods use. */
@@ -115,20 +115,12 @@ async function planOf(gateway: GatewayInternals, requestContext: GatewayGraphQLR
   const stored = await gateway.queryPlanStore.get(key);
   if (stored) return stored;
   const attributes = requestContext.operationName ? { [OpenTelemetryAttributeNames.GRAPHQL_OPERATION_NAME]: requestContext.operationName } : {};
-  const plan = tracer.startActiveSpan(OpenTelemetrySpanNames.PLAN, { attributes }, (span) => {
-    try {
-      const operation = operationFromDocument(gateway.apiSchema!, document, { operationName: request.operationName });
-      return gateway.queryPlanner!.buildQueryPlan(operation, {
-        recursiveSelectionsLimitDisabled: gateway.recursiveSelectionsLimitDisabled,
-        nonLocalSelectionsLimitDisabled: gateway.nonLocalSelectionsLimitDisabled,
-      });
-    } catch (err) {
-      recordExceptions(span, [err as Error], gateway.config.telemetry);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
-    }
+  const plan = await inSpan(OpenTelemetrySpanNames.PLAN, attributes, gateway.config.telemetry, () => {
+    const operation = operationFromDocument(gateway.apiSchema!, document, { operationName: request.operationName });
+    return gateway.queryPlanner!.buildQueryPlan(operation, {
+      recursiveSelectionsLimitDisabled: gateway.recursiveSelectionsLimitDisabled,
+      nonLocalSelectionsLimitDisabled: gateway.nonLocalSelectionsLimitDisabled,
+    });
   });
   try {
     await gateway.queryPlanStore.set(key, plan);
@@ -140,35 +132,23 @@ async function planOf(gateway: GatewayInternals, requestContext: GatewayGraphQLR
 
 async function execute(gateway: GatewayInternals, requestContext: GatewayGraphQLRequestContext, maxResponseObjects: number): Promise<GatewayExecutionResult> {
   const telemetry = gateway.config.telemetry;
-  return tracer.startActiveSpan(OpenTelemetrySpanNames.REQUEST, { attributes: requestContextSpanAttributes(requestContext, telemetry) }, async (span) => {
-    try {
-      const { request, document } = requestContext;
-      const operationContext = buildOperationContext({ schema: gateway.schema!, operationDocument: document, operationName: request.operationName });
-      span.setAttributes(operationContextSpanAttributes(operationContext));
-      const validationErrors = gateway.validateIncomingRequest(requestContext, operationContext);
-      if (validationErrors.length > 0) {
-        recordExceptions(span, validationErrors, telemetry);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        return { errors: validationErrors };
-      }
-      const queryPlan = await planOf(gateway, requestContext);
-      const serviceMap: ServiceMap = Object.fromEntries(Object.entries(gateway.serviceMap).map(([name, { dataSource }]) => [name, dataSource]));
-      const slot = slotOf(requestContext.context);
-      const { result, delivery } = await executeQueryPlan(queryPlan, serviceMap, requestContext, operationContext, gateway.supergraphSchema!, gateway.apiSchema!, {
-        incremental: slot !== undefined && acceptsIncremental(request.http?.headers.get('accept')), maxResponseObjects, telemetry,
-      });
-      if (slot) slot.delivery = delivery;
-      if (result.errors) {
-        recordExceptions(span, result.errors, telemetry);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      return result;
-    } catch (err) {
-      recordExceptions(span, [err as Error], telemetry);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
+  return inSpan(OpenTelemetrySpanNames.REQUEST, requestContextSpanAttributes(requestContext, telemetry), telemetry, async (span) => {
+    const { request, document } = requestContext;
+    const operationContext = buildOperationContext({ schema: gateway.schema!, operationDocument: document, operationName: request.operationName });
+    span.setAttributes(operationContextSpanAttributes(operationContext));
+    const validationErrors = gateway.validateIncomingRequest(requestContext, operationContext);
+    if (validationErrors.length > 0) {
+      spanFailed(span, validationErrors, telemetry);
+      return { errors: validationErrors };
     }
+    const queryPlan = await planOf(gateway, requestContext);
+    const serviceMap: ServiceMap = Object.fromEntries(Object.entries(gateway.serviceMap).map(([name, { dataSource }]) => [name, dataSource]));
+    const slot = slotOf(requestContext.context);
+    const { result, delivery } = await executeQueryPlan(queryPlan, serviceMap, requestContext, operationContext, gateway.supergraphSchema!, gateway.apiSchema!, {
+      incremental: slot !== undefined && acceptsIncremental(request.http?.headers.get('accept')), maxResponseObjects, telemetry,
+    });
+    if (slot) slot.delivery = delivery;
+    if (result.errors) spanFailed(span, result.errors, telemetry);
+    return result;
   });
 }
