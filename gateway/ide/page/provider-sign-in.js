@@ -23,9 +23,9 @@ function claimsOf(jwt) {
 }
 const audiences = (claims) => (Array.isArray(claims?.aud) ? claims.aud : [claims?.aud]);
 
-/** Leaves for the provider's sign-in page; the share link in the fragment, if any, comes back with the user. */
+/** Leaves for the provider's sign-in page. */
 export async function startProviderSignIn(provider) {
-  const pending = { providerId: provider.id, verifier: random(), state: random(), nonce: random(), hash: window.location.hash };
+  const pending = { providerId: provider.id, verifier: random(), state: random(), nonce: random() };
   const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier)));
   sessionStorage.setItem(PENDING, JSON.stringify(pending));
   const url = new URL(provider.authorizationEndpoint);
@@ -47,7 +47,7 @@ export function takeProviderAnswer(providers) {
   if (!params.has('code') && !params.has('error')) return null;
   const pending = JSON.parse(sessionStorage.getItem(PENDING) ?? 'null');
   sessionStorage.removeItem(PENDING);
-  window.history.replaceState(null, '', window.location.pathname + (pending?.hash ?? ''));
+  window.history.replaceState(null, '', window.location.pathname);
   const provider = providers.find((p) => p.id === pending?.providerId);
   if (!pending || !provider || params.get('state') !== pending.state) throw new Error('the answer does not belong to a sign-in this tab started');
   if (params.has('iss') && params.get('iss') !== provider.issuer) throw new Error('the answer comes from another issuer');
