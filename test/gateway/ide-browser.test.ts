@@ -80,7 +80,7 @@ describe('the IDE in headless Chromium', () => {
     await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain('UNAUTHENTICATED');
 
     await signIn(page, DEFAULT_CLIENT.id, 'not-the-secret');
-    await expect.poll(() => page.locator('.ide-error').innerText()).toMatch(/^Sign-in failed: /);
+    await expect.poll(() => page.locator('.ide-error').innerText(), { timeout: 15_000 }).toMatch(/^Sign-in failed: /);
     await signIn(page, DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
     await expect.poll(() => page.getByRole('status').innerText()).toContain(`Signed in as ${DEFAULT_CLIENT.id}`);
     expect(await page.getByLabel('Client secret').count()).toBe(0);
