@@ -78,7 +78,9 @@ function parseMap(given: Record<string, string[]>): Record<string, Scope[]> {
 const ideText = (value: string | undefined, field: string, max: number): string | null => {
   if (value === undefined) return null;
   const text = value.trim();
-  if (!text || text.length > max || [...text].some((c) => c < ' ' || c === '\u007f')) throw badInput(`${field} must be 1 to ${max} printable characters`, field);
+  if (!text || text.length > max || [...text].some((c) => c < ' ' || c === '\u007f')) {
+    throw badInput(`${field} must be 1 to ${max} printable characters`, field);
+  }
   return text;
 };
 
@@ -117,7 +119,9 @@ export class IssuerStore {
       ideClientId: ideText(request.ideClientId, 'ideClientId', 255),
       ideName: ideText(request.ideName, 'ideName', 100),
     };
-    if (row.ideName && !row.ideClientId) throw badInput('ideName names the IDE\'s sign-in: it needs ideClientId', 'ideName');
+    if (row.ideName && !row.ideClientId) {
+      throw badInput('ideName names the IDE\'s sign-in: it needs ideClientId', 'ideName');
+    }
     const em = this.em.fork();
     const created = em.create(IssuerRegistration, row as never);
     try {

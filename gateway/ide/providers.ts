@@ -40,12 +40,11 @@ export function ideProviders(trusted: TrustedIssuers, policy: AddressPolicy, log
   async function read(issuer: string): Promise<Endpoints | null> {
     try {
       const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-      const document = await fetchIssuerJson(url, rules, AbortSignal.timeout(KEYS_TIMEOUT_MS)) as Record<string, unknown> | null;
+      const signal = AbortSignal.timeout(KEYS_TIMEOUT_MS);
+      const document = await fetchIssuerJson(url, rules, signal) as Record<string, unknown> | null;
       if (document?.issuer !== issuer) throw new Error(`${url}: not a discovery document of ${issuer}`);
-      return {
-        authorizationEndpoint: parsePublicUrl(document.authorization_endpoint, rules, 'authorization_endpoint').href,
-        tokenEndpoint: parsePublicUrl(document.token_endpoint, rules, 'token_endpoint').href,
-      };
+      const endpoint = (field: string) => parsePublicUrl(document[field], rules, field).href;
+      return { authorizationEndpoint: endpoint('authorization_endpoint'), tokenEndpoint: endpoint('token_endpoint') };
     } catch (error) {
       log.warn({ issuer, reason: (error as Error).message }, 'the IDE cannot offer sign-in with this issuer');
       return null;
@@ -55,7 +54,8 @@ export function ideProviders(trusted: TrustedIssuers, policy: AddressPolicy, log
   function endpoints(issuer: string): Promise<Endpoints | null> {
     const entry = known.get(issuer);
     const maxAge = entry?.endpoints ? KEYS_MAX_AGE_MS : KEYS_COOLDOWN_MS;
-    if (entry && (entry.pending || Date.now() - entry.at < maxAge)) return entry.pending ?? Promise.resolve(entry.endpoints);
+    if (entry?.pending) return entry.pending;
+    if (entry && Date.now() - entry.at < maxAge) return Promise.resolve(entry.endpoints);
     const next: Known = { endpoints: entry?.endpoints ?? null, at: Date.now() };
     next.pending = read(issuer).then((found) => {
       known.set(issuer, { endpoints: found ?? next.endpoints, at: Date.now() });
@@ -68,7 +68,8 @@ export function ideProviders(trusted: TrustedIssuers, policy: AddressPolicy, log
   const provider = async (r: IssuerRegistration): Promise<IdeProvider | null> => {
     const found = await endpoints(r.issuer);
     if (!found || !r.ideClientId) return null;
-    return { id: r.id, name: r.ideName ?? new URL(r.issuer).host, issuer: r.issuer, clientId: r.ideClientId, audience: r.audience, ...found };
+    const name = r.ideName ?? new URL(r.issuer).host;
+    return { id: r.id, name, issuer: r.issuer, clientId: r.ideClientId, audience: r.audience, ...found };
   };
 
   /** The providers to offer now: none when the registrations cannot be read. */

@@ -26,13 +26,16 @@ window.MonacoEnvironment = {
 
 const session = createSession(config.tokenPath);
 
-/** Back from a provider's sign-in page: its answer taken from the URL before anything reads it, the code exchanged. */
+/** Back from a provider's sign-in page: its answer taken from the URL before anything reads it; the code exchanged. */
 function finishProviderSignIn() {
   try {
     const answer = takeProviderAnswer(config.providers);
     if (!answer) return false;
     session.busy();
-    answer.token().then((signedIn) => session.adopt(signedIn, answer.provider.name), (error) => session.fail(error.message));
+    answer.token().then(
+      (signedIn) => session.adopt(signedIn, answer.provider.name),
+      (error) => session.fail(error.message),
+    );
   } catch (error) {
     session.fail(error.message);
   }

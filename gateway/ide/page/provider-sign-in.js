@@ -6,7 +6,8 @@
 
 const PENDING = 'ide-provider-sign-in';
 
-const base64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)))
+  .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 const random = () => base64url(crypto.getRandomValues(new Uint8Array(32)));
 const redirectUri = () => `${window.location.origin}${window.location.pathname}`;
 
@@ -26,7 +27,8 @@ const audiences = (claims) => (Array.isArray(claims?.aud) ? claims.aud : [claims
 /** Leaves for the provider's sign-in page. */
 export async function startProviderSignIn(provider) {
   const pending = { providerId: provider.id, verifier: random(), state: random(), nonce: random() };
-  const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier)));
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier));
+  const challenge = base64url(digest);
   sessionStorage.setItem(PENDING, JSON.stringify(pending));
   const url = new URL(provider.authorizationEndpoint);
   for (const [name, value] of Object.entries({
@@ -49,9 +51,13 @@ export function takeProviderAnswer(providers) {
   sessionStorage.removeItem(PENDING);
   window.history.replaceState(null, '', window.location.pathname);
   const provider = providers.find((p) => p.id === pending?.providerId);
-  if (!pending || !provider || params.get('state') !== pending.state) throw new Error('the answer does not belong to a sign-in this tab started');
+  if (!pending || !provider || params.get('state') !== pending.state) {
+    throw new Error('the answer does not belong to a sign-in this tab started');
+  }
   if (params.has('iss') && params.get('iss') !== provider.issuer) throw new Error('the answer comes from another issuer');
-  if (params.has('error')) throw new Error(`${provider.name}: ${params.get('error_description') || params.get('error')}`);
+  if (params.has('error')) {
+    throw new Error(`${provider.name}: ${params.get('error_description') || params.get('error')}`);
+  }
   return { provider, token: () => exchange(provider, params.get('code'), pending) };
 }
 
@@ -70,14 +76,19 @@ async function exchange(provider, code, pending) {
     }),
   });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(`${provider.name}: ${body.error_description || body.error || `the token endpoint answered ${response.status}`}`);
+  if (!response.ok) {
+    const why = body.error_description || body.error || `the token endpoint answered ${response.status}`;
+    throw new Error(`${provider.name}: ${why}`);
+  }
   const id = claimsOf(body.id_token);
-  if (!id || id.nonce !== pending.nonce || id.iss !== provider.issuer || !audiences(id).includes(provider.clientId)) {
+  const forThisSignIn = id && id.nonce === pending.nonce && id.iss === provider.issuer && audiences(id).includes(provider.clientId);
+  if (!forThisSignIn) {
     throw new Error(`${provider.name}: the id token is not for this sign-in (nonce, issuer or audience)`);
   }
   // The gateway refuses a token without an expiry (exp), as the page would not know when to ask again.
   const usable = (t) => audiences(claimsOf(t)).includes(provider.audience) && Number.isFinite(claimsOf(t).exp);
   const token = [body.access_token, body.id_token].find(usable);
   if (!token) throw new Error(`${provider.name} issued no token (with an expiry) for the audience ${provider.audience}`);
-  return { token, user: id.email || id.preferred_username || id.sub, expiresAt: Number(claimsOf(token).exp) * 1000 };
+  const user = id.email || id.preferred_username || id.sub;
+  return { token, user, expiresAt: Number(claimsOf(token).exp) * 1000 };
 }
