@@ -162,7 +162,9 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     // A worker's own numbers are a part that changes with each scrape: with WORKERS>1 only METRICS_PORT serves
     // them, added up.
     feature('metrics', metricsPlugin, { metrics, route: !config.METRICS_PORT && config.WORKERS === 1 }),
-    feature('ide', idePlugin, {}),
+    feature('ide', idePlugin, {
+      trustedIssuers: parts.trustedIssuers, policy: { allowLoopback: config.OIDC_ALLOW_LOOPBACK },
+    }),
     feature('docs', docsPlugin, {}),
     feature('area-pages', areaPagesPlugin, { config }),
     feature('home', homePlugin, {}),

@@ -21999,6 +21999,8 @@ export interface operations {
                                 [key: string]: ("b2b" | "roadside")[];
                             } | null;
                             scopes: ("b2b" | "roadside")[];
+                            ideClientId: string | null;
+                            ideName: string | null;
                             /** Format: date-time */
                             createdAt: string;
                         }[];
@@ -22090,6 +22092,10 @@ export interface operations {
                     };
                     /** @description Granted to every user (default b2b without scopesClaim, none with it) */
                     scopes?: ("b2b" | "roadside")[];
+                    /** @description The GraphQL IDE's public client id at the provider (redirect URI: the gateway's /graphql): the IDE offers sign-in with it */
+                    ideClientId?: string;
+                    /** @description The provider's name on the IDE's sign-in button (default: the issuer's host) */
+                    ideName?: string;
                 };
             };
         };
@@ -22136,6 +22142,8 @@ export interface operations {
                             [key: string]: ("b2b" | "roadside")[];
                         } | null;
                         scopes: ("b2b" | "roadside")[];
+                        ideClientId: string | null;
+                        ideName: string | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -22294,6 +22302,8 @@ export interface operations {
                             [key: string]: ("b2b" | "roadside")[];
                         } | null;
                         scopes: ("b2b" | "roadside")[];
+                        ideClientId: string | null;
+                        ideName: string | null;
                         /** Format: date-time */
                         createdAt: string;
                     };

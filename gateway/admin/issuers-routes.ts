@@ -15,6 +15,8 @@ const trustBody = z.object({
   scopesClaim: z.string().min(1).max(64).optional(),
   scopeMap: z.record(z.string(), z.array(z.string()).min(1).max(10)).optional(),
   scopes: z.array(z.string()).min(1).max(10).optional(),
+  ideClientId: z.string().min(1).max(255).optional(),
+  ideName: z.string().min(1).max(100).optional(),
 }).strict();
 
 /**
@@ -44,9 +46,10 @@ const registration = {
     issuer: { type: 'string', format: 'uri' }, audience: { type: 'string' }, organisation: { type: 'string' },
     userClaim: { type: 'string' }, scopesClaim: { type: ['string', 'null'] },
     scopeMap: { type: ['object', 'null'], additionalProperties: scopeList }, scopes: scopeList,
+    ideClientId: { type: ['string', 'null'] }, ideName: { type: ['string', 'null'] },
     createdAt: { type: 'string', format: 'date-time' },
   },
-  required: ['id', 'issuer', 'audience', 'organisation', 'userClaim', 'scopesClaim', 'scopeMap', 'scopes', 'createdAt'],
+  required: ['id', 'issuer', 'audience', 'organisation', 'userClaim', 'scopesClaim', 'scopeMap', 'scopes', 'ideClientId', 'ideName', 'createdAt'],
 };
 const json = (schema: object) => ({ 'application/json': { schema } });
 
@@ -66,6 +69,8 @@ export const adminIssuerPaths = {
             userClaim: { type: 'string', default: 'sub' }, scopesClaim: { type: 'string' },
             scopeMap: { type: 'object', additionalProperties: scopeList, description: 'The scopes each value of scopesClaim gives' },
             scopes: { ...scopeList, description: 'Granted to every user (default b2b without scopesClaim, none with it)' },
+            ideClientId: { type: 'string', maxLength: 255, description: "The GraphQL IDE's public client id at the provider (redirect URI: the gateway's /graphql): the IDE offers sign-in with it" },
+            ideName: { type: 'string', maxLength: 100, description: "The provider's name on the IDE's sign-in button (default: the issuer's host)" },
           },
         }),
       },

@@ -1,7 +1,8 @@
 /**
  * Manages the OpenID Connect issuers organisations trust for their end users.
  *   npm run issuers -- trust <issuer URL> --org <org> --audience <aud> [--user-claim sub]
- *                          [--scopes-claim <claim> --map VALUE=scope,...] [--scopes b2b]   prints the registration as JSON
+ *                          [--scopes-claim <claim> --map VALUE=scope,...] [--scopes b2b]
+ *                          [--ide-client-id <id> [--ide-name <name>]]   prints the registration as JSON
  *   npm run issuers -- list
  *   npm run issuers -- distrust <registration id>
  * Through the running gateway's admin API like `npm run clients` (same operator client options), so
@@ -15,13 +16,14 @@ import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
 import type { TrustRequest } from './issuers.ts';
 
 const usage = 'Usage: npm run issuers -- trust <issuer URL> --org <org> --audience <aud> [--user-claim sub] [--scopes-claim <claim> --map VALUE=scope,...] [--scopes b2b]\n' +
+  '      [--ide-client-id <the IDE\'s public client id at the provider> [--ide-name <its name on the sign-in button>]]\n' +
   '  | list | distrust <registration id>\n  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: {
     org: { type: 'string' }, audience: { type: 'string' }, 'user-claim': { type: 'string' }, 'scopes-claim': { type: 'string' },
-    map: { type: 'string' }, scopes: { type: 'string' },
+    map: { type: 'string' }, scopes: { type: 'string' }, 'ide-client-id': { type: 'string' }, 'ide-name': { type: 'string' },
     url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
   },
 });
@@ -92,6 +94,7 @@ try {
     result = await operations.trust({
       issuer: argument!, organisation: values.org, audience: values.audience, userClaim: values['user-claim'],
       scopesClaim: values['scopes-claim'], scopeMap: scopeMapOf(list(values.map)), scopes: list(values.scopes),
+      ideClientId: values['ide-client-id'], ideName: values['ide-name'],
     });
   } else result = command === 'list' ? await operations.list() : await operations.distrust(argument!);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

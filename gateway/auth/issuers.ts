@@ -26,6 +26,10 @@ export const IssuerRegistrationSchema = defineEntity({
     scopeMap: p.json<Record<string, Scope[]>>().nullable(),
     /** Granted to every user of the registration, besides the mapped ones. */
     scopes: p.array(),
+    /** The GraphQL IDE's public client id at this provider: the IDE offers "Sign in with" it (code + PKCE). */
+    ideClientId: p.string().length(255).nullable(),
+    /** What the IDE's sign-in button names the provider (default: the issuer's host). */
+    ideName: p.string().length(100).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
@@ -42,6 +46,9 @@ export interface TrustRequest {
   /** The scopes each value of `scopesClaim` gives. */
   scopeMap?: Record<string, string[]>;
   scopes?: string[];
+  /** The IDE's public client id at the provider, whose redirect URI is the gateway's `/graphql`. */
+  ideClientId?: string;
+  ideName?: string;
 }
 
 export type IssuerView = Omit<IssuerRegistration, 'createdAt'> & { createdAt: string };
@@ -66,6 +73,16 @@ function parseMap(given: Record<string, string[]>): Record<string, Scope[]> {
     return [value, userScopes(scopes, 'scopeMap')];
   }));
 }
+
+/** Printable text of 1 to `max` characters, or null when not given. */
+const ideText = (value: string | undefined, field: string, max: number): string | null => {
+  if (value === undefined) return null;
+  const text = value.trim();
+  if (!text || text.length > max || [...text].some((c) => c < ' ' || c === '\u007f')) {
+    throw badInput(`${field} must be 1 to ${max} printable characters`, field);
+  }
+  return text;
+};
 
 /** The issuer URL as tokens name it (`iss`): kept as given, once its address is checked. */
 function parseIssuer(raw: string, policy: AddressPolicy): string {
@@ -99,7 +116,12 @@ export class IssuerStore {
       scopeMap: mapped ? parseMap(request.scopeMap!) : null,
       // With a scopes claim, users get what it maps to unless more is granted to all.
       scopes: request.scopes?.length ? userScopes(request.scopes, 'scopes') : request.scopesClaim ? [] : ['b2b'],
+      ideClientId: ideText(request.ideClientId, 'ideClientId', 255),
+      ideName: ideText(request.ideName, 'ideName', 100),
     };
+    if (row.ideName && !row.ideClientId) {
+      throw badInput('ideName names the IDE\'s sign-in: it needs ideClientId', 'ideName');
+    }
     const em = this.em.fork();
     const created = em.create(IssuerRegistration, row as never);
     try {

@@ -2,6 +2,7 @@
  * GraphiQL 5 at `GET /graphql` for a browser (Accept: text/html), from this server alone: the bundle of
  * bundle.ts (GraphiQL, its explorer plugin, Monaco and its workers) served under /ide/. JSON GraphQL
  * requests to /graphql are untouched. The example operations are preloaded as tabs; a Sign in panel
+ * signs in at the organisations' OpenID providers that name the IDE's client id (providers.ts), or
  * fetches a token with an API client's id and secret; share links carry an operation in the fragment.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -17,7 +18,10 @@ import { TOKEN_PATH } from '../auth/token-route.ts';
 import { pageHeaders, selfAndSameHostWebSockets } from '../http/security-headers.ts';
 import { addVary } from '../http/vary.ts';
 import { ideBundle } from './bundle.ts';
+import type { TrustedIssuers } from '../auth/oidc/trusted-issuers.ts';
+import type { AddressPolicy } from '../../subgraphs/platform/public-address.ts';
 import { ideExamples, type IdeExample } from './examples.ts';
+import { ideProviders, type IdeProvider } from './providers.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -57,13 +61,24 @@ export const CSS = 'text/css; charset=utf-8';
 
 export const IDE_ASSET_PREFIX = '/ide/';
 /**
- * Queries go to this host, subscriptions to its WebSocket, Monaco's workers are files of this host. Monaco
- * injects its styles at run time with no nonce: this page alone allows inline styles (never inline scripts).
+ * Queries go to this host, subscriptions to its WebSocket, Monaco's workers are files of this host, and
+ * a sign-in at a provider posts to that provider's token endpoint (`tokenOrigins`). Monaco injects its
+ * styles at run time with no nonce: this page alone allows inline styles (never inline scripts).
  */
-const IDE_HEADERS = pageHeaders({
-  'connect-src': [selfAndSameHostWebSockets], 'worker-src': ["'self'"], 'font-src': ["'self'", 'data:'],
+const ideHeaders = (tokenOrigins: readonly string[]) => pageHeaders({
+  'connect-src': [selfAndSameHostWebSockets, ...tokenOrigins], 'worker-src': ["'self'"], 'font-src': ["'self'", 'data:'],
   'style-src': ["'self'", "'unsafe-inline'"], 'img-src': ["'self'", 'data:'],
 });
+
+/** The page's headers for a set of token endpoints, made again only when that set changes. */
+function headersByOrigins() {
+  let last = { key: '', headers: ideHeaders([]) };
+  return (providers: readonly IdeProvider[]) => {
+    const origins = [...new Set(providers.map((p) => new URL(p.tokenEndpoint).origin))].sort();
+    if (origins.join(' ') !== last.key) last = { key: origins.join(' '), headers: ideHeaders(origins) };
+    return last.headers;
+  };
+}
 
 /** The API schema clients see (the supergraph without the join/link machinery), with @defer as the gateway serves it. */
 export function apiSchema(supergraphSdl = readFileSync(supergraphPath, 'utf8')): GraphQLSchema {
@@ -87,9 +102,10 @@ export const servedExamples = (schema: GraphQLSchema) => ideExamples.filter((e) 
 /** `</script>` inside inline JSON would end the script element. */
 const inlineJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-export function idePage(examples: readonly IdeExample[]): string {
-  const tabs = examples.map((e) => ({ query: e.query, variables: JSON.stringify(e.variables ?? {}, null, 2) }));
-  const config = { tabs, headers: '{}', tokenPath: TOKEN_PATH, assets: IDE_ASSET_PREFIX };
+const tabsOf = (examples: readonly IdeExample[]) => examples.map((e) => ({ query: e.query, variables: JSON.stringify(e.variables ?? {}, null, 2) }));
+
+export function idePage(examples: readonly IdeExample[], providers: readonly IdeProvider[] = []): string {
+  const config = { tabs: tabsOf(examples), headers: '{}', tokenPath: TOKEN_PATH, assets: IDE_ASSET_PREFIX, providers };
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -118,18 +134,24 @@ export function wantsIde(request: FastifyRequest): boolean {
   return /\btext\/html\b/.test(String(request.headers.accept ?? ''));
 }
 
-async function ide(app: FastifyInstance) {
-  // Built on the first IDE visit, not at start: building the API schema to check the examples takes ~0.2 s.
-  let page: string | undefined;
+/** Where the IDE finds the providers it may offer. */
+export interface IdeOptions { trustedIssuers: TrustedIssuers; policy: AddressPolicy }
+
+async function ide(app: FastifyInstance, { trustedIssuers, policy }: IdeOptions) {
+  // Checked on the first IDE visit, not at start: building the API schema to check the examples takes ~0.2 s.
+  let examples: readonly IdeExample[] | undefined;
+  const providers = ideProviders(trustedIssuers, policy, app.log);
+  const headersFor = headersByOrigins();
   const send = assetSender();
   // A root onRequest hook answers before the token gate and Apollo's GET handler see the request.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!wantsIde(request)) return;
-    page ??= idePage(servedExamples(apiSchema()));
+    examples ??= servedExamples(apiSchema());
+    const offered = await providers();
     // The page shares its route with JSON GraphQL over GET, which keeps the API's headers.
-    reply.securityHeaders(IDE_HEADERS);
+    reply.securityHeaders(headersFor(offered));
     addVary(reply, 'Accept');
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(idePage(examples, offered));
   });
   app.get<{ Params: { file: string } }>(`${IDE_ASSET_PREFIX}:file`, async (request, reply) => {
     const { file } = request.params;

@@ -9,7 +9,10 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
-import { launchBrowser, watchedPage } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
+import {
+  clipboardContext, editorText, fillVariables, openIde, queryText, responseText, runOperation, showSignIn,
+} from '../support/ide-page.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
@@ -33,50 +36,15 @@ afterAll(async () => {
   await t?.close();
 });
 
-/**
- * The whole text of a Monaco editor of the page (Monaco renders only the visible lines): selected and
- * copied as a user would, read from the clipboard (the contexts of these tests may use it).
- */
-async function editorText(page: Page, where: string): Promise<string> {
-  await page.locator(`${where} .monaco-editor:visible`).first().click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Control+C');
-  return page.evaluate('navigator.clipboard.readText()') as Promise<string>;
-}
-const responseText = (page: Page) => editorText(page, '.graphiql-response');
-const queryText = (page: Page) => editorText(page, '.graphiql-query-editor');
-
-/** Replaces the content of a Monaco editor of the page. */
-async function fill(page: Page, where: string, text: string) {
-  await page.locator(`${where} .monaco-editor:visible`).first().click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-}
-
-async function fillVariables(page: Page, text: string) {
-  await page.locator('.graphiql-editor-tools').getByRole('button', { name: 'Variables', exact: true }).click();
-  await fill(page, '.graphiql-editor-tool', text);
-}
-
-/** A browser context whose pages may use the clipboard (to read editors, and copied links). */
-const newContext = () => browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
-
-async function open(context: BrowserContext, path = '/graphql') {
-  const watched = await watchedPage(context);
-  await watched.page.goto(`${t.url}${path}`, { waitUntil: 'load' });
-  await watched.page.locator('.graphiql-query-editor .view-lines').waitFor();
-  return watched;
-}
+const newContext = () => clipboardContext(browser);
+const open = (context: BrowserContext, path = '/graphql') => openIde(context, `${t.url}${path}`);
 
 async function signIn(page: Page, clientId: string, secret: string) {
-  if (!(await page.getByLabel('Client id').isVisible())) await page.getByRole('button', { name: 'Show Sign in' }).click();
+  await showSignIn(page);
   await page.getByLabel('Client id').fill(clientId);
   await page.getByLabel('Client secret').fill(secret);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
-
-const run = (page: Page) => page.locator('.graphiql-execute-button').click();
 
 describe('the IDE in headless Chromium', () => {
   it('loads from the gateway alone with the examples as tabs, the first with its variables, and runs nothing injected', async () => {
@@ -108,15 +76,15 @@ describe('the IDE in headless Chromium', () => {
     page.on('response', (response) => { if (response.url().endsWith(TOKEN_PATH)) tokenRequests.push(`${response.status()}`); });
     await page.getByRole('tab', { name: 'ScoringUser' }).click();
     await fillVariables(page, `{ "userId": "${USER_ID}" }`);
-    await run(page);
+    await runOperation(page);
     await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain('UNAUTHENTICATED');
 
     await signIn(page, DEFAULT_CLIENT.id, 'not-the-secret');
-    await expect.poll(() => page.locator('.ide-error').innerText()).toMatch(/^Sign-in failed: /);
+    await expect.poll(() => page.locator('.ide-error').innerText(), { timeout: 15_000 }).toMatch(/^Sign-in failed: /);
     await signIn(page, DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
     await expect.poll(() => page.getByRole('status').innerText()).toContain(`Signed in as ${DEFAULT_CLIENT.id}`);
     expect(await page.getByLabel('Client secret').count()).toBe(0);
-    await run(page);
+    await runOperation(page);
     await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain(`"userId": "${USER_ID}"`);
 
     // The secret is nowhere but the session's memory: not in storage, the URL, the headers editor or the DOM.
@@ -127,7 +95,7 @@ describe('the IDE in headless Chromium', () => {
 
     await page.clock.fastForward('59:30');
     await expect.poll(() => tokenRequests, { timeout: 10_000 }).toEqual(['401', '200', '200']);
-    await run(page);
+    await runOperation(page);
     await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain(`"userId": "${USER_ID}"`);
     expect(violations).toEqual([]);
     await context.close();
@@ -169,7 +137,7 @@ describe('the IDE in headless Chromium', () => {
       if (response.url().endsWith('/graphql') && /RiskIndexMapDeferred/.test(response.request().postData() ?? '')) answers.push(String(response.headers()['content-type']));
     });
     await page.getByRole('tab', { name: 'RiskIndexMapDeferred' }).click();
-    await run(page);
+    await runOperation(page);
     // The map is a Risk Index evaluation of its own: slow on a busy machine.
     await expect.poll(() => responseText(page), { timeout: 90_000 }).toContain('"riskMap"');
     const shown = await responseText(page);
@@ -188,7 +156,7 @@ describe('the IDE in headless Chromium', () => {
     const explorer = page.locator('.graphiql-plugin');
     await explorer.getByText('farsInfo', { exact: true }).first().click();
     await expect.poll(() => queryText(page), { timeout: 15_000 }).toMatch(/farsInfo/);
-    await run(page);
+    await runOperation(page);
     await expect.poll(() => responseText(page), { timeout: 20_000 }).toContain('"farsInfo"');
     expect(await responseText(page)).not.toContain('"errors"');
     expect(violations).toEqual([]);
@@ -207,7 +175,7 @@ describe('the IDE in headless Chromium', () => {
     await page.getByRole('tab', { name: 'RescueTrack' }).click();
     await expect.poll(() => queryText(page), { timeout: 15_000 }).toContain('rescueUpdated(reqId: $reqId)');
     await fillVariables(page, JSON.stringify({ reqId }));
-    await run(page);
+    await runOperation(page);
     await untilHeld(t.url, 1);
     expect(sockets).toEqual([`${t.url.replace(/^http/, 'ws')}/graphql`]);
     for (const status of ['EN_ROUTE', 'APPROACHING']) {
@@ -217,7 +185,7 @@ describe('the IDE in headless Chromium', () => {
     }
     await page.screenshot({ path: `${ARTIFACTS}graphiql-subscription.png` });
     // The execute button stops it: the gateway lets the subscription go.
-    await run(page);
+    await runOperation(page);
     await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
     expect(violations).toEqual([]);
     await context.close();

@@ -11,6 +11,8 @@ import '@graphiql/plugin-explorer/style.css';
 import './ide.css';
 import { readShareLink, shareLink } from './share-link.js';
 import { createSession } from './session.js';
+import { takeProviderAnswer } from './provider-sign-in.js';
+import { signInPlugin, SIGN_IN_TITLE } from './sign-in.js';
 
 const config = JSON.parse(document.getElementById('ide-config').textContent);
 
@@ -23,6 +25,23 @@ window.MonacoEnvironment = {
 };
 
 const session = createSession(config.tokenPath);
+
+/** Back from a provider's sign-in page: its answer taken from the URL before anything reads it; the code exchanged. */
+function finishProviderSignIn() {
+  try {
+    const answer = takeProviderAnswer(config.providers);
+    if (!answer) return false;
+    session.busy();
+    answer.token().then(
+      (signedIn) => session.adopt(signedIn, answer.provider.name),
+      (error) => session.fail(error.message),
+    );
+  } catch (error) {
+    session.fail(error.message);
+  }
+  return true;
+}
+const backFromProvider = finishProviderSignIn();
 
 const hasAuthorization = (headers) => Object.keys(headers || {}).some((name) => name.toLowerCase() === 'authorization');
 
@@ -39,35 +58,6 @@ function fetcher(params, options = {}) {
   if (token && !hasAuthorization(headers)) headers.Authorization = `Bearer ${token}`;
   return graphiqlFetcher(params, { ...options, headers });
 }
-
-function SignIn() {
-  const [state, setState] = useState(session.state());
-  const [clientId, setClientId] = useState('');
-  const [secret, setSecret] = useState('');
-  useEffect(() => session.onChange(setState), []);
-  const submit = (event) => {
-    event.preventDefault();
-    // The secret stays in the session's memory only: the field is cleared at once.
-    void session.signIn(clientId, secret);
-    setSecret('');
-  };
-  if (state.signedIn) {
-    return h('div', { className: 'ide-sign-in' },
-      h('p', { role: 'status' }, `Signed in as ${state.clientId}; the token is renewed before it expires (next at ${state.renewsAt}).`),
-      h('button', { type: 'button', className: 'graphiql-button', onClick: () => session.signOut() }, 'Sign out'));
-  }
-  return h('form', { className: 'ide-sign-in', onSubmit: submit, autoComplete: 'off' },
-    h('p', null, 'Sign in with an API client to run fields that need a token. The secret is kept in this tab\'s memory only.'),
-    h('label', null, 'Client id', h('input', { name: 'client_id', value: clientId, onChange: (e) => setClientId(e.target.value), required: true, autoComplete: 'off' })),
-    h('label', null, 'Client secret', h('input', { name: 'client_secret', type: 'password', value: secret, onChange: (e) => setSecret(e.target.value), required: true, autoComplete: 'off' })),
-    h('button', { type: 'submit', className: 'graphiql-button', disabled: state.busy }, state.busy ? 'Signing in…' : 'Sign in'),
-    state.error ? h('p', { role: 'alert', className: 'ide-error' }, state.error) : null);
-}
-
-const KeyIcon = () => h('svg', { viewBox: '0 0 24 24', width: 20, height: 20, 'aria-hidden': true },
-  h('path', { fill: 'currentColor', d: 'M7 14a2 2 0 1 1 0-4 2 2 0 0 1 0 4zm5.6-4A6 6 0 1 0 12.6 14H16v3h3v-3h2v-4h-8.4z' }));
-
-const signInPlugin = { title: 'Sign in', icon: KeyIcon, content: SignIn };
 
 /** Opens the operation of a share link (the URL's fragment) in a new tab, unrun, once the editors exist. */
 function SharedOperation() {
@@ -105,7 +95,9 @@ function CopyLink() {
 
 createRoot(document.getElementById('graphiql')).render(h(GraphiQL, {
   fetcher,
-  plugins: [signInPlugin, explorerPlugin()],
+  plugins: [signInPlugin(session, config.providers), explorerPlugin()],
+  // Back from a provider, the panel shows how the sign-in went.
+  ...(backFromProvider ? { visiblePlugin: SIGN_IN_TITLE } : {}),
   defaultTabs: config.tabs,
   // A first visit shows the first tab with its example's variables (stored tabs win afterwards).
   initialVariables: config.tabs[0]?.variables,

@@ -1,7 +1,8 @@
 /* global window, URLSearchParams */
-// Sign-in with an API client's id and secret (OAuth 2.0 client credentials at the token endpoint), as
-// an operator or analyst types a password: the secret lives in this closure only (never in storage,
-// the URL or the headers editor), and the token is renewed a minute before it expires.
+// The IDE's token, in this closure only. Either an API client's (OAuth 2.0 client credentials at the
+// token endpoint, typed as an operator or analyst types a password: the secret lives here only, never
+// in storage, the URL or the headers editor), renewed a minute before it expires; or a user's from an
+// OpenID provider (provider-sign-in.js), kept until it expires, when the user is asked to sign in again.
 
 /** Seconds before expiry at which the token is renewed. */
 const RENEW_EARLY_S = 60;
@@ -33,7 +34,7 @@ export function createSession(tokenPath) {
     const renewIn = Math.max(5, Number(body.expires_in) - RENEW_EARLY_S);
     window.clearTimeout(timer);
     timer = window.setTimeout(renew, renewIn * 1000);
-    set({ signedIn: true, busy: false, clientId: credentials.clientId, renewsAt: clock(new Date(Date.now() + renewIn * 1000)) });
+    set({ signedIn: true, busy: false, as: credentials.clientId, renewsAt: clock(new Date(Date.now() + renewIn * 1000)) });
   }
 
   function renew() {
@@ -68,5 +69,22 @@ export function createSession(tokenPath) {
       }
     },
     signOut,
+    /** A provider's token for `user`, until `expiresAt` (ms); then signed out with a request to sign in again. */
+    adopt({ token: given, user, expiresAt }, provider) {
+      signOut();
+      token = given;
+      timer = window.setTimeout(() => {
+        signOut();
+        set({ signedIn: false, busy: false, error: `Your sign-in with ${provider} has expired: sign in again.` });
+      }, Math.max(0, expiresAt - Date.now()));
+      set({ signedIn: true, busy: false, as: `${user} (${provider})`, endsAt: clock(new Date(expiresAt)) });
+    },
+    /** Shows a sign-in that failed before any token came (a provider's answer). */
+    fail(message) {
+      set({ signedIn: false, busy: false, error: `Sign-in failed: ${message}` });
+    },
+    busy() {
+      set({ signedIn: false, busy: true });
+    },
   };
 }

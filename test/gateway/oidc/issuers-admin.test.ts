@@ -38,12 +38,13 @@ afterAll(async () => {
 describe('npm run issuers', () => {
   it('trusts an issuer for an organisation and audience, lists it, and distrusts it everywhere within 2 s', async () => {
     const trusted = await issuers('trust', issuer.url, '--org', 'org-a', '--audience', 'fleet-app',
-      '--scopes-claim', 'roles', '--map', 'fleet-manager=b2b,dispatcher=roadside,dispatcher=b2b');
+      '--scopes-claim', 'roles', '--map', 'fleet-manager=b2b,dispatcher=roadside,dispatcher=b2b', '--ide-client-id', 'graphql-ide', '--ide-name', 'Acme SSO');
     expect(trusted.code, trusted.stderr).toBe(0);
     const registration = JSON.parse(trusted.stdout) as { id: string };
     expect(registration).toMatchObject({
       id: expect.stringMatching(/^issuer_/), issuer: issuer.url, organisation: 'org-a', audience: 'fleet-app', userClaim: 'sub',
       scopesClaim: 'roles', scopeMap: { 'fleet-manager': ['b2b'], dispatcher: ['roadside', 'b2b'] }, scopes: [],
+      ideClientId: 'graphql-ide', ideName: 'Acme SSO',
     });
     const listed = await issuers('list');
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: registration.id })]);
@@ -88,5 +89,12 @@ describe('what can be trusted', () => {
     expect(await refusal({ ...base, issuer: issuerUrl, scopesClaim: 'roles', scopeMap: { ops: ['admin'] } })).toMatch(/admin/);
     expect(await refusal({ ...base, issuer: issuerUrl, scopesClaim: 'roles' })).toMatch(/go together/);
     expect(await refusal({ ...base, issuer: issuerUrl, userClaim: 'a b' })).toMatch(/claim name/);
+  });
+
+  it("the IDE's client id, and a button name only with it", async () => {
+    const issuerUrl = 'https://login.example.com';
+    expect(await refusal({ ...base, issuer: issuerUrl, ideName: 'Acme' })).toMatch(/needs ideClientId/);
+    expect(await refusal({ ...base, issuer: issuerUrl, ideClientId: 'ide', ideName: 'A\nB' })).toMatch(/printable/);
+    expect(await refusal({ ...base, issuer: issuerUrl, ideClientId: ' ' })).toMatch(/ideClientId must be 1 to 255/);
   });
 });

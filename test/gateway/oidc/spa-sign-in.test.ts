@@ -8,10 +8,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
-import Provider from 'oidc-provider';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from '../../support/browser.ts';
+import { signInAtProvider, startOidcProvider, type TestProvider } from '../../support/oidc-provider-server.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
 
 const RESOURCE = 'https://graph.fleet.example/';
@@ -21,7 +21,7 @@ const USER_ID = 'spa-driver-1';
 let t: TestStack;
 let browser: Browser;
 let app: { origin: string; server: Server };
-let provider: { issuer: string; server: Server };
+let provider: TestProvider;
 
 /** The app: its page (settings inline) on `/` and `/callback`, and its bundle. */
 async function serveApp(settings: () => object): Promise<{ origin: string; server: Server }> {
@@ -44,41 +44,9 @@ async function serveApp(settings: () => object): Promise<{ origin: string; serve
   return { origin: `http://localhost:${(server.address() as AddressInfo).port}`, server };
 }
 
-/** oidc-provider with one public client (the app) and JWT access tokens for the graph's resource. */
-async function startProvider(redirectUri: string) {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const oidc = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, token_endpoint_auth_method: 'none', redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
-    findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
-    // The app's origin only; lifetimes set (oidc-provider notices their defaults otherwise).
-    clientBasedCORS: (_ctx, origin) => origin === new URL(redirectUri).origin,
-    ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
-    features: {
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => RESOURCE,
-        useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: 'openid', audience: RESOURCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
-      },
-    },
-    jwks: { keys: [await generateJwk()] },
-  });
-  server.on('request', oidc.callback());
-  return { issuer, server };
-}
-
-async function generateJwk() {
-  const { exportJWK, generateKeyPair } = await import('jose');
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  return { ...(await exportJWK(privateKey)), kid: 'provider-key', alg: 'RS256', use: 'sig' };
-}
-
 beforeAll(async () => {
   app = await serveApp(() => ({ issuer: provider.issuer, clientId: CLIENT_ID, resource: RESOURCE, graphqlUrl: `${t.url}/graphql`, userId: USER_ID }));
-  provider = await startProvider(`${app.origin}/callback`);
+  provider = await startOidcProvider([{ clientId: CLIENT_ID, redirectUri: `${app.origin}/callback` }], RESOURCE);
   t = await startTestStack({ subgraphs: ['scoring'], env: { OIDC_ALLOW_LOOPBACK: 'true', CORS_ORIGINS: app.origin } });
   const admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
   const trusted = await t.request('POST', '/platform/admin/v1/issuers', { token: admin, body: { issuer: provider.issuer, organisation: DEFAULT_CLIENT.org, audience: RESOURCE } });
@@ -91,8 +59,7 @@ afterAll(async () => {
   await browser?.close();
   await t?.close();
   app?.server.close();
-  provider?.server.closeAllConnections();
-  provider?.server.close();
+  provider?.close();
 });
 
 it("signs a user in with authorization code + PKCE and reads the organisation's graph with Apollo Client and the user's token", async () => {
@@ -106,12 +73,7 @@ it("signs a user in with authorization code + PKCE and reads the organisation's 
   await expect.poll(state, { timeout: 20_000 }).toBe('signed-out');
   await page.click('#sign-in');
   // The provider's own pages: sign-in (any login in its development interactions), then consent.
-  await page.waitForSelector('input[name="login"]', { timeout: 20_000 });
-  await page.fill('input[name="login"]', 'ann@example.com');
-  await page.fill('input[name="password"]', 'any');
-  await page.click('button[type="submit"]');
-  await page.waitForSelector('button:has-text("Continue")', { timeout: 20_000 });
-  await page.click('button:has-text("Continue")');
+  await signInAtProvider(page, 'ann@example.com');
   await page.waitForURL(`${app.origin}/`, { timeout: 20_000 });
   await expect.poll(state, { timeout: 20_000 }).toMatch(/ready|error/);
   expect(await page.locator('#error').innerText()).toBe('');
