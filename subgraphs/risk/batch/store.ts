@@ -69,7 +69,7 @@ export async function cancelBatch(em: EntityManager, id: string): Promise<RiskBa
     "runner" = null, "lease_until" = null where "id" = ? and "status" in ('QUEUED', 'RUNNING') returning "id"`, [id]));
   const now = await findBatch(em, id);
   if (!now) throw notFound('batch', id);
-  if (!cancelled && now.status !== 'CANCELLED') throw conflict(`the batch has ${now.status}: it can no longer be cancelled`, { status: now.status });
+  if (!cancelled && now.status !== 'CANCELLED') throw conflict(`the batch has ${now.status}: it can no longer be cancelled`, { batchStatus: now.status });
   return now;
 }
 
@@ -88,7 +88,7 @@ export interface BatchResultRow {
 /** Every row of a finished job, in input order, as one JSON text parsed once. */
 export async function resultRows(em: EntityManager, batch: RiskBatch): Promise<BatchResultRow[]> {
   if (!FINISHED.includes(batch.status)) {
-    throw conflict(`the batch is ${batch.status}: its result is ready once it has finished (progress ${batch.processed} of ${batch.total})`, { status: batch.status });
+    throw conflict(`the batch is ${batch.status}: its result is ready once it has finished (progress ${batch.processed} of ${batch.total})`, { batchStatus: batch.status });
   }
   const [row] = await transaction(em, (run) => run(`select coalesce(json_agg(json_build_object('rowId', "row_id", 'wkt', "wkt", 'done', "done",
     'riskIndex', "risk_index", 'crashes', "crashes", 'fatalities', "fatalities", 'areaKm2', "area_km2", 'error', "error") order by "seq"), '[]')::text as "rows"
