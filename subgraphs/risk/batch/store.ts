@@ -12,15 +12,15 @@ const DAY_MS = 86_400_000;
 const INSERT_CHUNK = 2000;
 export const FINISHED: readonly BatchStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
-type Run = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+export type Run = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /** Statements in one transaction of `em`, committed when `fn` resolves. */
-export function transaction<T>(em: EntityManager, fn: (run: Run, tx: EntityManager) => Promise<T>): Promise<T> {
+export function transaction<T>(em: EntityManager, fn: (run: Run, tx: EntityManager) => Promise<T>) {
   return (em as SqlEntityManager).transactional(async (tx) => {
     const connection = tx.getConnection();
     const ctx = tx.getTransactionContext();
     return fn((sql, params = []) => connection.execute(sql, params, 'all', ctx), tx);
-  });
+  }) as Promise<T>;
 }
 
 /**
@@ -28,12 +28,15 @@ export function transaction<T>(em: EntityManager, fn: (run: Run, tx: EntityManag
  * RISK_BATCH_MAX_QUEUED queued jobs of the client it is 429. The count and the insert run under a lock
  * of the client, so that concurrent submissions cannot both pass it.
  */
-export async function submitBatch(em: EntityManager, caller: Caller, rows: BatchInputRow[]): Promise<RiskBatch> {
+export async function submitBatch(em: EntityManager, caller: Caller, rows: BatchInputRow[]) {
   return transaction(em, async (run, tx) => {
     await run('select pg_advisory_xact_lock(hashtext(?))', [`risk-batch-client:${caller.clientId}`]);
-    const [{ queued }] = await run(`select count(*)::int as "queued" from "risk"."risk_batches" where "client_id" = ? and "status" = 'QUEUED'`, [caller.clientId]);
+    const [{ queued }] = await run(`select count(*)::int as "queued" from "risk"."risk_batches"
+      where "client_id" = ? and "status" = 'QUEUED'`, [caller.clientId]);
     if (Number(queued) >= RISK_BATCH_MAX_QUEUED) {
-      throw new AppError('RATE_LIMITED', `at most ${RISK_BATCH_MAX_QUEUED} batch jobs of a client wait at once: retry when one has started`, { max: RISK_BATCH_MAX_QUEUED });
+      throw new AppError('RATE_LIMITED',
+        `at most ${RISK_BATCH_MAX_QUEUED} batch jobs of a client wait at once: retry when one has started`,
+        { max: RISK_BATCH_MAX_QUEUED });
     }
     const batch = tx.create(RiskBatch, {
       clientId: caller.clientId, status: 'QUEUED', total: rows.length, processed: 0, failedRows: 0, busyMs: 0,
@@ -44,13 +47,14 @@ export async function submitBatch(em: EntityManager, caller: Caller, rows: Batch
       const chunk = rows.slice(start, start + INSERT_CHUNK).map((r, i) => ({ seq: start + i, ...r }));
       await run(`insert into "risk"."risk_batch_rows" ("batch_id", "seq", "row_id", "wkt", "radius", "error")
         select ?, "seq", "rowId", "wkt", "radius", "error" from json_to_recordset(?::json)
-        as r("seq" int, "rowId" text, "wkt" text, "radius" double precision, "error" text)`, [batch.id, JSON.stringify(chunk)]);
+        as r("seq" int, "rowId" text, "wkt" text, "radius" double precision, "error" text)`,
+      [batch.id, JSON.stringify(chunk)]);
     }
     return batch;
   });
 }
 
-/** The caller's organisation's job (the tenant filter), or null: another organisation's, an expired one or no such id. */
+/** The caller's organisation's job (the tenant filter), or null: another's, an expired one or no such id. */
 export async function findBatch(em: EntityManager, id: string): Promise<RiskBatch | null> {
   if (!UUID.test(id)) return null;
   const batch = await em.findOne(RiskBatch, { id }, { refresh: true });
@@ -65,11 +69,14 @@ export async function findBatch(em: EntityManager, id: string): Promise<RiskBatc
 export async function cancelBatch(em: EntityManager, id: string): Promise<RiskBatch> {
   const batch = await findBatch(em, id);
   if (!batch) throw notFound('batch', id);
-  const [cancelled] = await transaction(em, (run) => run(`update "risk"."risk_batches" set "status" = 'CANCELLED', "finished_at" = now(),
-    "runner" = null, "lease_until" = null where "id" = ? and "status" in ('QUEUED', 'RUNNING') returning "id"`, [id]));
+  const [cancelled] = await transaction(em, (run) => run(`update "risk"."risk_batches"
+    set "status" = 'CANCELLED', "finished_at" = now(), "runner" = null, "lease_until" = null
+    where "id" = ? and "status" in ('QUEUED', 'RUNNING') returning "id"`, [id]));
   const now = await findBatch(em, id);
   if (!now) throw notFound('batch', id);
-  if (!cancelled && now.status !== 'CANCELLED') throw conflict(`the batch has ${now.status}: it can no longer be cancelled`, { batchStatus: now.status });
+  if (!cancelled && now.status !== 'CANCELLED') {
+    throw conflict(`the batch has ${now.status}: it can no longer be cancelled`, { batchStatus: now.status });
+  }
   return now;
 }
 
@@ -88,10 +95,13 @@ export interface BatchResultRow {
 /** Every row of a finished job, in input order, as one JSON text parsed once. */
 export async function resultRows(em: EntityManager, batch: RiskBatch): Promise<BatchResultRow[]> {
   if (!FINISHED.includes(batch.status)) {
-    throw conflict(`the batch is ${batch.status}: its result is ready once it has finished (progress ${batch.processed} of ${batch.total})`, { batchStatus: batch.status });
+    const progress = `progress ${batch.processed} of ${batch.total}`;
+    throw conflict(`the batch is ${batch.status}: its result is ready once it has finished (${progress})`,
+      { batchStatus: batch.status });
   }
-  const [row] = await transaction(em, (run) => run(`select coalesce(json_agg(json_build_object('rowId', "row_id", 'wkt', "wkt", 'done', "done",
-    'riskIndex', "risk_index", 'crashes', "crashes", 'fatalities', "fatalities", 'areaKm2', "area_km2", 'error', "error") order by "seq"), '[]')::text as "rows"
+  const [row] = await transaction(em, (run) => run(`select coalesce(json_agg(json_build_object(
+      'rowId', "row_id", 'wkt', "wkt", 'done', "done", 'riskIndex', "risk_index", 'crashes', "crashes",
+      'fatalities', "fatalities", 'areaKm2', "area_km2", 'error', "error") order by "seq"), '[]')::text as "rows"
     from "risk"."risk_batch_rows" where "batch_id" = ?`, [batch.id]));
   return JSON.parse(String(row.rows)) as BatchResultRow[];
 }

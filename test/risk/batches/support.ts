@@ -8,7 +8,7 @@ export interface Batch { id: string; status: string; total: number; processed: n
 
 /** POSTs a batch's text with its media type. */
 export const submit = (t: TestStack, content: string, type: string, token = t.token) =>
-  t.request<Batch>('POST', BATCHES, { body: content, headers: { 'content-type': type }, token });
+  t.request<Batch & { detail?: string }>('POST', BATCHES, { body: content, headers: { 'content-type': type }, token });
 
 /** Polls the job until it has finished (or `until` holds), failing after `timeoutMs`. */
 export async function waitFor(t: TestStack, id: string, until = (b: Batch) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(b.status), timeoutMs = 120_000) {
