@@ -42,16 +42,22 @@ function row(rawId: unknown, wkt: () => string | null, rawRadius: unknown): Batc
   } catch (error) {
     faults.push(`the geometry is not valid GeoJSON: ${(error as Error).message}`.slice(0, 300));
   }
-  return { rowId: id.slice(0, MAX_ID_LENGTH), wkt: text, radius, error: faults.length ? faults.join('; ') : null };
+  const error = faults.length ? faults.join('; ') : null;
+  return { rowId: id.slice(0, MAX_ID_LENGTH), wkt: text, radius, error };
 }
 
 function tooManyRows(count: number): AppError {
-  return badInput(`a batch holds at most ${RISK_BATCH_MAX_ROWS} rows; got ${count}`, 'content', { max: RISK_BATCH_MAX_ROWS, got: count });
+  return badInput(`a batch holds at most ${RISK_BATCH_MAX_ROWS} rows; got ${count}`, 'content',
+    { max: RISK_BATCH_MAX_ROWS, got: count });
 }
 
-interface FeatureLike { type?: unknown; id?: unknown; geometry?: Geometry | null; properties?: Record<string, unknown> | null }
+interface FeatureLike {
+  id?: unknown;
+  geometry?: Geometry | null;
+  properties?: Record<string, unknown> | null;
+}
 
-/** A GeoJSON FeatureCollection: a row per feature, `properties.id` (else the feature's id) and optional `properties.radius`. */
+/** A GeoJSON FeatureCollection: a row per feature, `properties.id` (else the feature's id), `properties.radius`. */
 function geojsonRows(content: string): BatchInputRow[] {
   let doc: { type?: unknown; features?: unknown };
   try {
@@ -59,19 +65,27 @@ function geojsonRows(content: string): BatchInputRow[] {
   } catch {
     throw badInput('the content is not JSON: send a GeoJSON FeatureCollection', 'content');
   }
-  if (doc?.type !== 'FeatureCollection' || !Array.isArray(doc.features)) throw badInput('the content must be a GeoJSON FeatureCollection', 'content');
+  if (doc?.type !== 'FeatureCollection' || !Array.isArray(doc.features)) {
+    throw badInput('the content must be a GeoJSON FeatureCollection', 'content');
+  }
   if (doc.features.length > RISK_BATCH_MAX_ROWS) throw tooManyRows(doc.features.length);
   return (doc.features as FeatureLike[]).map((f) => {
-    const properties = f && typeof f === 'object' && f.properties && typeof f.properties === 'object' ? f.properties : {};
-    return row(properties.id ?? f?.id, () => (f?.geometry ? geojsonToWKT(f.geometry) : null), properties.radius);
+    const feature: FeatureLike = f && typeof f === 'object' ? f : {};
+    const properties = feature.properties && typeof feature.properties === 'object' ? feature.properties : {};
+    const wkt = () => (feature.geometry ? geojsonToWKT(feature.geometry) : null);
+    return row(properties.id ?? feature.id, wkt, properties.radius);
   });
 }
 
-/** CSV (RFC 4180, UTF-8) with the header `id,wkt,radius` (radius may be left out); a record of the wrong width is that row's fault. */
+/**
+ * CSV (RFC 4180, UTF-8) with the header `id,wkt,radius` (radius may be left out); a record of the
+ * wrong width is that row's fault.
+ */
 function csvRows(content: string): BatchInputRow[] {
   let records: string[][];
   try {
-    records = parse(content, { bom: true, skip_empty_lines: true, relax_column_count: true, to: RISK_BATCH_MAX_ROWS + 2 }) as string[][];
+    const options = { bom: true, skip_empty_lines: true, relax_column_count: true, to: RISK_BATCH_MAX_ROWS + 2 };
+    records = parse(content, options) as string[][];
   } catch (error) {
     throw badInput(`the content is not valid CSV: ${(error as Error).message}`.slice(0, 300), 'content');
   }
@@ -79,13 +93,16 @@ function csvRows(content: string): BatchInputRow[] {
   const columns = header.map((c) => c.trim().toLowerCase());
   const expected = RISK_BATCH_CSV_COLUMNS;
   if (columns.join(',') !== expected.join(',') && columns.join(',') !== expected.slice(0, 2).join(',')) {
-    throw badInput(`the CSV header must be ${expected.join(',')} (radius may be left out); got ${JSON.stringify(header.join(','))}`, 'content');
+    const got = JSON.stringify(header.join(','));
+    throw badInput(`the CSV header must be ${expected.join(',')} (radius may be left out); got ${got}`, 'content');
   }
   if (body.length > RISK_BATCH_MAX_ROWS) throw tooManyRows(body.length);
   return body.map((r) => {
-    const width = r.length === columns.length ? null : `the record has ${r.length} fields, the header ${columns.length}`;
+    const width = r.length === columns.length ? null
+      : `the record has ${r.length} fields, the header ${columns.length}`;
     const parsed = row(r[0], () => r[1]?.trim() || null, r[2]);
-    return width ? { ...parsed, wkt: null, error: parsed.error ? `${width}; ${parsed.error}` : width } : parsed;
+    if (!width) return parsed;
+    return { ...parsed, wkt: null, error: parsed.error ? `${width}; ${parsed.error}` : width };
   });
 }
 
@@ -93,7 +110,8 @@ function csvRows(content: string): BatchInputRow[] {
 export function parseBatchInput(format: BatchInputFormat, content: string): BatchInputRow[] {
   const bytes = Buffer.byteLength(content, 'utf8');
   if (bytes > RISK_BATCH_MAX_BYTES) {
-    throw new AppError('PAYLOAD_TOO_LARGE', `a batch's input is at most ${RISK_BATCH_MAX_BYTES} bytes; got ${bytes}`, { field: 'content', max: RISK_BATCH_MAX_BYTES, got: bytes });
+    throw new AppError('PAYLOAD_TOO_LARGE', `a batch's input is at most ${RISK_BATCH_MAX_BYTES} bytes; got ${bytes}`,
+      { field: 'content', max: RISK_BATCH_MAX_BYTES, got: bytes });
   }
   const rows = format === 'CSV' ? csvRows(content) : geojsonRows(content);
   if (rows.length === 0) throw badInput('the batch holds no rows', 'content');

@@ -4,8 +4,10 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Worker, WorkerContext } from '../../platform/subgraph.ts';
 import { riskDataLoaded } from '../data/status.ts';
 import { createAreaPool, type AreaPool } from '../geometry/pool.ts';
-import { claimJob, commitChunk, finishJob, pendingRows, pruneJobs, releaseJob, type ClaimedJob } from './claim.ts';
-import { scoreRow, type RowScore } from './score.ts';
+import {
+  claimJob, commitChunk, finishJob, pendingRows, pruneJobs, releaseJob, type ClaimedJob, type PendingRow, type ScoredRow,
+} from './claim.ts';
+import { scoreRow, unscored } from './score.ts';
 
 /** Rows committed together at most, and the longest a chunk works before it commits (its progress shows). */
 const CHUNK_ROWS = 50;
@@ -26,19 +28,20 @@ export function startBatchRunner({ db, config, log }: WorkerContext): Worker {
   const runner = randomUUID();
   const pool: AreaPool = createAreaPool({ ...config, RISK_WORKERS: config.RISK_BATCH_WORKERS }, log);
   const stopping = new AbortController();
-  const rest = (workedMs: number) => sleep(workedMs * (100 / config.RISK_BATCH_DUTY_PERCENT - 1), undefined, { signal: stopping.signal }).catch(() => undefined);
+  const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
+  const rest = (workedMs: number) => pause(workedMs * (100 / config.RISK_BATCH_DUTY_PERCENT - 1));
   const budgetMs = config.RISK_BATCH_MAX_JOB_SECONDS * 1000;
 
   /** Scores rows until the chunk is full or has taken CHUNK_MS; a row with an input fault keeps it. */
-  async function scoreChunk(em: EntityManager, rows: Awaited<ReturnType<typeof pendingRows>>) {
-    const scored: (RowScore & { seq: number })[] = [];
+  async function scoreChunk(em: EntityManager, rows: PendingRow[]) {
+    const scored: ScoredRow[] = [];
     const started = performance.now();
     let busy = 0;
     for (const row of rows) {
       if (stopping.signal.aborted || performance.now() - started > CHUNK_MS) break;
       const t0 = performance.now();
       const score = row.error || !row.wkt
-        ? { riskIndex: null, crashes: null, fatalities: null, areaKm2: null, error: row.error ?? 'the geometry is missing' }
+        ? unscored(row.error ?? 'the geometry is missing')
         : await scoreRow(em, pool, row.wkt, row.radius);
       const worked = performance.now() - t0;
       busy += worked;
@@ -53,7 +56,8 @@ export function startBatchRunner({ db, config, log }: WorkerContext): Worker {
     const em = db.orm.em.fork();
     for (;;) {
       if (busyMs > budgetMs) {
-        await finishJob(em, job.id, runner, 'FAILED', `the job passed its total budget of ${config.RISK_BATCH_MAX_JOB_SECONDS} s of work (RISK_BATCH_MAX_JOB_SECONDS)`);
+        const why = `the job passed its total budget of ${config.RISK_BATCH_MAX_JOB_SECONDS} s of work (RISK_BATCH_MAX_JOB_SECONDS)`;
+        await finishJob(em, job.id, runner, 'FAILED', why);
         return;
       }
       const rows = await pendingRows(em, job.id, CHUNK_ROWS);
@@ -92,7 +96,7 @@ export function startBatchRunner({ db, config, log }: WorkerContext): Worker {
         // The database failed (or closes): the job's lease runs out and it is resumed, here or elsewhere.
         if (!stopping.signal.aborted) log.warn({ err: error }, 'batch scoring round failed; retrying');
       }
-      await sleep(config.RISK_BATCH_POLL_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
+      await pause(config.RISK_BATCH_POLL_MS);
     }
   };
   const running = loop();

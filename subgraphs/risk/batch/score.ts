@@ -16,17 +16,23 @@ export interface RowScore {
 
 const MAX_ERROR = 500;
 
+/** A row without figures, and why. */
+export const unscored = (error: string): RowScore =>
+  ({ riskIndex: null, crashes: null, fatalities: null, areaKm2: null, error: error.slice(0, MAX_ERROR) });
+
 /**
  * One row, as `riskIndex { riskInfo }` of a request scores it (the same validation and geometry
  * budget, the same index), in the batch's own geometry workers. A refusal (400, 422) is the row's error.
  */
-export async function scoreRow(em: EntityManager, pool: AreaPool, wkt: string, radius: number | null): Promise<RowScore> {
+export async function scoreRow(em: EntityManager, pool: AreaPool, wkt: string, radius: number | null) {
   try {
     const info = await riskInfo(await resolveArea(em, wkt, radius, null, null, MAX_CELLS, pool));
-    return { riskIndex: info.index, crashes: info.fatalCrashes, fatalities: info.fatalities, areaKm2: info.areaKm2, error: null };
+    const { index: riskIndex, fatalCrashes: crashes, fatalities, areaKm2 } = info;
+    const score: RowScore = { riskIndex, crashes, fatalities, areaKm2, error: null };
+    return score;
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     const limit = error.extensions.limit ? ` (limit: ${String(error.extensions.limit)})` : '';
-    return { riskIndex: null, crashes: null, fatalities: null, areaKm2: null, error: `${error.code}: ${error.message}${limit}`.slice(0, MAX_ERROR) };
+    return unscored(`${error.code}: ${error.message}${limit}`);
   }
 }
