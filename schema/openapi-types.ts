@@ -414,6 +414,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/riskIndex/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Score many areas in one job: GeoJSON FeatureCollection or CSV of up to 10,000 areas
+         * @description A job of the caller's organisation: up to 10,000 rows and 5 MB, as `application/geo+json` (a FeatureCollection: each feature's `id` property, an optional `radius` property in degrees, its geometry) or `text/csv` (the header `id,wkt,radius`, radius may be empty); `format=geojson|csv` overrides the media type. 202 with the job (QUEUED) and its `Location`; poll it, then GET its `/result`. A row that cannot be scored (no id, bad geometry, over the search area budget) is that row's `error` in the result, never the job's. At most 5 queued jobs per client (429 past them) and 2 running; the job runs beside the interactive Risk Index without taking its capacity. GraphQL: `submitRiskBatch`. See docs/analysts.md, "Batch scoring".
+         */
+        post: operations["submitRiskBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/riskIndex/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A batch job's status and progress
+         * @description QUEUED, RUNNING (`processed` of `total`, committed as it goes), then SUCCEEDED, FAILED (`error`: its total budget passed) or CANCELLED. GraphQL: `riskBatch`.
+         */
+        get: operations["getRiskBatch"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a queued or running batch job
+         * @description The job, CANCELLED (rows scored before it keep their figures); one that finished first is 409; one already cancelled is answered as it is. GraphQL: `cancelRiskBatch`.
+         */
+        delete: operations["cancelRiskBatch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/riskIndex/v1/batches/{id}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A finished batch job's result as GeoJSON or CSV
+         * @description Every input row in input order with `id`, `index`, `crashes`, `fatalities`, `areaKm2`, `error` (figures as riskInfo gives them: the 0-100 `index`, the fatal crashes and fatalities inside the area, its covered km²; `error` null when scored). GeoJSON: a FeatureCollection, each row's geometry (null when it had none); CSV per RFC 4180 with text that begins with `=`, `+`, `-`, `@`, tab or CR prefixed with `'`. 409 until the job has finished; a cancelled or failed job's unscored rows say why. GraphQL: `riskBatch { result(format:) }`.
+         */
+        get: operations["getRiskBatchResult"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/registration/v2/users/{userId}/devices/{deviceId}": {
         parameters: {
             query?: never;
@@ -10762,6 +10826,526 @@ export interface operations {
                 };
             };
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitRiskBatch: {
+        parameters: {
+            query?: {
+                /** @description The input's format, when the media type does not say it */
+                format?: "geojson" | "csv";
+            };
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/geo+json": unknown;
+                "text/csv": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The job's URL */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                        /** @description Input rows */
+                        total: number;
+                        /** @description Rows scored (or refused) so far */
+                        processed: number;
+                        progress: number;
+                        /** @description Rows with an error so far */
+                        failedRows: number;
+                        /** @description Why the job FAILED (its total budget passed) */
+                        error: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        startedAt: string | null;
+                        /** Format: date-time */
+                        finishedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the job and its result are deleted (7 days after submission)
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 5242880 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Neither GeoJSON nor CSV */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description 5 jobs of the client are queued already */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRiskBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job's id (answered by POST /riskIndex/v1/batches) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `no-store`: the answer includes real-time traffic */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                        /** @description Input rows */
+                        total: number;
+                        /** @description Rows scored (or refused) so far */
+                        processed: number;
+                        progress: number;
+                        /** @description Rows with an error so far */
+                        failedRows: number;
+                        /** @description Why the job FAILED (its total budget passed) */
+                        error: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        startedAt: string | null;
+                        /** Format: date-time */
+                        finishedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the job and its result are deleted (7 days after submission)
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job of the caller's organisation (another organisation's, or one past its 7 days) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelRiskBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job's id (answered by POST /riskIndex/v1/batches) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        status: "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                        /** @description Input rows */
+                        total: number;
+                        /** @description Rows scored (or refused) so far */
+                        processed: number;
+                        progress: number;
+                        /** @description Rows with an error so far */
+                        failedRows: number;
+                        /** @description Why the job FAILED (its total budget passed) */
+                        error: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        startedAt: string | null;
+                        /** Format: date-time */
+                        finishedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the job and its result are deleted (7 days after submission)
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job of the caller's organisation (another organisation's, or one past its 7 days) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The job has finished already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRiskBatchResult: {
+        parameters: {
+            query?: {
+                /** @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON) */
+                format?: "geojson" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description The job's id (answered by POST /riskIndex/v1/batches) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `no-store`: the answer includes real-time traffic */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/geo+json": Record<string, never>;
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Token lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job of the caller's organisation (another organisation's, or one past its 7 days) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The job has not finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;

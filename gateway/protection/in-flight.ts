@@ -65,6 +65,8 @@ export function inFlightBound({ field, label, max, retryAfterSeconds }: InFlight
 /** A bound and the REST paths known to ask for one evaluation of its field. */
 export interface RestInFlightBound extends Pick<InFlightBoundOptions, 'retryAfterSeconds'> {
   restPrefix: string;
+  /** Paths under the prefix that ask for no evaluation. */
+  restExempt?: readonly string[];
   bound: InFlightBound;
 }
 
@@ -76,7 +78,10 @@ export interface RestInFlightBound extends Pick<InFlightBoundOptions, 'retryAfte
 async function restInFlight(app: FastifyInstance, { bounds }: { bounds: readonly RestInFlightBound[] }) {
   app.addHook('onRequest', async (request) => {
     if (request.headers['if-none-match'] !== undefined) return;
-    const full = bounds.find(({ restPrefix, bound }) => request.routeOptions.url?.startsWith(`${restPrefix}/`) && bound.full());
+    const url = request.routeOptions.url;
+    const asks = ({ restPrefix, restExempt = [] }: RestInFlightBound) =>
+      url?.startsWith(`${restPrefix}/`) && !restExempt.some((path) => url === path || url.startsWith(`${path}/`));
+    const full = bounds.find((b) => asks(b) && b.bound.full());
     if (full) throw new ServiceUnavailable(full.bound.busy, full.retryAfterSeconds);
   });
 }

@@ -63,6 +63,7 @@ export function registerRestRoutes(app: FastifyInstance, routes: readonly RestRo
     app.route({
       method: route.method,
       url: route.path,
+      ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
       config: { securityHeaders: route.securityHeaders, carriesSecret },
       handler: async (request, reply) => {
         if (route.negotiated) addVary(reply, 'Accept');

@@ -136,6 +136,16 @@ const schema = z.object({
     .refine((url) => ['{z}', '{x}', '{y}'].every((p) => url.includes(p)), 'the tile URL template must hold {z}, {x} and {y}').optional(),
   /** Risk Index evaluations (each riskIndex of an operation, REST /riskIndex/v1/* and the map) running at once per gateway process; more answer 503 at once. */
   RISK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
+  /** Batch scoring (POST /riskIndex/v1/batches): whether this process runs jobs (off: they wait for a process that does). */
+  RISK_BATCH_WORKER: z.stringbool().default(true),
+  /** Geometry worker threads of batch scoring, apart from the interactive RISK_WORKERS. */
+  RISK_BATCH_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
+  /** Share of the time a job's runner works: after a row that took t ms it rests t x (100 / this - 1) ms. */
+  RISK_BATCH_DUTY_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
+  /** A job's total budget: the runners' working time on its rows; past it the job FAILED, its unscored rows say why. */
+  RISK_BATCH_MAX_JOB_SECONDS: z.coerce.number().int().min(1).default(3_600),
+  /** How often an idle runner looks for a queued job. */
+  RISK_BATCH_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   /** Evaluated public Risk Index answers kept in memory by the risk subgraph, MB (0: none); see subgraphs/risk/services/answer-cache.ts. */
   RISK_ANSWER_CACHE_MB: z.coerce.number().min(0).max(4096).default(32),
   /** Days the event history (the webhooks subgraph's `events` table) keeps an event; older ones are pruned. */

@@ -136,6 +136,8 @@ export interface InFlightField {
   retryAfterSeconds: number;
   /** The REST paths that each ask for one evaluation: with none free they are refused before any other work. */
   restPrefix: string;
+  /** Paths under `restPrefix` that ask for no evaluation (batch jobs, run by the area's own worker): never refused by the bound. */
+  restExempt?: readonly string[];
 }
 
 export interface WorkerContext {

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { batchEntities } from './batch/entities.ts';
 
 /** A double precision column read as a JS number. */
 const double = () => p.float().columnType('double precision');
@@ -166,4 +167,4 @@ export const TrafficCellSchema = defineEntity({
 export class TrafficCell extends TrafficCellSchema.class {}
 TrafficCellSchema.setClass(TrafficCell);
 
-export const riskEntities = [Crash, TrafficSensor, TrafficObservation, CrashCell, TrafficCell];
+export const riskEntities = [Crash, TrafficSensor, TrafficObservation, CrashCell, TrafficCell, ...batchEntities];

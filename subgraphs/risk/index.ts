@@ -7,12 +7,14 @@ import { riskDataLoaded, riskDataStatus } from './data/status.ts';
 import { riskEntities } from './entities.ts';
 import { mapViewPages } from './map-page/index.ts';
 import { ogcPages } from './ogc/index.ts';
+import { startBatchRunner } from './batch/runner.ts';
+import { RISK_BATCHES_PATH } from './batch/rest.ts';
 import { closeAreaPool, createAreaPool, registerAreaPool } from './geometry/pool.ts';
 import { resolvers } from './resolvers.ts';
 import { RISK_MAP_EXAMPLE, RISK_PREFIX, riskRoutes } from './rest.ts';
 import { createAnswerCache, registerAnswerCache, riskAnswers } from './services/answer-cache.ts';
 
-/** Risk Index (area E): public (no token), reference data only (no orgId). */
+/** Risk Index (area E): public (no token), reference data only (no orgId); batch jobs (batch/) are an organisation's, with a b2b token. */
 export const risk: SubgraphDefinition<Record<string, never>> = {
   name: 'risk',
   typeDefs: new URL('./risk.graphql', import.meta.url),
@@ -29,7 +31,7 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   },
   examples: ideExamples,
   // An evaluation takes well under a second: a refused caller may retry soon.
-  inFlight: { field: 'riskIndex', label: 'Risk Index', max: (config) => config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: 1, restPrefix: RISK_PREFIX },
+  inFlight: { field: 'riskIndex', label: 'Risk Index', max: (config) => config.RISK_MAX_IN_FLIGHT, retryAfterSeconds: 1, restPrefix: RISK_PREFIX, restExempt: [RISK_BATCHES_PATH] },
   // On the embedded database a first start copies in the data prepared at install time before it
   // answers. Otherwise (PostgreSQL, or no prepared data) it loads the shipped FARS crashes and builds
   // the aggregates in the background: the service answers meanwhile (area.dataStatus LOADING, /readyz
@@ -44,6 +46,8 @@ export const risk: SubgraphDefinition<Record<string, never>> = {
   pending: (db) => (riskDataStatus(db.orm.em) === 'loading' ? 'the Risk Index data (NHTSA FARS crashes and aggregates) are loading' : null),
   answers: (db) => riskAnswers(db.orm.em),
   prepare: () => prepareRiskData(),
+  // Batch scoring jobs (batch/): run here beside the interactive evaluations, in threads of their own.
+  worker: startBatchRunner,
   onClose: async (db) => {
     await riskDataLoaded(db.orm.em);
     await closeAreaPool(db.orm.em);

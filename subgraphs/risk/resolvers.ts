@@ -8,6 +8,7 @@ import { renderMap } from './map/map.ts';
 import { riskInfo } from './services/risk-info.ts';
 import { historicalTraffic, realtimeTraffic } from './services/traffic.ts';
 import { appliedFilter, parseCrashFilter } from './filter/crash-filter.ts';
+import { batchResolvers } from './batch/resolvers.ts';
 
 type Ctx = SubgraphContext;
 const lower = <T extends string>(value: T) => value.toLowerCase() as Lowercase<T>;
@@ -20,7 +21,10 @@ export const resolvers = {
       const filter = parseCrashFilter(a.filter);
       return resolveArea(ctx.em, a.wkt, a.radius, a.queryMethod, filter);
     },
+    ...batchResolvers.Query,
   },
+  Mutation: batchResolvers.Mutation,
+  RiskBatch: batchResolvers.RiskBatch,
   RiskReport: {
     area: (q: AreaQuery) => describeArea(q),
     filter: (q: AreaQuery) => appliedFilter(q.filter),

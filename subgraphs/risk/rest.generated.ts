@@ -35,6 +35,27 @@ export type CrashFilter = {
   minFatalities?: number | null | undefined;
 };
 
+export type RiskBatchInput = {
+  format: RiskBatchInputFormat;
+  /** The FeatureCollection's JSON text, or the CSV text (UTF-8, at most 5 MB). */
+  content: string;
+};
+
+export type RiskBatchInputFormat =
+  | 'GEOJSON'
+  | 'CSV';
+
+export type RiskBatchResultFormat =
+  | 'GEOJSON'
+  | 'CSV';
+
+export type RiskBatchStatus =
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SUCCEEDED'
+  | 'FAILED'
+  | 'CANCELLED';
+
 /** Whether the search area lies in the covered states (California, Illinois). */
 export type RiskCoverageStatus =
   /** Entirely inside coverage. */
@@ -204,6 +225,37 @@ export type RiskIndexExportCrashesQueryVariables = Exact<{
 
 export type RiskIndexExportCrashesQuery = { riskIndex: { area: { dataStatus: RiskDataStatus }, filter: { key: string } | null, exportPage: { mediaType: string, filename: string, content: string, nextUrl: string | null } } };
 
+export type RestRiskBatchFragment = { id: string, status: RiskBatchStatus, total: number, processed: number, progress: number, failedRows: number, error: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, expiresAt: string };
+
+export type SubmitRiskBatchMutationVariables = Exact<{
+  input: RiskBatchInput;
+}>;
+
+
+export type SubmitRiskBatchMutation = { submitRiskBatch: { id: string, status: RiskBatchStatus, total: number, processed: number, progress: number, failedRows: number, error: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, expiresAt: string } };
+
+export type RiskBatchQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RiskBatchQuery = { riskBatch: { id: string, status: RiskBatchStatus, total: number, processed: number, progress: number, failedRows: number, error: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, expiresAt: string } | null };
+
+export type RiskBatchResultQueryVariables = Exact<{
+  id: string | number;
+  format: RiskBatchResultFormat;
+}>;
+
+
+export type RiskBatchResultQuery = { riskBatch: { id: string, result: { mediaType: string, filename: string, content: string } } | null };
+
+export type CancelRiskBatchMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type CancelRiskBatchMutation = { cancelRiskBatch: { id: string, status: RiskBatchStatus, total: number, processed: number, progress: number, failedRows: number, error: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, expiresAt: string } };
+
 export const RiskIndexAll: RestOperation<RiskIndexAllQuery> = {
   text: "query RiskIndexAll($wkt: WKT!, $radius: Float, $queryMethod: String, $filter: CrashFilter, $limit: Int, $first: Int, $after: String) {\n  riskIndex(\n    wkt: $wkt\n    radius: $radius\n    queryMethod: $queryMethod\n    filter: $filter\n  ) {\n    area {\n      ...RestRiskArea\n    }\n    filter {\n      ...RestAppliedFilter\n    }\n    riskInfo {\n      ...RestRiskInfo\n    }\n    accidentSummary {\n      ...RestAccidentSummary\n    }\n    farsInfo(limit: $limit, first: $first, after: $after) {\n      ...RestFarsInfo\n    }\n    realtimeTraffic {\n      ...RestRealtimeTraffic\n    }\n    historicalTraffic {\n      ...RestHistoricalTraffic\n    }\n  }\n}\n\nfragment RestRiskArea on RiskArea {\n  geometryType\n  radius\n  queryMethod\n  areaKm2\n  coveredKm2\n  coveredFraction\n  coverage\n  outsideCoverage\n  message\n  states\n  resolution\n  cellsTouched\n  dataStatus\n}\n\nfragment RestAppliedFilter on RiskAppliedFilter {\n  key\n  years\n  months\n  daysOfWeek\n  hours\n  lightConditions\n  weather\n  functionClasses\n  ruralUrban\n  drunkDriver\n  pedestrians\n  minFatalities\n}\n\nfragment RestRiskInfo on RiskInfo {\n  index\n  modelVersion\n  areaKm2\n  meanCellIndex\n  maxCellIndex\n  cellsWithCrashes\n  cellsKm2\n  emptyCellIndex\n  years\n  firstYear\n  lastYear\n  fatalCrashes\n  fatalities\n  fatalCrashesPerYear\n  fatalitiesPerYear\n  fatalCrashesPerKm2Year\n  fatalitiesPerKm2Year\n  rate\n  smoothedRate\n  credibility\n  priorRate\n  referenceRate\n  distribution {\n    from\n    to\n    cells\n  }\n  riskiestCells {\n    cell\n    resolution\n    riskIndex\n    latitude\n    longitude\n    fatal\n    injury\n    propertyDamageOnly\n    fatalities\n    areaKm2\n    fatalCrashesPerKm2Year\n    fatalitiesPerKm2Year\n    weightedCrashesPerYear\n    exposureMvkt\n  }\n  severityWeights {\n    fatal\n    injury\n    propertyDamageOnly\n  }\n  exposure\n  method\n  source\n  sample\n}\n\nfragment RestAccidentSummary on RiskAccidentSummary {\n  total\n  fatal\n  injury\n  propertyDamageOnly\n  fatalities\n  byYear {\n    year\n    fatal\n    injury\n    propertyDamageOnly\n    total\n    fatalities\n  }\n  byMonth {\n    month\n    name\n    crashes\n  }\n  byHourOfWeek {\n    hourOfWeek\n    dayOfWeek\n    hour\n    crashes\n  }\n  byWeather {\n    code\n    name\n    crashes\n  }\n  byLight {\n    code\n    name\n    crashes\n  }\n  byRoadClass {\n    code\n    name\n    crashes\n  }\n  source\n  sample\n}\n\nfragment RestFarsInfo on RiskFarsInfo {\n  total\n  fatalities\n  returned\n  records {\n    ST_CASE\n    STATE\n    YEAR\n    MONTH\n    DAY\n    HOUR\n    MINUTE\n    localDateTime\n    LATITUDE\n    LONGITUD\n    FATALS\n    PERSONS\n    VE_TOTAL\n    PEDS\n    DRUNK_DR\n    COUNTY\n    CITY\n    WEATHER\n    WEATHERNAME\n    LGT_COND\n    LGT_CONDNAME\n    FUNC_SYS\n    FUNC_SYSNAME\n    RUR_URB\n    RUR_URBNAME\n    source\n  }\n  pageInfo {\n    hasNextPage\n    endCursor\n  }\n  source\n  sample\n}\n\nfragment RestRealtimeTraffic on RiskRealtimeTraffic {\n  source\n  asOf\n  freshWithinMinutes\n  hourOfWeek\n  sensors\n  meanSpeedKph\n  meanVolumeVph\n  observations {\n    sensorId\n    observedAt\n    latitude\n    longitude\n    speedKph\n    volumeVph\n  }\n  message\n  sample\n}\n\nfragment RestHistoricalTraffic on RiskHistoricalTraffic {\n  sensors\n  profile {\n    hourOfWeek\n    dayOfWeek\n    hour\n    meanVolumeVph\n    meanSpeedKph\n  }\n  sample\n}",
 };
@@ -242,4 +294,20 @@ export const RiskIndexExportCells: RestOperation<RiskIndexExportCellsQuery> = {
 
 export const RiskIndexExportCrashes: RestOperation<RiskIndexExportCrashesQuery> = {
   text: "query RiskIndexExportCrashes($wkt: WKT!, $radius: Float, $queryMethod: String, $filter: CrashFilter, $format: RiskExportFormat!, $first: Int, $after: String) {\n  riskIndex(\n    wkt: $wkt\n    radius: $radius\n    queryMethod: $queryMethod\n    filter: $filter\n  ) {\n    area {\n      dataStatus\n    }\n    filter {\n      key\n    }\n    exportPage(data: CRASHES, format: $format, first: $first, after: $after) {\n      ...RestRiskExportPage\n    }\n  }\n}\n\nfragment RestRiskExportPage on RiskExportPage {\n  mediaType\n  filename\n  content\n  nextUrl\n}",
+};
+
+export const SubmitRiskBatch: RestOperation<SubmitRiskBatchMutation> = {
+  text: "mutation SubmitRiskBatch($input: RiskBatchInput!) {\n  submitRiskBatch(input: $input) {\n    ...RestRiskBatch\n  }\n}\n\nfragment RestRiskBatch on RiskBatch {\n  id\n  status\n  total\n  processed\n  progress\n  failedRows\n  error\n  createdAt\n  startedAt\n  finishedAt\n  expiresAt\n}",
+};
+
+export const RiskBatch: RestOperation<RiskBatchQuery> = {
+  text: "query RiskBatch($id: ID!) {\n  riskBatch(id: $id) {\n    ...RestRiskBatch\n  }\n}\n\nfragment RestRiskBatch on RiskBatch {\n  id\n  status\n  total\n  processed\n  progress\n  failedRows\n  error\n  createdAt\n  startedAt\n  finishedAt\n  expiresAt\n}",
+};
+
+export const RiskBatchResult: RestOperation<RiskBatchResultQuery> = {
+  text: "query RiskBatchResult($id: ID!, $format: RiskBatchResultFormat!) {\n  riskBatch(id: $id) {\n    id\n    result(format: $format) {\n      mediaType\n      filename\n      content\n    }\n  }\n}",
+};
+
+export const CancelRiskBatch: RestOperation<CancelRiskBatchMutation> = {
+  text: "mutation CancelRiskBatch($id: ID!) {\n  cancelRiskBatch(id: $id) {\n    ...RestRiskBatch\n  }\n}\n\nfragment RestRiskBatch on RiskBatch {\n  id\n  status\n  total\n  processed\n  progress\n  failedRows\n  error\n  createdAt\n  startedAt\n  finishedAt\n  expiresAt\n}",
 };

@@ -1,9 +1,11 @@
 import {
-  RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportData, type RiskExportFormat,
+  RISK_EXPORT_DATA, RISK_EXPORT_PAGE, RISK_REST_PREFIX, type RiskExportData,
 } from './rules.ts';
 import { badInput } from '../platform/errors.ts';
 import { riskAreaKey } from './area-key.ts';
 import { decodeRiskArea, encodeRiskArea } from './export/url.ts';
+import { exportFormat } from './export/format.ts';
+import { batchRoutes } from './batch/rest.ts';
 import { queryString } from '../platform/rest/body.ts';
 import { typedRoute, type RestOperation } from '../platform/rest/operation.ts';
 import { embeddableHeaders, type JsonSchema, type RestRequest, type RestRoute } from '../platform/rest/types.ts';
@@ -147,16 +149,6 @@ const mapRoute = typedRoute(RiskIndexMap, {
   },
 });
 
-/** `format`, else the Accept header: CSV when it names text/csv before application/geo+json; GeoJSON otherwise. */
-function exportFormat(req: RestRequest): RiskExportFormat {
-  const format = queryString(req, 'format')?.trim().toLowerCase();
-  if (format === 'geojson' || format === 'csv') return format;
-  if (format) throw badInput(`format must be geojson or csv; got ${JSON.stringify(format)}`, 'format');
-  const accept = String(req.headers.accept ?? '').toLowerCase();
-  const csv = accept.indexOf('text/csv'), geojson = accept.indexOf('application/geo+json');
-  return csv >= 0 && (geojson < 0 || csv < geojson) ? 'csv' : 'geojson';
-}
-
 const EXPORTS = {
   cells: {
     summary: 'Every H3 cell of the area as GeoJSON polygons or CSV: counts, rates, index, resolution',
@@ -294,5 +286,5 @@ export const riskRoutes: readonly RestRoute[] = [
     'Latest realtime traffic observations, else the current hour of the historical profile'),
   dataSetRoute('historicalTraffic', RiskIndexHistoricalTraffic, ['historicalTraffic'],
     'Speed and volume by hour of week'),
-  mapRoute, mapLayersRoute, ...exportRoutes(),
+  mapRoute, mapLayersRoute, ...exportRoutes(), ...batchRoutes,
 ];

@@ -52,6 +52,8 @@ export interface RestRoute {
    * exactly as sent (for payloads that must be stored byte for byte, e.g. MVR reports).
    */
   rawBody?: boolean;
+  /** The largest body it takes, in bytes, when not the gateway's default (1 MB); a larger one is 413. */
+  bodyLimit?: number;
   /** Success status; 204 sends no body. */
   status?: number;
   /** Extra headers on success (e.g. content type of a file, the next page's link). */

@@ -1,6 +1,6 @@
-import { stringify } from 'csv-stringify/sync';
 import { cellArea, cellToBoundary, getResolution } from 'h3-js';
 import type { RiskExportData, RiskExportFormat } from '../rules.ts';
+import { csvText as csv } from './csv.ts';
 import { cellFigures, type CellFigureRow, type CellFigures } from '../services/cell-figures.ts';
 import { FARS_RECORD_FIELDS, farsRecord, type FarsRow } from '../services/fars-record.ts';
 import type { AppliedFilter } from '../filter/crash-filter.ts';
@@ -45,14 +45,6 @@ const featureCollection = (features: unknown[], input: ExportInput) => JSON.stri
   filter: input.filter,
   features,
 });
-
-/**
- * RFC 4180: a header row, fields quoted where needed, CRLF line ends; null is an empty field, numbers
- * as JavaScript writes them (no locale). Text that a spreadsheet would run as a formula (beginning
- * with `=`, `+`, `-`, `@`, tab or CR; OWASP "CSV injection") is prefixed with `'`; numbers are not.
- */
-const csv = (columns: readonly string[], records: Record<string, unknown>[]) =>
-  stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', eof: true, escape_formulas: true });
 
 /** The text of one export page: GeoJSON or CSV of cells (polygons and figures) or crashes (points and their FARS record). */
 export function renderExport(input: ExportInput): string {

@@ -1,5 +1,4 @@
 import { cellColumn } from '../geometry/cells.ts';
-import { areaPoolFor } from '../geometry/pool.ts';
 import { cellArray, type AreaQuery } from '../services/area.ts';
 import { riskInfo } from '../services/risk-info.ts';
 import { MAX_MAP_POINTS, MAX_POINTS_KM2, type CellFigures, type MapFormat, type MapInput } from './render.ts';
@@ -30,7 +29,7 @@ export async function renderMap(q: AreaQuery, format: MapFormat = 'svg'): Promis
   for (const c of cells) {
     figures[c.cell] = { index: c.riskIndex, fatalCrashes: c.fatal, fatalities: c.fatalities, fatalCrashesPerKm2Year: c.fatalRate, fatalitiesPerKm2Year: c.fatalityRate };
   }
-  return areaPoolFor(q.em).renderMap({
+  return q.pool.renderMap({
     wkt: q.request.wkt, radius: q.request.radius,
     states: q.coverage.parts.map((p) => p.state), coverageMessage: q.coverage.message,
     resolution: q.resolution, cells: q.cells, figures,

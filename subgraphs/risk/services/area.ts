@@ -9,7 +9,7 @@ import { filteredCells, filteredYears } from '../filter/filtered-cells.ts';
 import { riskModel } from '../data/model.ts';
 import { MAX_CELLS } from '../geometry/cells.ts';
 import type { ResolvedArea } from '../geometry/area-task.ts';
-import { areaPoolFor } from '../geometry/pool.ts';
+import { areaPoolFor, type AreaPool } from '../geometry/pool.ts';
 import type { CellFigureRow } from './cell-figures.ts';
 import { readRows } from './read.ts';
 
@@ -18,6 +18,8 @@ export const QUERY_METHODS = ['ContainsBuffer'] as const;
 /** A resolved search area: validated, clipped to coverage, and its H3 cells chosen. Built once per request. */
 export interface AreaQuery {
   em: EntityManager;
+  /** The geometry workers its tasks run in: the interactive ones, or batch scoring's own (batch/runner.ts). */
+  pool: AreaPool;
   /** The area as requested (the map's worker derives its outline from it again). */
   request: { wkt: string; radius: number | null | undefined };
   /** The same for every spelling of this area with this cell bound, method and filter: the answer cache's key. */
@@ -89,11 +91,12 @@ async function cellRows<T>(em: EntityManager, table: string, select: string, res
  */
 export async function resolveArea(
   em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, filter: CrashFilter | null = null, maxCells = MAX_CELLS,
+  pool: AreaPool = areaPoolFor(em),
 ): Promise<AreaQuery> {
   const method = queryMethod == null || queryMethod.trim() === '' ? 'ContainsBuffer'
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
-  const { search, coverage, resolution, cells } = await areaPoolFor(em).resolve(wkt, radius, maxCells);
+  const { search, coverage, resolution, cells } = await pool.resolve(wkt, radius, maxCells);
   let loaded = false;
   const crashCells = memo(async () => {
     loaded = true;
@@ -104,7 +107,7 @@ export async function resolveArea(
   const filtered = memo(async () => (filter && resolution !== null
     ? filteredCells({ em, filter, resolution, stored: await figureCells() }, await years()) : crashCells()));
   return {
-    em, request: { wkt, radius }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${resolution}|${method}|${crashFilterKey(filter)}`,
+    em, pool, request: { wkt, radius }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${resolution}|${method}|${crashFilterKey(filter)}`,
     filter, search, coverage, queryMethod: method, resolution, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells,

@@ -2,7 +2,6 @@ import { decodeCursor, encodeCursor } from '../../platform/cursor.ts';
 import { RISK_EXPORT_PAGE, type RiskExportData, type RiskExportFormat } from '../rules.ts';
 import { riskExportUrl } from '../export/url.ts';
 import { badInput } from '../../platform/errors.ts';
-import { areaPoolFor } from '../geometry/pool.ts';
 import type { AreaQuery } from './area.ts';
 import { crashPage, decodeCrashCursor } from './crash-page.ts';
 import { appliedFilter } from '../filter/crash-filter.ts';
@@ -65,7 +64,7 @@ export async function exportPage(q: AreaQuery, { data, format, first, after }: E
   const page = data === 'cells' ? await cellsPage(q, size, decodeCellCursor(after)) : await crashesPage(q, size, after);
   const nextUrl = page.hasNextPage && page.endCursor
     ? riskExportUrl(data, format, areaOf(q), q.filter, { after: page.endCursor, limit: size === sizes.default ? null : size }) : null;
-  const content = await areaPoolFor(q.em).renderExport({ data, format, ...page.input, total: page.total, nextUrl, filter: appliedFilter(q.filter) });
+  const content = await q.pool.renderExport({ data, format, ...page.input, total: page.total, nextUrl, filter: appliedFilter(q.filter) });
   return {
     mediaType: MEDIA_TYPES[format],
     filename: `risk-index-${data}.${format}`,

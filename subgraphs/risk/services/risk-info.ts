@@ -2,7 +2,6 @@ import { getHexagonAreaAvg } from 'h3-js';
 import { MODEL_VERSION, riskModel, scoreArea, weightOf } from '../data/model.ts';
 import { cellColumn } from '../geometry/cells.ts';
 import type { CrashPoints } from '../geometry/inside.ts';
-import { areaPoolFor } from '../geometry/pool.ts';
 import type { CrashCell } from '../entities.ts';
 import { cellArray, type AreaQuery } from './area.ts';
 import { cellFigures, sig } from './cell-figures.ts';
@@ -44,7 +43,7 @@ async function cellCrashes(q: AreaQuery, filter: CrashFilter | null): Promise<Cr
 async function crashesInside(q: AreaQuery, filter: CrashFilter | null) {
   const points = await cellCrashes(q, filter);
   if (points.length === 0) return { crashes: 0, fatalities: 0 };
-  return areaPoolFor(q.em).countInside(q.request.wkt, q.request.radius, points);
+  return q.pool.countInside(q.request.wkt, q.request.radius, points);
 }
 
 /**
