@@ -2,6 +2,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
 import { LIVE_FIELDS } from '../../../subgraphs/events.ts';
+import { EventReplay } from '../../../gateway/subscriptions/replay.ts';
 import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
@@ -20,6 +21,7 @@ function engineWith(options: Partial<EngineOptions> = {}) {
     live: (listener) => { listeners.add(listener); return () => { listeners.delete(listener); }; },
     execute: async (prepared, { authorization }) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
     auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
+    replay: new EventReplay(undefined),
     clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
     metrics: { active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }), pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }), closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }) },
     log: quiet,
@@ -60,7 +62,8 @@ describe('SubscriptionEngine', () => {
     emit('org-a', 'user:u1', 'user.updated');
     await settle();
     expect(ran).toEqual(['Bearer client-org-a']);
-    expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } } }, done: false });
+    const event = { id: 'e1', type: 'rescue.status_changed', occurredAt: expect.any(String) };
+    expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } }, extensions: { event } }, done: false });
     await engine.shutdown();
   });
 
