@@ -51,7 +51,7 @@ export interface GatewayOptions {
   reservationUnopenedMs?: number;
   /** The process's event bus: subscriptions take committed events from its live(). */
   bus: EventBus;
-  /** The event history subscriptions resume from (`after`, `Last-Event-ID`); without it every resume is refused. */
+  /** The event history subscriptions resume from (`after`, `Last-Event-ID`); without it, none resumes. */
   history?: HistoryReader;
 }
 
@@ -69,7 +69,9 @@ export interface Gateway {
 }
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening: gateway/features.ts in order. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, history }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({
+  config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, history,
+}: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -106,7 +108,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await trusted.start();
   app.addHook('onClose', async () => trusted.stop());
   const features = gatewayFeatures({
-    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, history, supergraphSdl, limits, bounds, probes, metrics,
+    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, history,
+    supergraphSdl, limits, bounds, probes, metrics,
     collapsing, apqDocument, clients, issuers, trustedIssuers, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 

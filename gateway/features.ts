@@ -180,7 +180,8 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('client-names', clientNamesPlugin, { metrics, config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics, bus: parts.bus, history: parts.history,
+      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
+      bus: parts.bus, history: parts.history,
       reservationUnopenedMs: parts.reservationUnopenedMs, trusted: parts.trusted,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({

@@ -75,7 +75,8 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     const publicAnswers = subgraphs.find((s) => s.answers)?.answers;
     const history = openHistoryReader(config, databases);
     const gateway = await buildGateway({
-      ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers, bus, history: history?.reader,
+      ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers, bus,
+      history: history?.reader,
     }).catch(async (error: unknown) => { await history?.close(); throw error; });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));

@@ -159,17 +159,20 @@ export function asSubscriptionResult(prepared: PreparedSubscription, result: For
  */
 function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField) {
   const queryRoot: FieldNode = {
-    ...root, name: { kind: cjs.Kind.NAME, value: field.query }, arguments: root.arguments?.filter((a) => a.name.value !== AFTER_ARGUMENT),
+    ...root, name: { kind: cjs.Kind.NAME, value: field.query },
+    arguments: root.arguments?.filter((a) => a.name.value !== AFTER_ARGUMENT),
   };
   const selectionSet = { ...operation.selectionSet, selections: [queryRoot] };
   const used = new Set<string>();
   const fragments = document.definitions.filter((d) => d.kind === cjs.Kind.FRAGMENT_DEFINITION);
   // The uses, not the definitions: the operation is visited without its variable definitions.
-  cjs.visit({ kind: cjs.Kind.DOCUMENT, definitions: [{ ...operation, variableDefinitions: [], selectionSet }, ...fragments] }, {
-    Variable: (node) => { used.add(node.name.value); },
-  });
+  const uses = [{ ...operation, variableDefinitions: [], selectionSet }, ...fragments];
+  const onVariable = (node: GraphQL.VariableNode) => { used.add(node.name.value); };
+  cjs.visit({ kind: cjs.Kind.DOCUMENT, definitions: uses }, { Variable: onVariable });
   const variableDefinitions = operation.variableDefinitions?.filter((d) => used.has(d.variable.name.value));
-  const query: OperationDefinitionNode = { ...operation, operation: cjs.OperationTypeNode.QUERY, variableDefinitions, selectionSet };
+  const query: OperationDefinitionNode = {
+    ...operation, operation: cjs.OperationTypeNode.QUERY, variableDefinitions, selectionSet,
+  };
   // Only the chosen operation: a document may hold others, which the query must not carry.
   return { ...document, definitions: document.definitions.flatMap((d): DocumentNode['definitions'][number][] => (d === operation ? [query] : d.kind === cjs.Kind.OPERATION_DEFINITION ? [] : [d])) };
 }

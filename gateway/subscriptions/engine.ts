@@ -36,7 +36,7 @@ export interface EngineOptions {
   live: EventBus['live'];
   execute: ExecuteQuery;
   auth: SubscriberAuth;
-  /** Subscriptions resumed `after` an event: the history, and the events this process received (replay.ts). */
+  /** Subscriptions resumed `after` an event: the history, and the events this process had (replay.ts). */
   replay: EventReplay;
   clientLimit: ClientLimit;
   maxPerClient: number;
@@ -113,15 +113,19 @@ export class SubscriptionEngine {
   /** Starts checking a connection's token on the timer, before it holds any subscription. */
   open(holder: Holder) { if (!this.holders.has(holder)) this.holders.set(holder, new Set()); }
 
-  /** The event a subscription resumes after (its `after`), or undefined; throws SubscriptionRefused (EVENT_HISTORY_UNAVAILABLE). */
-  anchorOf(subscriber: Subscriber, prepared: PreparedSubscription) { return this.options.replay.anchor(subscriber.caller.orgId, prepared); }
+  /** The event a subscription resumes after (its `after`), or undefined; throws SubscriptionRefused. */
+  anchorOf(subscriber: Subscriber, prepared: PreparedSubscription) {
+    return this.options.replay.anchor(subscriber.caller.orgId, prepared);
+  }
 
   /**
    * Starts a subscription; throws TooManySubscriptions over a limit. With `anchor` (anchorOf), it takes
    * live events from now on, replays the history after the anchor first, then runs the live events
    * that the replay did not hold: every event once, in order.
    */
-  async subscribe(holder: Holder, prepared: PreparedSubscription, anchor?: RecordedEventRef): Promise<AsyncIterableIterator<FormattedExecutionResult>> {
+  async subscribe(
+    holder: Holder, prepared: PreparedSubscription, anchor?: RecordedEventRef,
+  ): Promise<AsyncIterableIterator<FormattedExecutionResult>> {
     const { maxPerProcess, maxPerClient, clientLimit } = this.options;
     if (this.count >= maxPerProcess) throw new TooManySubscriptions(`Too many subscriptions: this server holds its maximum of ${maxPerProcess}; retry on another`);
     const id = randomUUID();
@@ -201,19 +205,23 @@ export class SubscriptionEngine {
    */
   private async replayAfter(watch: Watch, anchor: RecordedEventRef) {
     const { holder, prepared, channel } = watch;
+    const { queueMax, replay, log } = this.options;
     const replayed = new Set<string>();
     try {
-      for await (const event of this.options.replay.events(holder.subscriber.caller.orgId, prepared, anchor)) {
+      for await (const event of replay.events(holder.subscriber.caller.orgId, prepared, anchor)) {
         if (channel.closed) return;
-        if (channel.backlog > this.options.queueMax) {
-          return this.close(holder, CloseCode.SlowConsumer, `slow consumer: more than ${this.options.queueMax} events waiting`);
+        if (channel.backlog > queueMax) {
+          const why = `slow consumer: more than ${queueMax} events waiting`;
+          return this.close(holder, CloseCode.SlowConsumer, why);
         }
         replayed.add(event.eventId);
         await this.runOne(watch, event);
       }
     } catch (error) {
-      this.options.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription replay failed');
-      return channel.end(closingResult(CloseCode.TryAgainLater, 'Try again later: the event history could not be read'));
+      const { name: type, message } = error as Error;
+      log.error({ err: { type, message } }, 'a subscription replay failed');
+      const why = 'Try again later: the event history could not be read';
+      return channel.end(closingResult(CloseCode.TryAgainLater, why));
     } finally {
       watch.replaying = false;
     }
@@ -249,7 +257,9 @@ export class SubscriptionEngine {
       if (isUnauthenticated(error)) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
       this.options.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
       const code = error instanceof AppError ? error.code : 'INTERNAL_SERVER_ERROR';
-      channel.push(withEvent({ errors: [{ message: 'This event could not be run; later events will be', extensions: { code } }] }, event));
+      const message = 'This event could not be run; later events will be';
+      const failed = { errors: [{ message, extensions: { code } }] };
+      channel.push(withEvent(failed, event));
     }
   }
 

@@ -10,11 +10,17 @@ export interface EventExtension {
   coalesced?: number;
 }
 
+/** What names an event: a CommittedEvent, or a replayed one (the history's, without its resource). */
+type EventNamed = Pick<CommittedEvent, 'eventId' | 'type' | 'occurredAt'>;
+
 /**
  * A copy of a subscription's result carrying `extensions.event: { id, type, occurredAt }` (and
  * `coalesced: n` when it stands for n events): the id a client resumes `after`, and SSE's `id:` field.
  */
-export function withEvent(result: FormattedExecutionResult, event: Pick<CommittedEvent, 'eventId' | 'type' | 'occurredAt'>, coalesced?: number): FormattedExecutionResult {
-  const extension: EventExtension = { id: event.eventId, type: event.type, occurredAt: event.occurredAt, ...(coalesced ? { coalesced } : {}) };
+export function withEvent(
+  result: FormattedExecutionResult, event: EventNamed, coalesced?: number,
+): FormattedExecutionResult {
+  const { eventId: id, type, occurredAt } = event;
+  const extension: EventExtension = { id, type, occurredAt, ...(coalesced ? { coalesced } : {}) };
   return { ...result, extensions: { ...result.extensions, event: extension } };
 }

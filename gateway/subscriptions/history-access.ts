@@ -12,7 +12,7 @@ export type HistoryReader = { [K in keyof EventHistory]: Bound<EventHistory[K]> 
 /** Connections the gateway holds on a remote history area's database: replays are short keyed reads. */
 const REMOTE_POOL_MAX = 2;
 
-/** `?` placeholders (as Run takes them) as node-postgres's `$n`; the history's statements hold no other `?`. */
+/** `?` placeholders (as Run takes them) as node-postgres's `$n`; the history's statements hold no other. */
 const numbered = (sql: string) => {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
@@ -24,7 +24,9 @@ const numbered = (sql: string) => {
  * pool on that area's PostgreSQL database (`<NAME>_DATABASE_URL`, else DATABASE_URL). Undefined when
  * no area keeps a history, or a remote one has no database the gateway can reach.
  */
-export function openHistoryReader(config: Config, local: Record<string, Database>): { reader: HistoryReader; close(): Promise<void> } | undefined {
+export function openHistoryReader(
+  config: Config, local: Record<string, Database>,
+): { reader: HistoryReader; close(): Promise<void> } | undefined {
   const owner = Object.entries(subgraphDefinitions).find(([, definition]) => definition.eventHistory);
   if (!owner) return undefined;
   const [name, { eventHistory }] = owner;

@@ -44,7 +44,7 @@ export interface SubscriptionOptions {
   /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
   reservationUnopenedMs?: number;
   trusted: TrustedDocuments;
-  /** The event history subscriptions resume from (gateway/stack.ts opens it); without it every resume is refused. */
+  /** The event history subscriptions resume from (gateway/stack.ts opens it); without it, none resumes. */
   history?: HistoryReader;
 }
 
@@ -78,7 +78,8 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     : memoryClientLimit(max));
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
-    live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify), replay: new EventReplay(options.history),
+    live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify),
+    replay: new EventReplay(options.history),
     clientLimit: clientLimit(max, 'subscriptions'),
     maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
 import type { CommittedEvent } from '../../subgraphs/platform/events/bus.ts';
-import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
+import type { RecordedEventRef as Ref } from '../../subgraphs/platform/events/history.ts';
 import { statusForCode, type ErrorCode } from '../../subgraphs/platform/errors.ts';
 import { SubscriptionRefused, type PreparedSubscription } from './document.ts';
 import type { HistoryReader } from './history-access.ts';
@@ -10,12 +10,12 @@ import type { HistoryReader } from './history-access.ts';
 const cjs = createRequire(import.meta.url)('graphql') as typeof GraphQL;
 
 const EVENT_HISTORY_UNAVAILABLE = 'EVENT_HISTORY_UNAVAILABLE' satisfies ErrorCode;
-/** Events of this process remembered for replay: the history records an event a moment after it goes live. */
+/** Events of this process remembered for replay: the history records one a moment after it goes live. */
 export const RECENT_EVENTS = 10_000;
 /** History rows read per statement while replaying. */
 export const REPLAY_PAGE = 100;
 
-const ref = ({ resource: _resource, ...rest }: CommittedEvent): RecordedEventRef => rest;
+const ref = ({ resource: _resource, ...rest }: CommittedEvent): Ref => rest;
 
 /**
  * The last RECENT_EVENTS events this process received live (without their resources). The history is
@@ -24,7 +24,7 @@ const ref = ({ resource: _resource, ...rest }: CommittedEvent): RecordedEventRef
  * while their rows are still being written.
  */
 export class RecentEvents {
-  private readonly byId = new Map<string, RecordedEventRef>();
+  private readonly byId = new Map<string, Ref>();
 
   remember(event: CommittedEvent) {
     this.byId.set(event.eventId, ref(event));
@@ -40,7 +40,8 @@ export class RecentEvents {
   /** The organisation's events of `resourceKey` and `types` past `seq`, in seq order. */
   after(orgId: string, resourceKey: string, seq: number, types: readonly string[]) {
     return [...this.byId.values()]
-      .filter((e) => e.orgId === orgId && e.resourceKey === resourceKey && e.seq > seq && types.includes(e.type))
+      .filter((e) => e.orgId === orgId && e.resourceKey === resourceKey && e.seq > seq)
+      .filter((e) => types.includes(e.type))
       .sort((a, b) => a.seq - b.seq);
   }
 }
@@ -60,24 +61,26 @@ export class EventReplay {
     this.reader = reader;
   }
 
-  /** The event `prepared.after` names, or undefined without one; refuses one the history does not hold for it. */
-  async anchor(orgId: string, prepared: PreparedSubscription): Promise<RecordedEventRef | undefined> {
+  /** The event `prepared.after` names, or undefined without one; refuses one the history does not hold. */
+  async anchor(orgId: string, prepared: PreparedSubscription): Promise<Ref | undefined> {
     const { after, resourceKey } = prepared;
     if (after === undefined) return undefined;
     const found = this.recent.find(orgId, after) ?? await this.reader?.find(orgId, after);
     if (found?.resourceKey === resourceKey) return found;
     const oldest = found ? await this.reader?.oldest(orgId, resourceKey) : undefined;
-    const why = `No event history after '${after}' for this subscription: the id is unknown, not this entity's, `
-      + 'or older than the history kept (EVENTS_HISTORY_DAYS). Subscribe without `after` to start from now';
-    const extensions = { code: EVENT_HISTORY_UNAVAILABLE, after, ...(oldest ? { oldestEventId: oldest.eventId } : {}) };
-    throw new SubscriptionRefused([new cjs.GraphQLError(why, { extensions })], statusForCode(EVENT_HISTORY_UNAVAILABLE));
+    const why = `No event history after '${after}' for this subscription: the id is unknown, not this `
+      + 'entity\'s, or older than the history kept (EVENTS_HISTORY_DAYS). '
+      + 'Subscribe without `after` to start from now';
+    const code = EVENT_HISTORY_UNAVAILABLE;
+    const extensions = { code, after, ...(oldest ? { oldestEventId: oldest.eventId } : {}) };
+    throw new SubscriptionRefused([new cjs.GraphQLError(why, { extensions })], statusForCode(code));
   }
 
   /**
    * The organisation's events of the watched entity after `anchor`, of the field's types, in commit
    * order: the history's, a page at a time, then those of this process not recorded yet.
    */
-  async *events(orgId: string, prepared: PreparedSubscription, anchor: RecordedEventRef): AsyncGenerator<RecordedEventRef> {
+  async* events(orgId: string, prepared: PreparedSubscription, anchor: Ref): AsyncGenerator<Ref> {
     const { resourceKey, field: { events: types } } = prepared;
     let seq = anchor.seq;
     for (;;) {

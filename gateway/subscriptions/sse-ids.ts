@@ -8,7 +8,7 @@ const EVENT_ID = '"event":{"id":"';
 /** Event ids are the outbox's UUIDs. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The event id of a graphql-sse `next` message (a result, or `{ id, payload }` on a reserved stream), if any. */
+/** The event id of a graphql-sse `next` message (a result, or `{ id, payload }` on a reserved stream). */
 function eventIdOf(message: string) {
   const at = message.lastIndexOf(EVENT_ID);
   if (at < 0) return undefined;

@@ -110,7 +110,8 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
     async onSubscribe(req, params) {
       try {
         const subscriber = await engine.authenticate(req.raw.headers.authorization);
-        const prepared = resumed(prepareSubscription(rules, await trustedSubscription(options.trusted, subscriber.caller, params)), req.raw);
+        const request = await trustedSubscription(options.trusted, subscriber.caller, params);
+        const prepared = resumed(prepareSubscription(rules, request), req.raw);
         const anchor = await engine.anchorOf(subscriber, prepared);
         const holder: Holder = { transport: 'sse', subscriber };
         // Formatted results (Apollo Server's), which graphql-sse sends as they are.

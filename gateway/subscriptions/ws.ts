@@ -13,7 +13,14 @@ import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './en
 import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
 import { graphqlWsConnections, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
 
-interface Started { prepared: PreparedSubscription; anchor?: RecordedEventRef; holder: Holder; extra: ConnectionExtra }
+interface Started {
+  prepared: PreparedSubscription;
+  /** The event it resumes after (`after`). */
+  anchor?: RecordedEventRef;
+  holder: Holder;
+  extra: ConnectionExtra;
+}
+type Iterable = AsyncIterable<ExecutionResult>;
 type WsContext = Context<Record<string, unknown>, ConnectionExtra>;
 
 export interface WebSocketOptions extends ConnectionOptions {
@@ -86,7 +93,7 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
     async subscribe({ contextValue }) {
       const { prepared, anchor, holder, extra } = contextValue as Started;
       try {
-        const results = await engine.subscribe(holder, prepared, anchor) as unknown as AsyncIterable<ExecutionResult>;
+        const results = await engine.subscribe(holder, prepared, anchor) as unknown as Iterable;
         extra.connection.subscribed();
         return results;
       } catch (error) {

@@ -85,7 +85,7 @@ export interface SubgraphDefinition<Loaders = unknown> {
    * (gateway/protection/in-flight.ts), wherever the subgraph runs: past `max` running at once, answers are 503.
    */
   inFlight?: InFlightField;
-  /** Reads of the event history it keeps, for subscriptions resumed `after` an event (run by the gateway on its database). */
+  /** Reads of the event history it keeps, for subscriptions resumed `after` an event (the gateway's). */
   eventHistory?: EventHistory;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
   prepare?: () => Promise<string>;

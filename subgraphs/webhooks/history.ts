@@ -37,22 +37,26 @@ const asRef = (row: Row): RecordedEventRef => ({
   occurredAt: new Date(row.occurred_at as string | Date).toISOString(),
 });
 
-/** The history's reads for replay (the gateway's, on this area's database): each by organisation, on its indexes. */
+/** The history's reads for replay (the gateway's, on this area's database): by organisation, indexed. */
 export const replayHistory: EventHistory = {
   async find(run, orgId, id) {
     // An id that is not a UUID is no event's (and would fail the cast).
     if (!UUID.test(id)) return undefined;
-    const [row] = await run(`select ${REF_COLUMNS} from ${EVENTS} where id = ?::uuid and org_id = ?`, [id, orgId]);
+    const [row] = await run(`select ${REF_COLUMNS} from ${EVENTS} where id = ?::uuid and org_id = ?`,
+      [id, orgId]);
     return row && asRef(row);
   },
   async oldest(run, orgId, resourceKey) {
-    const [row] = await run(`select ${REF_COLUMNS} from ${EVENTS} where org_id = ? and resource_key = ? order by seq limit 1`, [orgId, resourceKey]);
+    const [row] = await run(`select ${REF_COLUMNS} from ${EVENTS} where org_id = ? and resource_key = ?
+      order by seq limit 1`, [orgId, resourceKey]);
     return row && asRef(row);
   },
   // Event types are `<resource>.<change>` in [a-z_.]: a text[] literal needs no quoting.
   async after(run, { orgId, resourceKey, seq, types, limit }) {
-    const rows = await run(`select ${REF_COLUMNS} from ${EVENTS} where org_id = ? and resource_key = ? and seq > ?
-      and type = any(?::text[]) order by seq limit ${Number(limit)}`, [orgId, resourceKey, seq, `{${types.join(',')}}`]);
+    const rows = await run(`select ${REF_COLUMNS} from ${EVENTS}
+      where org_id = ? and resource_key = ? and seq > ? and type = any(?::text[])
+      order by seq limit ${Number(limit)}`,
+    [orgId, resourceKey, seq, `{${types.join(',')}}`]);
     return rows.map(asRef);
   },
 };

@@ -1,8 +1,17 @@
 import type { Run } from '../db/run.ts';
 import type { CommittedEvent } from './bus.ts';
 
-/** An event as the history keeps it for replay: all but its resource (a replayed result runs its query again). */
+/** An event as the history keeps it for replay: all but its resource (a replayed result runs its query). */
 export type RecordedEventRef = Omit<CommittedEvent, 'resource'>;
+
+/** Up to `limit` events of one organisation's resource, of `types`, past `seq`. */
+export interface HistoryQuery {
+  orgId: string;
+  resourceKey: string;
+  seq: number;
+  types: readonly string[];
+  limit: number;
+}
 
 /**
  * The event history's reads for replay (subscriptions resumed `after` an event), declared by the area
@@ -15,5 +24,5 @@ export interface EventHistory {
   /** The oldest event of the organisation's resource still held, or undefined. */
   oldest(run: Run, orgId: string, resourceKey: string): Promise<RecordedEventRef | undefined>;
   /** Up to `limit` events of the organisation's resource of `types` past `seq`, in commit (seq) order. */
-  after(run: Run, query: { orgId: string; resourceKey: string; seq: number; types: readonly string[]; limit: number }): Promise<RecordedEventRef[]>;
+  after(run: Run, query: HistoryQuery): Promise<RecordedEventRef[]>;
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
 import { LIVE_FIELDS } from '../../../subgraphs/events.ts';
 import { EventReplay } from '../../../gateway/subscriptions/replay.ts';
+import type { HistoryReader } from '../../../gateway/subscriptions/history-access.ts';
 import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
@@ -64,6 +65,36 @@ describe('SubscriptionEngine', () => {
     expect(ran).toEqual(['Bearer client-org-a']);
     const event = { id: 'e1', type: 'rescue.status_changed', occurredAt: expect.any(String) };
     expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } }, extensions: { event } }, done: false });
+    await engine.shutdown();
+  });
+
+  it('resumed after an event: the history after it, then live events not replayed, each once, in order', async () => {
+    let readHistory!: () => void;
+    const historyRead = new Promise<void>((resolve) => { readHistory = resolve; });
+    const recorded = (seq: number) => ({
+      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
+      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
+    });
+    // The history holds e1..e3; its read is held until e3 and e4 went live (e4 not recorded yet).
+    const history: HistoryReader = {
+      find: async () => undefined,
+      oldest: async () => recorded(1),
+      after: async ({ seq }) => { await historyRead; return [1, 2, 3].filter((n) => n > seq).map(recorded); },
+    };
+    const { engine, emit } = engineWith({ replay: new EventReplay(history), queueMax: 10 });
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r1');
+    const a = wsHolder('org-a');
+    const resumed = { ...prepared('rescueUpdated', 'r1'), after: 'e1' };
+    const stream = await engine.subscribe(a.holder, resumed, await engine.anchorOf(a.holder.subscriber, resumed));
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r1');
+    readHistory();
+    const ids: unknown[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await stream.next()).value?.extensions?.event);
+    emit('org-a', 'rescue:r1');
+    ids.push((await stream.next()).value?.extensions?.event);
+    expect(ids.map((e) => (e as { id: string }).id)).toEqual(['e2', 'e3', 'e4', 'e5']);
     await engine.shutdown();
   });
 

@@ -3,24 +3,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runner } from '../../../subgraphs/platform/db/run.ts';
 import { pruneHistory } from '../../../subgraphs/webhooks/history.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
-import { multipartClient, sseClient, subscriptionsActive, wsClient, type Received } from '../../support/subscriptions.ts';
+import { openHistoryReader } from '../../../gateway/subscriptions/history-access.ts';
+import { multipartClient, sseClient, subscriptionsActive, wsClient } from '../../support/subscriptions.ts';
+import type { Received } from '../../support/subscriptions.ts';
 import { bookedRescue as bookedRescueOn, updateRescue } from '../../support/rescues.ts';
 
 let t: TestStack;
 
 // The webhooks area keeps the history; on disk, so that a restart keeps it (PGlite) as PostgreSQL does.
-beforeAll(async () => { t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], persistent: true }); });
+beforeAll(async () => {
+  t = await startTestStack({ subgraphs: ['roadside', 'webhooks'], persistent: true });
+});
 afterAll(async () => { await t?.close(); });
 
-const RESCUE = 'subscription($id: ID!, $after: ID) { rescueUpdated(reqId: $id, after: $after) { reqId status } }';
+const RESCUE = `subscription($id: ID!, $after: ID) {
+  rescueUpdated(reqId: $id, after: $after) { reqId status }
+}`;
 const bookedRescue = (token = t.token) => bookedRescueOn(t, token);
 const update = (reqId: string, status: string, token = t.token) => updateRescue(t, reqId, status, token);
 const history = () => runner(t.stack.subgraphs.find((s) => s.name === 'webhooks')!.db);
-const eventOf = (result: Received) => (result as { extensions?: { event?: { id: string; type: string; occurredAt: string } } }).extensions?.event;
+interface EventExtension { id: string; type: string; occurredAt: string }
+const eventOf = (result: Received) => (result as { extensions?: { event?: EventExtension } })
+  .extensions?.event;
 
 /** The rescue's event ids as the history holds them, in commit order. */
 async function recorded(reqId: string) {
-  const rows = await history()('select id from "webhooks"."events" where resource_key = ? order by seq', [`rescue:${reqId}`]);
+  const rows = await history()('select id from "webhooks"."events" where resource_key = ? order by seq',
+    [`rescue:${reqId}`]);
   return rows.map((row) => String(row.id));
 }
 
@@ -34,7 +43,7 @@ async function recordedCount(reqId: string, count: number) {
   throw new Error(`the history never held ${count} events of ${reqId}`);
 }
 
-/** A rescue with one event seen live by a graphql-ws subscriber, and two more committed after it went away. */
+/** A rescue with one event seen live by a graphql-ws subscriber, and two more committed after it left. */
 async function missedTwo(token = t.token) {
   const reqId = await bookedRescue(token);
   const ws = wsClient(t.url, `Bearer ${token}`);
@@ -49,7 +58,7 @@ async function missedTwo(token = t.token) {
   return { reqId, seen };
 }
 
-/** The `id:` and data of each SSE message of a raw `text/event-stream` body, until `count` `next` messages came. */
+/** The `id:` and data of each message of a raw `text/event-stream` body, until `count` `next` ones came. */
 async function sseMessages(response: Response, count: number) {
   const messages: { id?: string; event: string; data: Received }[] = [];
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -62,9 +71,11 @@ async function sseMessages(response: Response, count: number) {
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const lines = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);
-      const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+      const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))
+        ?.slice(name.length + 1).trim();
       const event = field('event');
-      if (event) messages.push({ id: field('id'), event, data: JSON.parse(field('data') || 'null') as Received });
+      const data = JSON.parse(field('data') || 'null') as Received;
+      if (event) messages.push({ id: field('id'), event, data });
     }
   }
   await reader.cancel();
@@ -72,15 +83,19 @@ async function sseMessages(response: Response, count: number) {
 }
 
 /** A raw GET of a distinct-connections graphql-sse stream, as an EventSource would reconnect it. */
-const sseGet = (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}, token = t.token) => {
+type Headers = Record<string, string>;
+const sseGet = (query: string, variables: Record<string, unknown>, headers: Headers = {}, token = t.token) => {
   const params = new URLSearchParams({ query, variables: JSON.stringify(variables) });
-  return fetch(`${t.url}/graphql/stream?${params}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers } });
+  const authorization = `Bearer ${token}`;
+  const accept = 'text/event-stream';
+  return fetch(`${t.url}/graphql/stream?${params}`, { headers: { accept, authorization, ...headers } });
 };
 
 describe('replay after an event', () => {
-  it('over graphql-ws: every result names its event; resuming after one replays the missed events in order, then live ones', async () => {
+  it('over graphql-ws: each result names its event; resuming after one replays those missed', async () => {
     const { reqId, seen } = await missedTwo();
-    expect(seen).toMatchObject({ type: 'rescue.status_changed', id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const uuid = expect.stringMatching(/^[0-9a-f-]{36}$/);
+    expect(seen).toMatchObject({ type: 'rescue.status_changed', id: uuid });
     expect(Date.parse(seen.occurredAt)).toBeGreaterThan(Date.now() - 60_000);
     const ids = await recordedCount(reqId, 3);
     expect(ids[0]).toBe(seen.id);
@@ -100,7 +115,7 @@ describe('replay after an event', () => {
     await subscriptionsActive(t.stack.gateway, 0);
   });
 
-  it('none twice at the boundary: events committed while the replay starts come once each, in commit order', async () => {
+  it('none twice at the boundary: events committed as the replay starts come once, in order', async () => {
     const { reqId, seen } = await missedTwo();
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const resumed = ws.subscribe(RESCUE, { id: reqId, after: seen.id });
@@ -114,7 +129,7 @@ describe('replay after an event', () => {
     await subscriptionsActive(t.stack.gateway, 0);
   });
 
-  it('over SSE: each message carries its event id as `id:`, and a reconnect with Last-Event-ID resumes after it', async () => {
+  it('over SSE: each message has its event id as `id:`; Last-Event-ID on a reconnect resumes', async () => {
     const reqId = await bookedRescue();
     const query = 'subscription($id: ID!) { rescueUpdated(reqId: $id) { status } }';
     const first = await sseGet(query, { id: reqId });
@@ -133,7 +148,8 @@ describe('replay after an event', () => {
     const replayed = await sseMessages(again, 2);
     const ids = await recordedCount(reqId, 3);
     expect(replayed.map((m) => m.id)).toEqual(ids.slice(1));
-    expect(replayed.map((m) => m.data.data.rescueUpdated.status)).toEqual(['ARRIVED_ONSITE', 'ARRIVED_ONSITE']);
+    const statuses = replayed.map((m) => m.data.data.rescueUpdated.status);
+    expect(statuses).toEqual(['ARRIVED_ONSITE', 'ARRIVED_ONSITE']);
   });
 
   it("graphql-sse's own client and HTTP multipart resume with `after` too", async () => {
@@ -141,7 +157,8 @@ describe('replay after an event', () => {
     const ids = await recordedCount(reqId, 3);
     const sse = sseClient(t.url, `Bearer ${t.token}`);
     const viaSse = sse.subscribe(RESCUE, { id: reqId, after: seen.id });
-    const viaMultipart = multipartClient(t.url, `Bearer ${t.token}`).subscribe(RESCUE, { id: reqId, after: seen.id });
+    const multipart = multipartClient(t.url, `Bearer ${t.token}`);
+    const viaMultipart = multipart.subscribe(RESCUE, { id: reqId, after: seen.id });
     await Promise.all([viaSse.nth(2), viaMultipart.nth(2)]);
     expect(viaSse.results.map((r) => eventOf(r)!.id)).toEqual(ids.slice(1));
     expect(viaMultipart.results.map((r) => eventOf(r)!.id)).toEqual(ids.slice(1));
@@ -152,7 +169,7 @@ describe('replay after an event', () => {
 });
 
 describe('an `after` the history does not hold for the caller', () => {
-  /** The refusal of `after` on all three transports: graphql-ws's error, SSE's and multipart's status and errors. */
+  /** The refusal of `after` on the three transports: graphql-ws's error, SSE's and multipart's answers. */
   async function refusals(reqId: string, after: string, token = t.token) {
     const ws = wsClient(t.url, `Bearer ${token}`);
     const overWs = await ws.subscribe(RESCUE, { id: reqId, after }).ended as Received['errors'];
@@ -185,17 +202,18 @@ describe('an `after` the history does not hold for the caller', () => {
     }
   });
 
-  it("another entity's event of the caller's organisation: the same answer, naming the oldest event held for this one", async () => {
+  it("another entity's event of the caller's organisation: the same, naming the oldest held", async () => {
     const { reqId } = await missedTwo();
     const elsewhere = await missedTwo();
     const answer = await refusals(reqId, elsewhere.seen.id);
     expect(answer.extensions!.oldestEventId).toBe((await recorded(reqId))[0]);
   });
 
-  it('older than the history (pruned after EVENTS_HISTORY_DAYS): refused; after a restart, the history held is replayed', async () => {
+  it('older than the history (pruned): refused; after a restart, the history held is replayed', async () => {
     const { reqId, seen } = await missedTwo();
     const [, second, third] = await recordedCount(reqId, 3);
-    await history()('update "webhooks"."events" set occurred_at = now() - interval \'40 days\' where id = ?', [seen.id]);
+    const expired = 'update "webhooks"."events" set occurred_at = now() - interval \'40 days\' where id = ?';
+    await history()(expired, [seen.id]);
     await pruneHistory(history(), t.config.EVENTS_HISTORY_DAYS);
     // This process still remembers the events it had live: a restart forgets them, the history on disk stays.
     await t.restart();
@@ -209,4 +227,23 @@ describe('an `after` the history does not hold for the caller', () => {
     expect(resumed.results).toHaveLength(2);
     ws.dispose();
   }, 120_000);
+});
+
+describe('a gateway whose webhooks area runs elsewhere', () => {
+  it.skipIf(!process.env.DATABASE_URL)("reads the same history on that area's database", async () => {
+    const { reqId, seen } = await missedTwo();
+    const ids = await recordedCount(reqId, 3);
+    const remote = openHistoryReader(t.config, {})!;
+    try {
+      const found = await remote.reader.find(t.org, seen.id);
+      expect(found).toMatchObject({ eventId: seen.id, resourceKey: `rescue:${reqId}` });
+      expect(await remote.reader.find('org-replay-other', seen.id)).toBeUndefined();
+      const after = await remote.reader.after({
+        orgId: t.org, resourceKey: `rescue:${reqId}`, seq: 0, types: ['rescue.status_changed'], limit: 10,
+      });
+      expect(after.map((e) => e.eventId)).toEqual(ids);
+    } finally {
+      await remote.close();
+    }
+  });
 });
