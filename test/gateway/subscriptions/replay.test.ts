@@ -84,7 +84,8 @@ async function sseMessages(response: Response, count: number) {
 
 /** A raw GET of a distinct-connections graphql-sse stream, as an EventSource would reconnect it. */
 type Headers = Record<string, string>;
-const sseGet = (query: string, variables: Record<string, unknown>, headers: Headers = {}, token = t.token) => {
+type Vars = Record<string, unknown>;
+const sseGet = (query: string, variables: Vars, headers: Headers = {}, token = t.token) => {
   const params = new URLSearchParams({ query, variables: JSON.stringify(variables) });
   const authorization = `Bearer ${token}`;
   const accept = 'text/event-stream';
