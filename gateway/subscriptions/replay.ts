@@ -65,15 +65,26 @@ export class EventReplay {
   async anchor(orgId: string, prepared: PreparedSubscription): Promise<Ref | undefined> {
     const { after, resourceKey } = prepared;
     if (after === undefined) return undefined;
-    const found = this.recent.find(orgId, after) ?? await this.reader?.find(orgId, after);
+    const found = this.recent.find(orgId, after) ?? await this.read(() => this.reader?.find(orgId, after));
     if (found?.resourceKey === resourceKey) return found;
-    const oldest = found ? await this.reader?.oldest(orgId, resourceKey) : undefined;
+    const oldest = found ? await this.read(() => this.reader?.oldest(orgId, resourceKey)) : undefined;
     const why = `No event history after '${after}' for this subscription: the id is unknown, not this `
       + 'entity\'s, or older than the history kept (EVENTS_HISTORY_DAYS). '
       + 'Subscribe without `after` to start from now';
     const code = EVENT_HISTORY_UNAVAILABLE;
     const extensions = { code, after, ...(oldest ? { oldestEventId: oldest.eventId } : {}) };
     throw new SubscriptionRefused([new cjs.GraphQLError(why, { extensions })], statusForCode(code));
+  }
+
+  /** A history read before the subscription starts: its failure (the database down) refuses it as 503. */
+  private async read<T>(query: () => Promise<T> | undefined): Promise<T | undefined> {
+    try {
+      return await query();
+    } catch {
+      const extensions = { code: 'SERVICE_UNAVAILABLE' satisfies ErrorCode };
+      const why = 'The event history could not be read; resume again shortly';
+      throw new SubscriptionRefused([new cjs.GraphQLError(why, { extensions })], statusForCode(extensions.code));
+    }
   }
 
   /**
