@@ -30,6 +30,7 @@ import { problem, sendProblem } from '../subgraphs/platform/rest/problem.ts';
 import { API_FALLBACK_HEADERS } from './http/security-headers.ts';
 import { createGateway, readSupergraphSdl, subgraphProbes, type GatewayContext } from './supergraph.ts';
 import type { EventBus } from '../subgraphs/platform/events/bus.ts';
+import type { HistoryReader } from './subscriptions/history-access.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -50,6 +51,8 @@ export interface GatewayOptions {
   reservationUnopenedMs?: number;
   /** The process's event bus: subscriptions take committed events from its live(). */
   bus: EventBus;
+  /** The event history subscriptions resume from (`after`, `Last-Event-ID`); without it, none resumes. */
+  history?: HistoryReader;
 }
 
 export interface Gateway {
@@ -66,7 +69,9 @@ export interface Gateway {
 }
 
 /** Builds the gateway (GraphQL, REST compatibility paths, tokens, health) without listening: gateway/features.ts in order. */
-export async function buildGateway({ config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({
+  config, db, revocation, subgraphUrls, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, history,
+}: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: loggerOptions(config, 'gateway'),
     logController: new RequestLogController(),
@@ -103,7 +108,8 @@ export async function buildGateway({ config, db, revocation, subgraphUrls, local
   await trusted.start();
   app.addHook('onClose', async () => trusted.stop());
   const features = gatewayFeatures({
-    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, supergraphSdl, limits, bounds, probes, metrics,
+    app, config, db, revocation, localSubgraphs, publicAnswers, reservationUnopenedMs, bus, history,
+    supergraphSdl, limits, bounds, probes, metrics,
     collapsing, apqDocument, clients, issuers, trustedIssuers, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 

@@ -45,6 +45,7 @@ import { openApiRoutePlugin } from './rest/openapi-route.ts';
 import { areaPagesPlugin } from './pages/index.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
 import { subscriptionsPlugin } from './subscriptions/index.ts';
+import type { HistoryReader } from './subscriptions/history-access.ts';
 import type { GatewayContext } from './supergraph.ts';
 
 /** What exists once the Apollo Server made of every feature's Apollo plugins has started. */
@@ -101,6 +102,7 @@ export interface GatewayParts {
   publicAnswers?: PublicAnswers;
   reservationUnopenedMs?: number;
   bus: EventBus;
+  history?: HistoryReader;
   supergraphSdl: string;
   limits: ReturnType<typeof graphqlLimits>;
   bounds: readonly RestInFlightBound[];
@@ -180,7 +182,8 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('client-names', clientNamesPlugin, { metrics, config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
     feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics, bus: parts.bus,
+      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
+      bus: parts.bus, history: parts.history,
       reservationUnopenedMs: parts.reservationUnopenedMs, trusted: parts.trusted,
     }))),
     feature('gated-routes', gatedRoutes, afterStart(({ apollo }) => ({

@@ -13,6 +13,7 @@ import { generateHopKey } from '../subgraphs/platform/internal-hop.ts';
 import { clientStatusFromDatabase, revocationCheck, type RevocationCheck } from './auth/revocation.ts';
 import type { EventBus } from '../subgraphs/platform/events/bus.ts';
 import { openProcessEventBus } from '../subgraphs/platform/events/open.ts';
+import { openHistoryReader } from './subscriptions/history-access.ts';
 
 export interface Stack {
   gateway: Gateway;
@@ -72,7 +73,11 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
     for (const subgraph of subgraphs) subgraph.startRelay(bus);
     const localSubgraphs = config.SUBGRAPH_TRANSPORT === 'inprocess' ? subgraphs : [];
     const publicAnswers = subgraphs.find((s) => s.answers)?.answers;
-    const gateway = await buildGateway({ ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers, bus });
+    const history = openHistoryReader(config, databases);
+    const gateway = await buildGateway({
+      ...tuning, config, db, revocation, subgraphUrls: urls, localSubgraphs, publicAnswers, bus,
+      history: history?.reader,
+    }).catch(async (error: unknown) => { await history?.close(); throw error; });
     if (config.BOOTSTRAP_CLIENT_ID && config.BOOTSTRAP_CLIENT_SECRET) {
       await gateway.clients.ensure(config.BOOTSTRAP_CLIENT_ID, config.BOOTSTRAP_CLIENT_SECRET, config.BOOTSTRAP_ORG, parseScopes([...SCOPES]));
     }
@@ -80,6 +85,7 @@ export async function buildStack(given: Config, env: NodeJS.ProcessEnv = process
       gateway, subgraphs, db, revocation, bus, subgraphUrls: urls,
       async close() {
         await gateway.close();
+        await history?.close();
         await db.close();
         await Promise.all(subgraphs.map((s) => s.close()));
         await bus.close();

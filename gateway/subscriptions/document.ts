@@ -48,7 +48,12 @@ export interface PreparedSubscription {
   query: string;
   operationName?: string;
   variables: Record<string, unknown>;
+  /** The event to resume after (the field's `after` argument, or SSE's Last-Event-ID): replay.ts. */
+  after?: string;
 }
+
+/** The argument of every Subscription field that names the last event a client received. */
+export const AFTER_ARGUMENT = 'after';
 
 /** A document refused before it starts; `status` is the HTTP status an SSE request answers with. */
 export class SubscriptionRefused extends Error {
@@ -124,16 +129,19 @@ export function prepareSubscription(rules: SubscriptionRules, request: Subscript
   if (cost > rules.maxCost) {
     throw refuse('COST_LIMIT_EXCEEDED', [`Estimated cost ${cost} is over the limit of ${rules.maxCost} (paid on every event): select fewer fields, nested lists or aliases`], { cost, maxCost: rules.maxCost });
   }
-  const id = String(cjs.getArgumentValues(definition, root, coerced.coerced)[field.argument]);
+  const args = cjs.getArgumentValues(definition, root, coerced.coerced);
+  const id = String(args[field.argument]);
+  const after = args[AFTER_ARGUMENT] == null ? undefined : String(args[AFTER_ARGUMENT]);
   try {
     checkIdText(id, field.argument);
+    if (after !== undefined) checkIdText(after, AFTER_ARGUMENT);
   } catch (error) {
     throw refuse('BAD_USER_INPUT', [(error as AppError).message], (error as AppError).extensions);
   }
   return {
     fieldName: root.name.value, field, resourceKey: resourceKeyOf(field, id), document,
     responseKey: root.alias?.value ?? root.name.value, queryKey: root.alias?.value ?? field.query,
-    query: cjs.print(asQuery(document, operation, root, field)), operationName, variables,
+    query: cjs.print(asQuery(document, operation, root, field)), operationName, variables, after,
   };
 }
 
@@ -145,9 +153,26 @@ export function asSubscriptionResult(prepared: PreparedSubscription, result: For
   return { ...result, ...(result.data ? { data: { [responseKey]: result.data[queryKey] } } : {}), ...(errors ? { errors } : {}) };
 }
 
+/**
+ * The subscription as its query: the root field renamed, without `after` (the query field has no such
+ * argument), and without the variables only `after` used (a variable defined and unused is invalid).
+ */
 function asQuery(document: DocumentNode, operation: OperationDefinitionNode, root: FieldNode, field: LiveField) {
-  const queryRoot: FieldNode = { ...root, name: { kind: cjs.Kind.NAME, value: field.query } };
-  const query: OperationDefinitionNode = { ...operation, operation: cjs.OperationTypeNode.QUERY, selectionSet: { ...operation.selectionSet, selections: [queryRoot] } };
+  const queryRoot: FieldNode = {
+    ...root, name: { kind: cjs.Kind.NAME, value: field.query },
+    arguments: root.arguments?.filter((a) => a.name.value !== AFTER_ARGUMENT),
+  };
+  const selectionSet = { ...operation.selectionSet, selections: [queryRoot] };
+  const used = new Set<string>();
+  const fragments = document.definitions.filter((d) => d.kind === cjs.Kind.FRAGMENT_DEFINITION);
+  // The uses, not the definitions: the operation is visited without its variable definitions.
+  const uses = [{ ...operation, variableDefinitions: [], selectionSet }, ...fragments];
+  const onVariable = (node: GraphQL.VariableNode) => { used.add(node.name.value); };
+  cjs.visit({ kind: cjs.Kind.DOCUMENT, definitions: uses }, { Variable: onVariable });
+  const variableDefinitions = operation.variableDefinitions?.filter((d) => used.has(d.variable.name.value));
+  const query: OperationDefinitionNode = {
+    ...operation, operation: cjs.OperationTypeNode.QUERY, variableDefinitions, selectionSet,
+  };
   // Only the chosen operation: a document may hold others, which the query must not carry.
   return { ...document, definitions: document.definitions.flatMap((d): DocumentNode['definitions'][number][] => (d === operation ? [query] : d.kind === cjs.Kind.OPERATION_DEFINITION ? [] : [d])) };
 }

@@ -11,6 +11,9 @@ import { Channel } from './channel.ts';
 import type { ClientLimit } from './client-limit.ts';
 import { CloseCode, closeErrorCode, closeReasonOf } from './close-codes.ts';
 import type { PreparedSubscription } from './document.ts';
+import { withEvent } from './event-extension.ts';
+import type { EventReplay } from './replay.ts';
+import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
 
 export type Transport = 'ws' | 'sse' | 'multipart';
 
@@ -33,6 +36,8 @@ export interface EngineOptions {
   live: EventBus['live'];
   execute: ExecuteQuery;
   auth: SubscriberAuth;
+  /** Subscriptions resumed `after` an event: the history, and the events this process had (replay.ts). */
+  replay: EventReplay;
   clientLimit: ClientLimit;
   maxPerClient: number;
   maxPerProcess: number;
@@ -57,6 +62,8 @@ interface Watch {
   /** Events received and not yet run, oldest first. */
   events: CommittedEvent[];
   running: boolean;
+  /** Set while the history after its `after` event is replayed: live events wait in `events` meanwhile. */
+  replaying?: boolean;
 }
 
 const isUnauthenticated = (error: unknown) => error instanceof AppError && error.code === 'UNAUTHENTICATED';
@@ -106,8 +113,19 @@ export class SubscriptionEngine {
   /** Starts checking a connection's token on the timer, before it holds any subscription. */
   open(holder: Holder) { if (!this.holders.has(holder)) this.holders.set(holder, new Set()); }
 
-  /** Starts a subscription; throws TooManySubscriptions over a limit. */
-  async subscribe(holder: Holder, prepared: PreparedSubscription): Promise<AsyncIterableIterator<FormattedExecutionResult>> {
+  /** The event a subscription resumes after (its `after`), or undefined; throws SubscriptionRefused. */
+  anchorOf(subscriber: Subscriber, prepared: PreparedSubscription) {
+    return this.options.replay.anchor(subscriber.caller.orgId, prepared);
+  }
+
+  /**
+   * Starts a subscription; throws TooManySubscriptions over a limit. With `anchor` (anchorOf), it takes
+   * live events from now on, replays the history after the anchor first, then runs the live events
+   * that the replay did not hold: every event once, in order.
+   */
+  async subscribe(
+    holder: Holder, prepared: PreparedSubscription, anchor?: RecordedEventRef,
+  ): Promise<AsyncIterableIterator<FormattedExecutionResult>> {
     const { maxPerProcess, maxPerClient, clientLimit } = this.options;
     if (this.count >= maxPerProcess) throw new TooManySubscriptions(`Too many subscriptions: this server holds its maximum of ${maxPerProcess}; retry on another`);
     const id = randomUUID();
@@ -127,6 +145,10 @@ export class SubscriptionEngine {
     this.holders.get(holder)!.add(watch);
     const watching = this.byKey.get(prepared.resourceKey) ?? new Set<Watch>();
     this.byKey.set(prepared.resourceKey, watching.add(watch));
+    if (anchor) {
+      watch.replaying = true;
+      void this.detached(() => this.replayAfter(watch, anchor));
+    }
     return watch.channel;
   }
 
@@ -161,6 +183,7 @@ export class SubscriptionEngine {
 
   private dispatch(event: CommittedEvent) {
     const { queueMax, bufferMax } = this.options;
+    this.options.replay.recent.remember(event);
     for (const watch of this.byKey.get(event.resourceKey) ?? []) {
       if (watch.holder.subscriber.caller.orgId !== event.orgId || !watch.prepared.field.events.includes(event.type)) continue;
       watch.events.push(event);
@@ -171,8 +194,40 @@ export class SubscriptionEngine {
         this.close(watch.holder, CloseCode.SlowConsumer, `slow consumer: ${waiting > queueMax ? `more than ${queueMax} events waiting` : `more than ${bufferMax} bytes unsent`}`);
         continue;
       }
-      if (!watch.running) void this.detached(() => this.run(watch));
+      if (!watch.running && !watch.replaying) void this.detached(() => this.run(watch));
     }
+  }
+
+  /**
+   * Runs the events after `anchor` (the history's, then this process's not recorded yet), then hands
+   * over to the live events that arrived meanwhile, less those replayed. Replay is not coalesced; a
+   * subscriber more than queueMax results behind is a slow consumer, as with live events.
+   */
+  private async replayAfter(watch: Watch, anchor: RecordedEventRef) {
+    const { holder, prepared, channel } = watch;
+    const { queueMax, replay, log } = this.options;
+    const replayed = new Set<string>();
+    try {
+      for await (const event of replay.events(holder.subscriber.caller.orgId, prepared, anchor)) {
+        if (channel.closed) return;
+        if (channel.backlog > queueMax) {
+          const why = `slow consumer: more than ${queueMax} events waiting`;
+          return this.close(holder, CloseCode.SlowConsumer, why);
+        }
+        replayed.add(event.eventId);
+        await this.runOne(watch, event);
+      }
+    } catch (error) {
+      const { name: type, message } = error as Error;
+      log.error({ err: { type, message } }, 'a subscription replay failed');
+      const why = 'Try again later: the event history could not be read';
+      return channel.end(closingResult(CloseCode.TryAgainLater, why));
+    } finally {
+      watch.replaying = false;
+    }
+    const live = watch.events.filter((e) => !replayed.has(e.eventId) && e.seq > anchor.seq);
+    watch.events.splice(0, watch.events.length, ...live);
+    if (live.length && !watch.running) await this.run(watch);
   }
 
   /** Runs a subscription's waiting events in order, each after checking its subscriber's token again. */
@@ -180,15 +235,14 @@ export class SubscriptionEngine {
     watch.running = true;
     try {
       while (watch.events.length && !watch.channel.closed) {
-        watch.events.shift();
-        await this.runOne(watch);
+        await this.runOne(watch, watch.events.shift()!);
       }
     } finally {
       watch.running = false;
     }
   }
 
-  private async runOne({ holder, prepared, channel }: Watch) {
+  private async runOne({ holder, prepared, channel }: Watch, event: RecordedEventRef) {
     try {
       await this.options.auth.recheck(holder.subscriber);
       const result = await this.options.execute(prepared, holder.subscriber);
@@ -197,13 +251,15 @@ export class SubscriptionEngine {
       if (refused) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${refused.message}`);
       // Null without errors: not (or no longer) this organisation's entity. Nothing to push.
       if (!result.errors && result.data?.[prepared.responseKey] == null) return;
-      channel.push(result);
+      channel.push(withEvent(result, event));
       this.options.metrics.pushed.inc({ transport: holder.transport });
     } catch (error) {
       if (isUnauthenticated(error)) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
       this.options.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
       const code = error instanceof AppError ? error.code : 'INTERNAL_SERVER_ERROR';
-      channel.push({ errors: [{ message: 'This event could not be run; later events will be', extensions: { code } }] });
+      const message = 'This event could not be run; later events will be';
+      const failed = { errors: [{ message, extensions: { code } }] };
+      channel.push(withEvent(failed, event));
     }
   }
 

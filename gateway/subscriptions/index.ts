@@ -19,6 +19,8 @@ import { subscriberAuth, type Subscriber } from './auth.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
+import type { HistoryReader } from './history-access.ts';
+import { EventReplay } from './replay.ts';
 import { acceptsMultipartSubscription, multipartHandler } from './multipart.ts';
 import { sseHandler } from './sse.ts';
 import { webSocketHandler } from './ws.ts';
@@ -42,6 +44,8 @@ export interface SubscriptionOptions {
   /** How long an SSE reservation waits for its stream to open (tests shorten it; default RESERVATION_UNOPENED_MS). */
   reservationUnopenedMs?: number;
   trusted: TrustedDocuments;
+  /** The event history subscriptions resume from (gateway/stack.ts opens it); without it, none resumes. */
+  history?: HistoryReader;
 }
 
 /**
@@ -75,6 +79,7 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
   const engine = new SubscriptionEngine({
     live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify),
+    replay: new EventReplay(options.history),
     clientLimit: clientLimit(max, 'subscriptions'),
     maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,

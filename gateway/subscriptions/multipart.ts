@@ -69,7 +69,7 @@ export function multipartHandler(engine: SubscriptionEngine, rules: Subscription
         subscriber: await engine.authenticate(request.headers.authorization),
         buffered: () => body.writableLength + reply.raw.writableLength,
       };
-      results = await engine.subscribe(holder, prepared);
+      results = await engine.subscribe(holder, prepared, await engine.anchorOf(holder.subscriber, prepared));
     } catch (error) {
       const refused = refusal(error);
       if (!refused) throw error;

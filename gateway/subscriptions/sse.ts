@@ -12,6 +12,7 @@ import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
 import { problem, PROBLEM_TYPE } from '../../subgraphs/platform/rest/problem.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 import { StreamReservations } from './reservations.ts';
+import { resumed, withEventIds } from './sse-ids.ts';
 
 export const SSE_PATH = '/graphql/stream';
 /** How graphql-sse's single-connection mode names a reserved stream (header, or query parameter). */
@@ -109,10 +110,12 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
     async onSubscribe(req, params) {
       try {
         const subscriber = await engine.authenticate(req.raw.headers.authorization);
-        const prepared = prepareSubscription(rules, await trustedSubscription(options.trusted, subscriber.caller, params));
+        const request = await trustedSubscription(options.trusted, subscriber.caller, params);
+        const prepared = resumed(prepareSubscription(rules, request), req.raw);
+        const anchor = await engine.anchorOf(subscriber, prepared);
         const holder: Holder = { transport: 'sse', subscriber };
         // Formatted results (Apollo Server's), which graphql-sse sends as they are.
-        return await engine.subscribe(holder, prepared) as unknown as AsyncIterable<ExecutionResult>;
+        return await engine.subscribe(holder, prepared, anchor) as unknown as AsyncIterable<ExecutionResult>;
       } catch (error) {
         if (error instanceof SubscriptionRefused) return refusal(error.status, error.errors);
         if (error instanceof TooManySubscriptions) return refusal(429, [{ message: error.message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }]);
@@ -135,6 +138,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
     async handle(request: FastifyRequest, reply: FastifyReply) {
       // graphql-sse writes the answer itself (a stream may stay open for hours).
       reply.hijack();
+      withEventIds(reply.raw);
       // Or its connection closes: graphql-sse's fastify adapter waits for a 'finish' that a client gone never lets come.
       const closed = new Promise<void>((resolve) => reply.raw.once('close', resolve));
       const done = Promise.race([serve(request, reply), closed]).finally(() => open.delete(reply));

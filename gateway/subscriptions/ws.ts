@@ -10,9 +10,17 @@ import { CloseCode } from './close-codes.ts';
 import { prepareSubscription, SubscriptionRefused, trustedSubscription, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import type { TrustedDocuments } from '../trusted/registry.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
+import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
 import { graphqlWsConnections, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
 
-interface Started { prepared: PreparedSubscription; holder: Holder; extra: ConnectionExtra }
+interface Started {
+  prepared: PreparedSubscription;
+  /** The event it resumes after (`after`). */
+  anchor?: RecordedEventRef;
+  holder: Holder;
+  extra: ConnectionExtra;
+}
+type Iterable = AsyncIterable<ExecutionResult>;
 type WsContext = Context<Record<string, unknown>, ConnectionExtra>;
 
 export interface WebSocketOptions extends ConnectionOptions {
@@ -74,7 +82,8 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
       try {
         const holder = holders.get(ctx)!;
         const prepared = prepareSubscription(rules, await trustedSubscription(options.trusted, holder.subscriber.caller, payload));
-        const started: Started = { prepared, holder, extra: ctx.extra };
+        const anchor = await engine.anchorOf(holder.subscriber, prepared);
+        const started: Started = { prepared, anchor, holder, extra: ctx.extra };
         return { schema: rules.schema, document: prepared.document, operationName: prepared.operationName, variableValues: prepared.variables, contextValue: started };
       } catch (error) {
         if (error instanceof SubscriptionRefused) return error.errors;
@@ -82,9 +91,9 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
       }
     },
     async subscribe({ contextValue }) {
-      const { prepared, holder, extra } = contextValue as Started;
+      const { prepared, anchor, holder, extra } = contextValue as Started;
       try {
-        const results = await engine.subscribe(holder, prepared) as unknown as AsyncIterable<ExecutionResult>;
+        const results = await engine.subscribe(holder, prepared, anchor) as unknown as Iterable;
         extra.connection.subscribed();
         return results;
       } catch (error) {

@@ -11,6 +11,8 @@ export const errorStatus = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  /** A subscription resumed `after` an event the history does not hold for it (subscriptions' replay.ts). */
+  EVENT_HISTORY_UNAVAILABLE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   MISSING_DATA: 422,

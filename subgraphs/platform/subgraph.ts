@@ -28,6 +28,7 @@ import type { PublicAnswers } from './public-answers.ts';
 import type { RestRoute } from './rest/types.ts';
 import type { PageKit } from './page-kit.ts';
 import type { EventBus } from './events/bus.ts';
+import type { EventHistory } from './events/history.ts';
 import { startRelay, type Relay } from './events/relay.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 
@@ -84,6 +85,8 @@ export interface SubgraphDefinition<Loaders = unknown> {
    * (gateway/protection/in-flight.ts), wherever the subgraph runs: past `max` running at once, answers are 503.
    */
   inFlight?: InFlightField;
+  /** Reads of the event history it keeps, for subscriptions resumed `after` an event (the gateway's). */
+  eventHistory?: EventHistory;
   /** Runs at install time (`npm install`'s postinstall): prepares what a first start would otherwise make; returns what it made. */
   prepare?: () => Promise<string>;
 }

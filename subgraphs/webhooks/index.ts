@@ -1,6 +1,7 @@
 import type { SubgraphDefinition } from '../platform/subgraph.ts';
 import { ideExamples } from './ide-examples.ts';
 import { RecordedEvent, WebhookDelivery, WebhookSubscription } from './entities.ts';
+import { replayHistory } from './history.ts';
 import { resolvers } from './resolvers.ts';
 import { webhookRoutes } from './rest.ts';
 import { registerReceiverPolicy } from './service.ts';
@@ -23,4 +24,5 @@ export const webhooks: SubgraphDefinition = {
     registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });
   },
   worker: startDeliveryWorker,
+  eventHistory: replayHistory,
 };

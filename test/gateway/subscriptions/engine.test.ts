@@ -2,6 +2,8 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
 import { LIVE_FIELDS } from '../../../subgraphs/events.ts';
+import { EventReplay } from '../../../gateway/subscriptions/replay.ts';
+import type { HistoryReader } from '../../../gateway/subscriptions/history-access.ts';
 import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
@@ -20,6 +22,7 @@ function engineWith(options: Partial<EngineOptions> = {}) {
     live: (listener) => { listeners.add(listener); return () => { listeners.delete(listener); }; },
     execute: async (prepared, { authorization }) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
     auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
+    replay: new EventReplay(undefined),
     clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
     metrics: { active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }), pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }), closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }) },
     log: quiet,
@@ -60,7 +63,38 @@ describe('SubscriptionEngine', () => {
     emit('org-a', 'user:u1', 'user.updated');
     await settle();
     expect(ran).toEqual(['Bearer client-org-a']);
-    expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } } }, done: false });
+    const event = { id: 'e1', type: 'rescue.status_changed', occurredAt: expect.any(String) };
+    expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } }, extensions: { event } }, done: false });
+    await engine.shutdown();
+  });
+
+  it('resumed after an event: the history after it, then live events not replayed, each once, in order', async () => {
+    let readHistory!: () => void;
+    const historyRead = new Promise<void>((resolve) => { readHistory = resolve; });
+    const recorded = (seq: number) => ({
+      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
+      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
+    });
+    // The history holds e1..e3; its read is held until e3 and e4 went live (e4 not recorded yet).
+    const history: HistoryReader = {
+      find: async () => undefined,
+      oldest: async () => recorded(1),
+      after: async ({ seq }) => { await historyRead; return [1, 2, 3].filter((n) => n > seq).map(recorded); },
+    };
+    const { engine, emit } = engineWith({ replay: new EventReplay(history), queueMax: 10 });
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r1');
+    const a = wsHolder('org-a');
+    const resumed = { ...prepared('rescueUpdated', 'r1'), after: 'e1' };
+    const stream = await engine.subscribe(a.holder, resumed, await engine.anchorOf(a.holder.subscriber, resumed));
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r1');
+    readHistory();
+    const ids: unknown[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await stream.next()).value?.extensions?.event);
+    emit('org-a', 'rescue:r1');
+    ids.push((await stream.next()).value?.extensions?.event);
+    expect(ids.map((e) => (e as { id: string }).id)).toEqual(['e2', 'e3', 'e4', 'e5']);
     await engine.shutdown();
   });
 
