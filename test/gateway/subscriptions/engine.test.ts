@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
 import { LIVE_FIELDS } from '../../../subgraphs/events.ts';
 import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
+import { executionBudget } from '../../../gateway/subscriptions/budget.ts';
+import { ExecutionSlots } from '../../../gateway/subscriptions/execution-slots.ts';
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
 import { unauthenticated } from '../../../subgraphs/platform/errors.ts';
@@ -21,7 +23,13 @@ function engineWith(options: Partial<EngineOptions> = {}) {
     execute: async (prepared, { authorization }) => { ran.push(authorization); return { data: { [prepared.responseKey]: { status: 'EN_ROUTE' } } }; },
     auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
     clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
-    metrics: { active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }), pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }), closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }) },
+    budget: executionBudget(600), slots: new ExecutionSlots(2), sharing: true,
+    metrics: {
+      active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }),
+      pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }),
+      closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }),
+      executions: new Counter({ name: 'x', help: 'x', registers: [registry] }),
+    },
     log: quiet,
     ...options,
   });
@@ -45,7 +53,8 @@ function wsHolder(orgId: string, buffered = 0) {
   const holder: Holder = { transport: 'ws', subscriber: subscriber(orgId), close: (code, reason) => closes.push([code, reason]), buffered: () => buffered };
   return { holder, closes };
 }
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+/** Long enough for an event to be charged, wait its turn and run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('SubscriptionEngine', () => {
   it("runs an event only for subscribers of the event's organisation, on the watched key, for the field's event types", async () => {
@@ -60,7 +69,10 @@ describe('SubscriptionEngine', () => {
     emit('org-a', 'user:u1', 'user.updated');
     await settle();
     expect(ran).toEqual(['Bearer client-org-a']);
-    expect(await ours.next()).toEqual({ value: { data: { rescueUpdated: { status: 'EN_ROUTE' } } }, done: false });
+    expect(await ours.next()).toEqual({
+      value: { data: { rescueUpdated: { status: 'EN_ROUTE' } }, extensions: { event: { id: 'e1', type: 'rescue.status_changed', occurredAt: expect.any(String) } } },
+      done: false,
+    });
     await engine.shutdown();
   });
 
