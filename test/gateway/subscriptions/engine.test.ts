@@ -132,6 +132,47 @@ describe('SubscriptionEngine', () => {
   });
 });
 
+describe('SubscriptionEngine sharing executions', () => {
+  const holderOf = (caller: Subscriber['caller']): Holder => ({ transport: 'sse', subscriber: { caller, authorization: `Bearer ${caller.clientId}`, expiresAt: Date.now() + 3_600_000 } });
+  it('shares one execution only between the same identity: client, organisation, scopes and end user alike', async () => {
+    const { engine, emit, ran } = engineWith({ maxPerClient: 10 });
+    const base = { clientId: 'c1', orgId: 'org-a', scopes: ['roadside', 'b2b'] as Subscriber['caller']['scopes'] };
+    const callers = [base, { ...base, scopes: [...base.scopes].reverse() }, { ...base, scopes: base.scopes.slice(0, 1) }, { ...base, userId: 'u1' }, { ...base, userId: 'u2' }, { ...base, clientId: 'c2' }];
+    const streams = await Promise.all(callers.map((caller) => engine.subscribe(holderOf(caller), prepared('rescueUpdated', 'r1'))));
+    emit('org-a', 'rescue:r1');
+    await settle();
+    // The same scopes in another order are the same identity: 5 executions for 6 subscribers.
+    expect(ran).toHaveLength(5);
+    for (const stream of streams) expect((await stream.next()).value?.extensions?.event).toMatchObject({ id: 'e1' });
+    await engine.shutdown();
+  });
+
+  it('pushes a subscriber that joins a shared execution only the events that came after it', async () => {
+    let finish!: () => void;
+    const { engine, emit } = engineWith({
+      execute: (p) => new Promise((resolve) => { finish = () => resolve({ data: { [p.responseKey]: { status: 'EN_ROUTE' } } }); }),
+    });
+    const first = await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a') }, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r1');
+    await settle();
+    const late = await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a') }, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    for (let i = 0; i < 3; i++) {
+      finish();
+      await settle();
+    }
+    await engine.shutdown();
+    const ids = async (stream: AsyncIterableIterator<{ extensions?: Record<string, unknown> }>) => {
+      const seen: unknown[] = [];
+      for await (const result of stream) seen.push((result.extensions?.event as { id?: string } | undefined)?.id ?? 'closed');
+      return seen;
+    };
+    expect(await ids(first)).toEqual(['e1', 'e2', 'e3', 'closed']);
+    expect(await ids(late)).toEqual(['e3', 'closed']);
+  });
+});
+
 describe('SubscriptionEngine and closing connections', () => {
   it('gives the place back when the connection closed while it was being taken', async () => {
     let taken = 0;
