@@ -23,33 +23,57 @@ export async function baseEnv(subscriptionsPerClient: number): Promise<Record<st
   };
 }
 
+/**
+ * `step` again while the gateway sheds load (503: a busy, shared machine, with OVERLOAD_* on), for
+ * up to a minute: the setup of a measurement, never what is measured.
+ */
+export async function retrying<T>(step: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (attempt >= 60 || !/\b503\b/.test((error as Error).message)) throw error;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
 export interface Gateway { server: ChildServer; request: ReturnType<typeof gatewayClient>['request']; token: string; tokenFor(id: string, secret: string): Promise<string> }
 
 export async function gateway(env: Record<string, string>): Promise<Gateway> {
   const server = await startChildServer(env);
   const { request, tokenFor } = gatewayClient(() => server.base);
-  return { server, request, tokenFor, token: await tokenFor(OPERATOR.id, OPERATOR.secret) };
+  const retried = (id: string, secret: string) => retrying(() => tokenFor(id, secret));
+  return { server, request, tokenFor: retried, token: await retried(OPERATOR.id, OPERATOR.secret) };
 }
 
 /** A new API client of `organisation` (the operator's admin API) and a token for it. */
 export async function clientOf(g: Gateway, organisation: string, scopes = ['b2b', 'roadside']): Promise<string> {
-  const res = await g.request('POST', '/platform/admin/v1/clients', { token: g.token, body: { organisation, scopes } });
+  const res = await retrying(() => succeeded(g.request('POST', '/platform/admin/v1/clients', { token: g.token, body: { organisation, scopes } })));
   if (res.status !== 201) throw new Error(`client: ${res.status} ${JSON.stringify(res.body)}`);
   const { clientId, clientSecret } = res.body as { clientId: string; clientSecret: string };
   return g.tokenFor(clientId, clientSecret);
 }
 
 /** A dispatched rescue, booked through `g`. */
-export async function rescue(g: Gateway): Promise<string> {
+export const rescue = (g: Gateway): Promise<string> => retrying(async () => {
   const member = await provision(g, g.token);
   const res = await dispatch(g, g.token, await session(g, g.token, [{ key: 'vin', value: member.vin }]));
   if (res.status >= 300) throw new Error(`dispatch: ${res.status} ${JSON.stringify(res.body)}`);
   return (res.body as { requestId: string }).requestId;
+});
+
+/** The answer, else an error naming its status (which `retrying` reads). */
+export async function succeeded<T extends { status: number; body: unknown }>(answer: Promise<T>): Promise<T> {
+  const res = await answer;
+  if (res.status >= 300) throw new Error(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+  return res;
 }
 
 /** One position report (an EN_ROUTE again): one committed rescue.updated event. */
 export async function report(g: Gateway, reqId: string, i: number) {
-  const res = await g.request('POST', '/graphql', { token: g.token, body: { query: REPORT, variables: { reqId, lat: 41.88 + (i % 100) / 10_000 } } });
+  const body = { query: REPORT, variables: { reqId, lat: 41.88 + (i % 100) / 10_000 } };
+  const res = await retrying(() => succeeded(g.request('POST', '/graphql', { token: g.token, body })));
   if ((res.body as { errors?: unknown }).errors) throw new Error(`report: ${JSON.stringify(res.body)}`);
 }
 

@@ -17,7 +17,7 @@
  */
 import { percentile, flag } from './args.ts';
 import { processFigures } from './process-figures.ts';
-import { clientOf, gateway, report, rescue, subscribeMany, until, type Arrivals, type Gateway } from './subscription-gateways.ts';
+import { clientOf, gateway, report, rescue, retrying, subscribeMany, succeeded, until, type Arrivals, type Gateway } from './subscription-gateways.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { wsClient, type Watcher } from '../support/subscriptions.ts';
 
@@ -63,7 +63,7 @@ async function fanOut(g: Gateway) {
 }
 
 const gql = async (g: Gateway, token: string, query: string, variables: Record<string, unknown> = {}) => {
-  const res = await g.request('POST', '/graphql', { token, body: { query, variables } });
+  const res = await retrying(() => succeeded(g.request('POST', '/graphql', { token, body: { query, variables } })));
   const body = res.body as { data?: Record<string, { bookingId?: string }>; errors?: unknown };
   if (body.errors) throw new Error(`${query.slice(0, 40)}: ${JSON.stringify(body.errors)}`);
   return body.data!;

@@ -119,7 +119,10 @@ describe('bookingUpdated', () => {
     const watching = ws.subscribe('subscription($id: ID!) { bookingUpdated(bookingId: $id) { bookingId status actualEndTimestamp user { userId dateOfBirth homeZip } } }', { id: b.bookingId });
     await subscriptionsActive(t.stack.gateway, 1);
     await gql('mutation($id: ID!) { endBooking(bookingId: $id, actualEndTimestamp: 1800003600) { status } }', { id: b.bookingId });
-    expect(await watching.nth(1)).toEqual({ data: { bookingUpdated: { bookingId: b.bookingId, status: 'ENDED', actualEndTimestamp: 1800003600, user: { userId: 'sub-driver', dateOfBirth: '1990-04-01', homeZip: '60606' } } } });
+    expect(await watching.nth(1)).toEqual({
+      data: { bookingUpdated: { bookingId: b.bookingId, status: 'ENDED', actualEndTimestamp: 1800003600, user: { userId: 'sub-driver', dateOfBirth: '1990-04-01', homeZip: '60606' } } },
+      extensions: { event: { id: expect.any(String), type: 'booking.ended', occurredAt: expect.any(String) } },
+    });
     ws.dispose();
     await subscriptionsActive(t.stack.gateway, 0);
   });
