@@ -49,7 +49,10 @@ export async function gateway(env: Record<string, string>): Promise<Gateway> {
 
 /** A new API client of `organisation` (the operator's admin API) and a token for it. */
 export async function clientOf(g: Gateway, organisation: string, scopes = ['b2b', 'roadside']): Promise<string> {
-  const res = await retrying(() => succeeded(g.request('POST', '/platform/admin/v1/clients', { token: g.token, body: { organisation, scopes } })));
+  const form = { grant_type: 'client_credentials', client_id: OPERATOR.id, client_secret: OPERATOR.secret, scope: 'admin' };
+  const admin = await retrying(() => succeeded(g.request('POST', '/platform/oauth/v1/token', { form })));
+  const token = (admin.body as { access_token: string }).access_token;
+  const res = await retrying(() => succeeded(g.request('POST', '/platform/admin/v1/clients', { token, body: { organisation, scopes } })));
   if (res.status !== 201) throw new Error(`client: ${res.status} ${JSON.stringify(res.body)}`);
   const { clientId, clientSecret } = res.body as { clientId: string; clientSecret: string };
   return g.tokenFor(clientId, clientSecret);

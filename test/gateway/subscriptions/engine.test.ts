@@ -140,8 +140,9 @@ describe('SubscriptionEngine sharing executions', () => {
     const callers = [base, { ...base, scopes: [...base.scopes].reverse() }, { ...base, scopes: base.scopes.slice(0, 1) }, { ...base, userId: 'u1' }, { ...base, userId: 'u2' }, { ...base, clientId: 'c2' }];
     const streams = await Promise.all(callers.map((caller) => engine.subscribe(holderOf(caller), prepared('rescueUpdated', 'r1'))));
     emit('org-a', 'rescue:r1');
-    await settle();
     // The same scopes in another order are the same identity: 5 executions for 6 subscribers.
+    await expect.poll(() => ran.length).toBe(5);
+    await settle();
     expect(ran).toHaveLength(5);
     for (const stream of streams) expect((await stream.next()).value?.extensions?.event).toMatchObject({ id: 'e1' });
     await engine.shutdown();
