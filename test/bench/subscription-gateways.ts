@@ -96,7 +96,10 @@ function subscribe(g: Gateway, reqId: string, token: string): Arrivals {
   const arrivals: Arrivals = { at: [], updatedAt: [], stop: async () => { unsubscribe(); await connection.dispose(); } };
   const unsubscribe = connection.client.subscribe<{ rescueUpdated: { updatedAt: string } }>({ query: RESCUE_UPDATED, variables: { reqId } }, {
     next: ({ data }) => { arrivals.at.push(Date.now()); arrivals.updatedAt.push(data!.rescueUpdated.updatedAt); },
-    error: (error) => { throw new Error(`subscription ended: ${JSON.stringify(error)}`); },
+    error: (error) => {
+      const { code, reason } = error as { code?: number; reason?: string };
+      throw new Error(`subscription ended: ${code ?? ''} ${reason ?? JSON.stringify(error)}`);
+    },
     complete: () => {},
   });
   return arrivals;
