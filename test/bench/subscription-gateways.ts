@@ -98,7 +98,7 @@ function subscribe(g: Gateway, reqId: string, token: string): Arrivals {
     next: ({ data }) => { arrivals.at.push(Date.now()); arrivals.updatedAt.push(data!.rescueUpdated.updatedAt); },
     error: (error) => {
       const { code, reason } = error as { code?: number; reason?: string };
-      throw new Error(`subscription ended: ${code ?? ''} ${reason ?? JSON.stringify(error)}`);
+      throw new Error(`subscription ended: ${code ?? ''} ${reason ?? (error as Error).message ?? JSON.stringify(error)}`);
     },
     complete: () => {},
   });
