@@ -6,7 +6,8 @@
  *   subscription runs per event): count, latency, errors by code;
  * - Idempotency-Key outcomes (run, replayed, in progress, reused for another request, released);
  * - requests collapsed into an identical one in flight (graphql or rest); operations count executions, so a collapsed request counts there only once;
- * - subscriptions held (by transport), the results pushed to them, the connections and streams that ended (by reason);
+ * - subscriptions held (by transport), the queries run for them (shared executions), the results pushed to them, the
+ *   connections and streams that ended (by reason);
  * - subgraph health and the gateway database pool (PostgreSQL), read on each collection; Node defaults;
  * - the Risk Index answer cache of a risk subgraph in this process: lookups by outcome, bytes held.
  * Each metric's `aggregator` says how node:cluster workers' values add up (see metrics-server.ts).
@@ -64,6 +65,7 @@ export class GatewayMetrics {
   readonly subscriptionsActive: Gauge<'transport'>;
   readonly subscriptionEvents: Counter<'transport'>;
   readonly subscriptionsClosed: Counter<'reason'>;
+  readonly subscriptionExecutions: Counter;
   private readonly operationNames = new Set<string>();
   private readonly clientOperationNames = new Map<string, Set<string>>();
 
@@ -108,6 +110,7 @@ export class GatewayMetrics {
     this.collapsed = new Counter({ name: 'gateway_collapsed_requests_total', help: 'Requests answered with the answer of an identical one in flight instead of running (REQUEST_COLLAPSING), by kind: graphql (/graphql) or rest (a REST row)', labelNames: ['kind'], registers });
     this.subscriptionsActive = new Gauge({ name: 'gateway_subscriptions_active', help: 'Subscriptions held now by transport (ws: graphql-ws on /graphql, sse: graphql-sse at /graphql/stream)', labelNames: ['transport'], registers });
     this.subscriptionEvents = new Counter({ name: 'gateway_subscription_events_pushed_total', help: 'Results pushed to subscribers (one per event and subscription) by transport', labelNames: ['transport'], registers });
+    this.subscriptionExecutions = new Counter({ name: 'gateway_subscription_executions_total', help: 'Queries run for subscriptions: one per event and shared execution (subscriptions with the same document, variables and identity share one)', registers });
     this.subscriptionsClosed = new Counter({ name: 'gateway_subscriptions_closed_total', help: 'Connections (WebSocket) or streams (SSE) that ended, by reason (gateway/subscriptions/close-codes.ts: client_closed, keepalive_timeout, slow_consumer, idle, too_many, revoked, shutdown, ...)', labelNames: ['reason'], registers });
     this.dbPool = new Gauge({
       name: 'gateway_db_pool_connections', help: "Connections of the gateway database's pool by state (total, idle, waiting); PostgreSQL only", labelNames: ['state'], registers,

@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import { bearerToken, type Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import type { TokenVerifier } from '../auth/token-gate.ts';
-import { unauthenticated } from '../../subgraphs/platform/errors.ts';
+import { AppError, unauthenticated } from '../../subgraphs/platform/errors.ts';
 
 /** Who holds a subscription: the token's caller, the header its queries carry, and when the token expires. */
 export interface Subscriber {
@@ -37,3 +37,6 @@ export function subscriberAuth(verify: TokenVerifier) {
   };
 }
 export type SubscriberAuth = ReturnType<typeof subscriberAuth>;
+
+/** A failed token check (expired, invalid, revoked), as against one that could not be made (a database down). */
+export const isUnauthenticated = (error: unknown) => error instanceof AppError && error.code === 'UNAUTHENTICATED';

@@ -5,15 +5,17 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { FormattedExecutionResult } from 'graphql';
 import type { Counter, Gauge } from 'prom-client';
 import type { CommittedEvent, EventBus } from '../../subgraphs/platform/events/bus.ts';
-import { AppError } from '../../subgraphs/platform/errors.ts';
-import type { Subscriber, SubscriberAuth } from './auth.ts';
+import { isUnauthenticated, type Subscriber, type SubscriberAuth } from './auth.ts';
 import { Channel } from './channel.ts';
 import type { ClientLimit } from './client-limit.ts';
 import { CloseCode, closeErrorCode, closeReasonOf } from './close-codes.ts';
 import type { PreparedSubscription } from './document.ts';
-import { withEvent } from './event-extension.ts';
+import { eventIdOf } from './event-extension.ts';
 import type { EventReplay } from './replay.ts';
 import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
+import type { ExecutionBudget } from './budget.ts';
+import type { ExecutionSlots } from './execution-slots.ts';
+import { SharedExecution, shareKeyOf, type Member, type SharedExecutionContext } from './shared-execution.ts';
 
 export type Transport = 'ws' | 'sse' | 'multipart';
 
@@ -47,7 +49,13 @@ export interface EngineOptions {
   bufferMax: number;
   /** How often every holder's token is checked again without an event (revocation, expiry). */
   recheckEveryMs: number;
-  metrics: { active: Gauge<'transport'>; pushed: Counter<'transport'>; closed: Counter<'reason'> };
+  /** SUBSCRIPTIONS_EXECUTIONS_PER_MINUTE, charged to each execution's client. */
+  budget: ExecutionBudget;
+  /** The executions in flight in this process. */
+  slots: ExecutionSlots;
+  /** false (SUBSCRIPTIONS_FAN_OUT=per-subscriber): every subscription runs its own execution. */
+  sharing: boolean;
+  metrics: { active: Gauge<'transport'>; pushed: Counter<'transport'>; closed: Counter<'reason'>; executions: Counter };
   log: FastifyBaseLogger;
 }
 
@@ -59,14 +67,11 @@ interface Watch {
   holder: Holder;
   prepared: PreparedSubscription;
   channel: Channel<FormattedExecutionResult>;
-  /** Events received and not yet run, oldest first. */
-  events: CommittedEvent[];
-  running: boolean;
-  /** Set while the history after its `after` event is replayed: live events wait in `events` meanwhile. */
-  replaying?: boolean;
+  /** The execution it shares (shared-execution.ts), under `key` among its resource key's. */
+  shared: SharedExecution;
+  key: string;
+  member: Member;
 }
-
-const isUnauthenticated = (error: unknown) => error instanceof AppError && error.code === 'UNAUTHENTICATED';
 
 /** The last result of a stream that a transport without close codes (SSE) ends. */
 export const closingResult = (code: number, reason: string): FormattedExecutionResult => ({
@@ -74,13 +79,14 @@ export const closingResult = (code: number, reason: string): FormattedExecutionR
 });
 
 /**
- * The subscriptions of this process. Each committed event (EventBus.live) goes to the subscriptions
- * watching its resource key, of the event's organisation, whose field it concerns; each such
- * subscription runs its query for the event, one event after the other, checking its subscriber's
- * token first, and hands the result to its transport.
+ * The subscriptions of this process. Each committed event (EventBus.live) goes to the shared
+ * executions watching its resource key, of the event's organisation, whose field it concerns; each
+ * runs its query once for the event for all its subscriptions (shared-execution.ts), one event after
+ * the other, within its client's budget, and hands the result to their transports.
  */
 export class SubscriptionEngine {
-  private readonly byKey = new Map<string, Set<Watch>>();
+  /** Shared executions by resource key, then by share key. */
+  private readonly byKey = new Map<string, Map<string, SharedExecution>>();
   private readonly holders = new Map<Holder, Set<Watch>>();
   private readonly stopListening: () => void;
   private readonly ticker: NodeJS.Timeout;
@@ -97,9 +103,12 @@ export class SubscriptionEngine {
   private readonly detached = AsyncLocalStorage.snapshot();
 
   private readonly options: EngineOptions;
+  private readonly context: SharedExecutionContext;
 
   constructor(options: EngineOptions) {
     this.options = options;
+    const { execute, auth, budget, slots, log, metrics } = options;
+    this.context = { execute, auth, budget, slots, log, metrics, close: (holder, code, reason) => this.close(holder, code, reason) };
     this.stopListening = options.live((event) => this.dispatch(event));
     this.ticker = setInterval(() => { void this.recheckAll(); }, options.recheckEveryMs);
     this.ticker.unref();
@@ -140,16 +149,20 @@ export class SubscriptionEngine {
     }
     this.count += 1;
     this.options.metrics.active.inc({ transport: holder.transport });
-    const watch: Watch = { id, holder, prepared, events: [], running: false, channel: new Channel(() => this.forget(watch)) };
+    const channel = new Channel<FormattedExecutionResult>(() => this.forget(watch));
+    const key = this.options.sharing ? shareKeyOf(prepared, holder.subscriber.caller) : id;
+    const watching = this.byKey.get(prepared.resourceKey) ?? new Map<string, SharedExecution>();
+    this.byKey.set(prepared.resourceKey, watching);
+    const shared = watching.get(key) ?? new SharedExecution(prepared, holder.subscriber.caller, this.context);
+    watching.set(key, shared);
+    const watch: Watch = { id, holder, prepared, channel, shared, key, member: shared.join(holder, channel) };
     this.open(holder);
     this.holders.get(holder)!.add(watch);
-    const watching = this.byKey.get(prepared.resourceKey) ?? new Set<Watch>();
-    this.byKey.set(prepared.resourceKey, watching.add(watch));
     if (anchor) {
-      watch.replaying = true;
+      watch.member.held = [];
       void this.detached(() => this.replayAfter(watch, anchor));
     }
-    return watch.channel;
+    return channel;
   }
 
   /** Ends every subscription of a connection that closed. */
@@ -184,27 +197,28 @@ export class SubscriptionEngine {
   private dispatch(event: CommittedEvent) {
     const { queueMax, bufferMax } = this.options;
     this.options.replay.recent.remember(event);
-    for (const watch of this.byKey.get(event.resourceKey) ?? []) {
-      if (watch.holder.subscriber.caller.orgId !== event.orgId || !watch.prepared.field.events.includes(event.type)) continue;
-      watch.events.push(event);
-      const waiting = watch.events.length + watch.channel.backlog;
-      const unsent = watch.holder.buffered?.() ?? 0;
-      if (waiting > queueMax || unsent > bufferMax) {
-        this.options.log.warn({ clientId: callerKey(watch.holder.subscriber.caller), waiting, unsent }, 'subscription dropped: slow consumer');
-        this.close(watch.holder, CloseCode.SlowConsumer, `slow consumer: ${waiting > queueMax ? `more than ${queueMax} events waiting` : `more than ${bufferMax} bytes unsent`}`);
-        continue;
+    for (const shared of this.byKey.get(event.resourceKey)?.values() ?? []) {
+      if (!shared.concerns(event)) continue;
+      shared.pending.add(event);
+      for (const { holder, channel, held } of shared.members) {
+        const waiting = shared.pending.length + channel.backlog + (held?.length ?? 0);
+        const unsent = holder.buffered?.() ?? 0;
+        if (waiting <= queueMax && unsent <= bufferMax) continue;
+        this.options.log.warn({ clientId: callerKey(holder.subscriber.caller), waiting, unsent }, 'subscription dropped: slow consumer');
+        this.close(holder, CloseCode.SlowConsumer, `slow consumer: ${waiting > queueMax ? `more than ${queueMax} events waiting` : `more than ${bufferMax} bytes unsent`}`);
       }
-      if (!watch.running && !watch.replaying) void this.detached(() => this.run(watch));
+      if (shared.members.size) void this.detached(() => shared.run());
     }
   }
 
   /**
-   * Runs the events after `anchor` (the history's, then this process's not recorded yet), then hands
-   * over to the live events that arrived meanwhile, less those replayed. Replay is not coalesced; a
-   * subscriber more than queueMax results behind is a slow consumer, as with live events.
+   * Runs the events after `anchor` (the history's, then this process's not recorded yet) for this
+   * subscription alone, then hands over the live results held meanwhile, less those of events
+   * replayed. Replay is not coalesced but is charged to the budget; a subscriber more than queueMax
+   * results behind is a slow consumer, as with live events.
    */
   private async replayAfter(watch: Watch, anchor: RecordedEventRef) {
-    const { holder, prepared, channel } = watch;
+    const { holder, prepared, channel, member } = watch;
     const { queueMax, replay, log } = this.options;
     const replayed = new Set<string>();
     try {
@@ -215,7 +229,7 @@ export class SubscriptionEngine {
           return this.close(holder, CloseCode.SlowConsumer, why);
         }
         replayed.add(event.eventId);
-        await this.runOne(watch, event);
+        await watch.shared.replay(member, event);
       }
     } catch (error) {
       const { name: type, message } = error as Error;
@@ -223,49 +237,19 @@ export class SubscriptionEngine {
       const why = 'Try again later: the event history could not be read';
       return channel.end(closingResult(CloseCode.TryAgainLater, why));
     } finally {
-      watch.replaying = false;
-    }
-    const live = watch.events.filter((e) => !replayed.has(e.eventId) && e.seq > anchor.seq);
-    watch.events.splice(0, watch.events.length, ...live);
-    if (live.length && !watch.running) await this.run(watch);
-  }
-
-  /** Runs a subscription's waiting events in order, each after checking its subscriber's token again. */
-  private async run(watch: Watch) {
-    watch.running = true;
-    try {
-      while (watch.events.length && !watch.channel.closed) {
-        await this.runOne(watch, watch.events.shift()!);
+      const held = member.held ?? [];
+      member.held = undefined;
+      for (const result of held) {
+        if (channel.closed) break;
+        if (!replayed.has(eventIdOf(result) ?? '')) channel.push(result);
       }
-    } finally {
-      watch.running = false;
-    }
-  }
-
-  private async runOne({ holder, prepared, channel }: Watch, event: RecordedEventRef) {
-    try {
-      await this.options.auth.recheck(holder.subscriber);
-      const result = await this.options.execute(prepared, holder.subscriber);
-      if (channel.closed) return;
-      const refused = result.errors?.find((e) => e.extensions?.code === 'UNAUTHENTICATED');
-      if (refused) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${refused.message}`);
-      // Null without errors: not (or no longer) this organisation's entity. Nothing to push.
-      if (!result.errors && result.data?.[prepared.responseKey] == null) return;
-      channel.push(withEvent(result, event));
-      this.options.metrics.pushed.inc({ transport: holder.transport });
-    } catch (error) {
-      if (isUnauthenticated(error)) return this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
-      this.options.log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
-      const code = error instanceof AppError ? error.code : 'INTERNAL_SERVER_ERROR';
-      const message = 'This event could not be run; later events will be';
-      const failed = { errors: [{ message, extensions: { code } }] };
-      channel.push(withEvent(failed, event));
     }
   }
 
   private forget(watch: Watch) {
+    watch.shared.members.delete(watch.member);
     const watching = this.byKey.get(watch.prepared.resourceKey);
-    watching?.delete(watch);
+    if (!watch.shared.members.size && watching?.get(watch.key) === watch.shared) watching.delete(watch.key);
     if (watching && !watching.size) this.byKey.delete(watch.prepared.resourceKey);
     const held = this.holders.get(watch.holder);
     held?.delete(watch);

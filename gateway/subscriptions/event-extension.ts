@@ -11,7 +11,7 @@ export interface EventExtension {
 }
 
 /** What names an event: a CommittedEvent, or a replayed one (the history's, without its resource). */
-type EventNamed = Pick<CommittedEvent, 'eventId' | 'type' | 'occurredAt'>;
+export type EventNamed = Pick<CommittedEvent, 'eventId' | 'type' | 'occurredAt'>;
 
 /**
  * A copy of a subscription's result carrying `extensions.event: { id, type, occurredAt }` (and
@@ -23,4 +23,9 @@ export function withEvent(
   const { eventId: id, type, occurredAt } = event;
   const extension: EventExtension = { id, type, occurredAt, ...(coalesced ? { coalesced } : {}) };
   return { ...result, extensions: { ...result.extensions, event: extension } };
+}
+
+/** The id of the event a pushed result names (withEvent), or undefined. */
+export function eventIdOf(result: FormattedExecutionResult): string | undefined {
+  return (result.extensions?.event as EventExtension | undefined)?.id;
 }

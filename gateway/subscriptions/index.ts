@@ -16,7 +16,9 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { GatewayContext } from '../supergraph.ts';
 import type { TrustedDocuments } from '../trusted/registry.ts';
 import { subscriberAuth, type Subscriber } from './auth.ts';
+import { executionBudget } from './budget.ts';
 import { memoryClientLimit, redisClientLimit } from './client-limit.ts';
+import { ExecutionSlots } from './execution-slots.ts';
 import { apiSchemaOf, asSubscriptionResult, type PreparedSubscription, type SubscriptionRules } from './document.ts';
 import { SubscriptionEngine } from './engine.ts';
 import type { HistoryReader } from './history-access.ts';
@@ -29,6 +31,8 @@ import { webSocketHandler } from './ws.ts';
 export const SUBSCRIPTION_QUEUE_MAX = 100;
 /** Unsent bytes on one WebSocket past which its subscriber is dropped as a slow consumer. */
 export const SUBSCRIPTION_BUFFER_MAX = 4 * 1024 * 1024;
+/** Subscription executions in flight at once in one process (each on an event-loop turn of its own). */
+export const SUBSCRIPTION_EXECUTIONS_IN_FLIGHT = 2;
 /** A graphql-ws message is a small JSON document. */
 const WS_MAX_PAYLOAD = 256 * 1024;
 
@@ -63,7 +67,8 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     validationRules: limits.validationRules as ValidationRule[],
     parseOptions: limits.parseOptions,
     directives: costDirectivesOf(parse(supergraphSdl)),
-    maxCost: config.GRAPHQL_MAX_COST,
+    // Paid on every event: SUBSCRIPTIONS_MAX_COST, and never more than a query may cost.
+    maxCost: Math.min(config.SUBSCRIPTIONS_MAX_COST, config.GRAPHQL_MAX_COST),
   };
   // The subscriber's token was checked (revocation included) before this event and on a timer: the subgraphs get the caller.
   const execute = async (prepared: PreparedSubscription, { caller }: Subscriber) => {
@@ -77,6 +82,8 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     ? redisClientLimit(redis, config.REDIS_KEY_PREFIX, max, app.log, counted)
     : memoryClientLimit(max));
   const max = config.SUBSCRIPTIONS_MAX_PER_CLIENT;
+  const sharing = config.SUBSCRIPTIONS_FAN_OUT === 'shared';
+  const perMinute = config.SUBSCRIPTIONS_EXECUTIONS_PER_MINUTE;
   const engine = new SubscriptionEngine({
     live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify),
     replay: new EventReplay(options.history),
@@ -85,7 +92,12 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     queueMax: SUBSCRIPTION_QUEUE_MAX, bufferMax: SUBSCRIPTION_BUFFER_MAX,
     // Half the revocation cache: a disable elsewhere closes subscriptions within about 1.5 of it.
     recheckEveryMs: REVOCATION_CACHE_MS / 2,
-    metrics: { active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed },
+    budget: executionBudget(perMinute, redis && { redis, keyPrefix: config.REDIS_KEY_PREFIX }),
+    sharing, slots: sharing ? new ExecutionSlots(SUBSCRIPTION_EXECUTIONS_IN_FLIGHT) : new ExecutionSlots(Infinity, false),
+    metrics: {
+      active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed,
+      executions: metrics.subscriptionExecutions,
+    },
     log: app.log,
   });
   const sse = sseHandler(engine, rules, {

@@ -73,6 +73,12 @@ const schema = z.object({
   SUBSCRIPTIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   /** Active subscriptions one gateway process holds, over every client. */
   SUBSCRIPTIONS_MAX_PER_PROCESS: z.coerce.number().int().min(1).default(10_000),
+  /** Largest estimated cost of a subscription document, paid on every event (a tenth of a query's by default). */
+  SUBSCRIPTIONS_MAX_COST: z.coerce.number().int().min(100).default(2_000),
+  /** Queries a client's subscriptions run a minute, shared executions counted once (in Redis with REDIS_URL). */
+  SUBSCRIPTIONS_EXECUTIONS_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** `per-subscriber`: one execution per subscriber and event, unbounded, as before sharing (benchmarks only). */
+  SUBSCRIPTIONS_FAN_OUT: z.enum(['shared', 'per-subscriber']).default('shared'),
   /** graphql-sse streams one client holds reserved (PUT /graphql/stream), opened or not, in one gateway process. */
   SSE_RESERVATIONS_MAX_PER_CLIENT: z.coerce.number().int().min(1).default(10),
   /** A client's open WebSockets on /graphql over every gateway process (in Redis with REDIS_URL, else per process). */

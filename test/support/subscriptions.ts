@@ -4,7 +4,7 @@ import { meros } from 'meros/browser';
 import WebSocket from 'ws';
 import type { Gateway } from '../../gateway/app.ts';
 
-export interface Received { data?: any; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] } // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface Received { data?: any; errors?: readonly { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> } // eslint-disable-line @typescript-eslint/no-explicit-any
 export interface Closed { code: number; reason: string }
 
 /** What one subscription received, in order, and how it ended. */

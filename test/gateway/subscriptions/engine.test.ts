@@ -5,6 +5,8 @@ import { LIVE_FIELDS } from '../../../subgraphs/events.ts';
 import { EventReplay } from '../../../gateway/subscriptions/replay.ts';
 import type { HistoryReader } from '../../../gateway/subscriptions/history-access.ts';
 import { memoryClientLimit } from '../../../gateway/subscriptions/client-limit.ts';
+import { executionBudget } from '../../../gateway/subscriptions/budget.ts';
+import { ExecutionSlots } from '../../../gateway/subscriptions/execution-slots.ts';
 import type { PreparedSubscription } from '../../../gateway/subscriptions/document.ts';
 import type { Subscriber } from '../../../gateway/subscriptions/auth.ts';
 import { unauthenticated } from '../../../subgraphs/platform/errors.ts';
@@ -24,7 +26,13 @@ function engineWith(options: Partial<EngineOptions> = {}) {
     auth: { authenticate: async () => { throw new Error('not used'); }, recheck: async () => undefined },
     replay: new EventReplay(undefined),
     clientLimit: memoryClientLimit(10), maxPerClient: 10, maxPerProcess: 10, queueMax: 3, bufferMax: 1000, recheckEveryMs: 60_000,
-    metrics: { active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }), pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }), closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }) },
+    budget: executionBudget(600), slots: new ExecutionSlots(2), sharing: true,
+    metrics: {
+      active: new Gauge({ name: 'a', help: 'a', labelNames: ['transport'], registers: [registry] }),
+      pushed: new Counter({ name: 'p', help: 'p', labelNames: ['transport'], registers: [registry] }),
+      closed: new Counter({ name: 'c', help: 'c', labelNames: ['reason'], registers: [registry] }),
+      executions: new Counter({ name: 'x', help: 'x', registers: [registry] }),
+    },
     log: quiet,
     ...options,
   });
@@ -48,7 +56,8 @@ function wsHolder(orgId: string, buffered = 0) {
   const holder: Holder = { transport: 'ws', subscriber: subscriber(orgId), close: (code, reason) => closes.push([code, reason]), buffered: () => buffered };
   return { holder, closes };
 }
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+/** Long enough for an event to be charged, wait its turn and run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('SubscriptionEngine', () => {
   it("runs an event only for subscribers of the event's organisation, on the watched key, for the field's event types", async () => {
@@ -151,6 +160,48 @@ describe('SubscriptionEngine', () => {
     await settle();
     await engine.shutdown();
     expect((await stream.next()).value?.errors?.[0]?.extensions?.code).toBe('SHUTTING_DOWN');
+  });
+});
+
+describe('SubscriptionEngine sharing executions', () => {
+  const holderOf = (caller: Subscriber['caller']): Holder => ({ transport: 'sse', subscriber: { caller, authorization: `Bearer ${caller.clientId}`, expiresAt: Date.now() + 3_600_000 } });
+  it('shares one execution only between the same identity: client, organisation, scopes and end user alike', async () => {
+    const { engine, emit, ran } = engineWith({ maxPerClient: 10 });
+    const base = { clientId: 'c1', orgId: 'org-a', scopes: ['roadside', 'b2b'] as Subscriber['caller']['scopes'] };
+    const callers = [base, { ...base, scopes: [...base.scopes].reverse() }, { ...base, scopes: base.scopes.slice(0, 1) }, { ...base, userId: 'u1' }, { ...base, userId: 'u2' }, { ...base, clientId: 'c2' }];
+    const streams = await Promise.all(callers.map((caller) => engine.subscribe(holderOf(caller), prepared('rescueUpdated', 'r1'))));
+    emit('org-a', 'rescue:r1');
+    // The same scopes in another order are the same identity: 5 executions for 6 subscribers.
+    await expect.poll(() => ran.length).toBe(5);
+    await settle();
+    expect(ran).toHaveLength(5);
+    for (const stream of streams) expect((await stream.next()).value?.extensions?.event).toMatchObject({ id: 'e1' });
+    await engine.shutdown();
+  });
+
+  it('pushes a subscriber that joins a shared execution only the events that came after it', async () => {
+    let finish!: () => void;
+    const { engine, emit } = engineWith({
+      execute: (p) => new Promise((resolve) => { finish = () => resolve({ data: { [p.responseKey]: { status: 'EN_ROUTE' } } }); }),
+    });
+    const first = await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a') }, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    emit('org-a', 'rescue:r1');
+    await settle();
+    const late = await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a') }, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    for (let i = 0; i < 3; i++) {
+      finish();
+      await settle();
+    }
+    await engine.shutdown();
+    const ids = async (stream: AsyncIterableIterator<{ extensions?: Record<string, unknown> }>) => {
+      const seen: unknown[] = [];
+      for await (const result of stream) seen.push((result.extensions?.event as { id?: string } | undefined)?.id ?? 'closed');
+      return seen;
+    };
+    expect(await ids(first)).toEqual(['e1', 'e2', 'e3', 'closed']);
+    expect(await ids(late)).toEqual(['e3', 'closed']);
   });
 });
 

@@ -5,7 +5,7 @@ import { sseClient, subscriptionsActive, wsClient } from '../../support/subscrip
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['roadside'], env: { SUBSCRIPTIONS_MAX_PER_CLIENT: '2', SUBSCRIPTIONS_MAX_PER_PROCESS: '3', GRAPHQL_MAX_COST: '100' } });
+  t = await startTestStack({ subgraphs: ['roadside'], env: { SUBSCRIPTIONS_MAX_PER_CLIENT: '2', SUBSCRIPTIONS_MAX_PER_PROCESS: '3', SUBSCRIPTIONS_MAX_COST: '100' } });
 });
 afterAll(async () => { await t?.close(); });
 
@@ -15,7 +15,7 @@ const COSTLY = `subscription { rescueUpdated(reqId: "r") { a: statusHistory { po
   d: files { contentId } e: files { contentId } f: files { contentId } } }`;
 
 describe('the cost of a subscription', () => {
-  it('is checked when it starts: over GRAPHQL_MAX_COST it is refused with COST_LIMIT_EXCEEDED, as a query is', async () => {
+  it('is checked when it starts: over SUBSCRIPTIONS_MAX_COST it is refused with COST_LIMIT_EXCEEDED, a query of the same cost runs', async () => {
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const refused = ws.subscribe(COSTLY);
     expect(await refused.ended).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'COST_LIMIT_EXCEEDED', maxCost: 100 }) })]);
@@ -29,6 +29,9 @@ describe('the cost of a subscription', () => {
     const res = await t.request('POST', '/graphql/stream', { token: t.token, headers: { accept: 'text/event-stream' }, body: { query: COSTLY } });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', maxCost: 100 });
+    // The same selection as a query is within GRAPHQL_MAX_COST (its default): a subscription pays its cost on every event.
+    const query = await t.graphql(COSTLY.replace('subscription { rescueUpdated', 'query { rescue'));
+    expect([query.status, query.errors]).toEqual([200, undefined]);
   });
 });
 

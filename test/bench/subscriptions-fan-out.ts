@@ -1,0 +1,179 @@
+/**
+ * Part of `npm run bench:subscriptions`: shared fan-out (issue 38), before and after side by side,
+ * each on an embedded gateway (PGlite) of its own, one after the other:
+ * - before: SUBSCRIPTIONS_FAN_OUT=per-subscriber (one execution per subscriber and event, every one at
+ *   once), SUBSCRIPTIONS_MAX_COST as GRAPHQL_MAX_COST and no execution budget to speak of;
+ * - after: the defaults (shared executions, 2 in flight per process, 600 a minute per client, cost 2000).
+ * 1. fan-out: `subscribers` subscribers of one rescue, each on its own WebSocket, as 10 clients
+ *    (identities) of one organisation; `fan-events` position reports one after the other, each waited
+ *    for at every subscriber: gateway CPU per event (the report's own included), executions per event,
+ *    delivery (the rescue's updatedAt to arrival) p50/p99 over every arrival;
+ * 2. hostile tenant (issue 38, point 1): one client holds 20 `userUpdated` subscriptions, each a
+ *    different document of 29 aliases of `bookings(first: 100)` on a user with 100 bookings (the largest
+ *    document SUBSCRIPTIONS_MAX_COST lets through when that one is refused), and sends 12 PATCHes of the
+ *    user; meanwhile another organisation reads its own user (GET /users/{id}) every 50 ms. Load
+ *    shedding on (OVERLOAD_MAX_EVENT_LOOP_DELAY_MS=200): the other organisation's statuses and p99,
+ *    against its baseline in the same gateway before the storm, and the tenant's own write statuses.
+ */
+import { percentile, flag } from './args.ts';
+import { processFigures } from './process-figures.ts';
+import { clientOf, gateway, report, rescue, retrying, subscribeMany, succeeded, until, type Arrivals, type Gateway } from './subscription-gateways.ts';
+import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
+import { wsClient, type Watcher } from '../support/subscriptions.ts';
+
+const SUBSCRIBERS = Math.round(flag('subscribers', 1000, 2000));
+const FAN_EVENTS = Math.round(flag('fan-events', 3, 20));
+const IDENTITIES = 10;
+const HOSTILE_SUBSCRIPTIONS = 20;
+const HOSTILE_WRITES = 12;
+const BOOKINGS = 100;
+const ALIASES = 29;
+const SMI = '/shared-mobility-insights/v2/users';
+/** The per-client connection cap: each identity holds SUBSCRIBERS / IDENTITIES WebSockets, the hostile tenant 20 (+ its trials). */
+const CONNECTIONS_PER_CLIENT = Math.max(SUBSCRIBERS / IDENTITIES, HOSTILE_SUBSCRIPTIONS) + 5;
+const NODE = 'nodes { bookingId vin userId deviceId status startTimestamp estimatedEndTimestamp actualEndTimestamp }';
+
+const MODES = {
+  before: { SUBSCRIPTIONS_FAN_OUT: 'per-subscriber', SUBSCRIPTIONS_MAX_COST: '20000', SUBSCRIPTIONS_EXECUTIONS_PER_MINUTE: '100000000' },
+  after: {},
+} as const;
+
+const metric = async (g: Gateway, name: string) => {
+  const text = await (await fetch(`${g.server.base}/metrics`)).text();
+  return Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? 0);
+};
+const ms = (values: number[]) => `p50 ${percentile(values, 50).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms`;
+
+async function fanOut(g: Gateway) {
+  const tokens = await Promise.all(Array.from({ length: IDENTITIES }, () => clientOf(g, 'org-bench')));
+  const reqId = await rescue(g);
+  const subscribers: Arrivals[] = [];
+  for (const token of tokens) subscribers.push(...await subscribeMany(g, reqId, SUBSCRIBERS / IDENTITIES, token));
+  const start = await processFigures(g.server.base);
+  const executed = await metric(g, 'gateway_subscription_executions_total');
+  for (let i = 0; i < FAN_EVENTS; i++) {
+    await report(g, reqId, i);
+    await until(() => subscribers.every((w) => w.at.length > i), `event ${i + 1} at ${subscribers.length} subscribers`, 180_000);
+  }
+  const cpuMs = ((await processFigures(g.server.base)).cpuSeconds - start.cpuSeconds) * 1000 / FAN_EVENTS;
+  const executions = (await metric(g, 'gateway_subscription_executions_total') - executed) / FAN_EVENTS;
+  const delays = subscribers.flatMap((w) => w.at.map((at, k) => at - Date.parse(w.updatedAt[k]!)));
+  await Promise.all(subscribers.map((w) => w.stop()));
+  return { cpuMs, executions, delays };
+}
+
+const gql = async (g: Gateway, token: string, query: string, variables: Record<string, unknown> = {}) => {
+  const res = await retrying(() => succeeded(g.request('POST', '/graphql', { token, body: { query, variables } })));
+  const body = res.body as { data?: Record<string, { bookingId?: string }>; errors?: unknown };
+  if (body.errors) throw new Error(`${query.slice(0, 40)}: ${JSON.stringify(body.errors)}`);
+  return body.data!;
+};
+
+/** A user of the token's organisation with BOOKINGS ended bookings (10 at a time, a day apart). */
+async function userWithBookings(g: Gateway, token: string, userId: string) {
+  await gql(g, token, 'mutation($input: CreateUserInput) { createUser(input: $input) { userId } }', { input: { userId, dateOfBirth: '1985-04-12', homeZip: '60601' } });
+  const vin = '1HGCM82633A004352';
+  await gql(g, token, 'mutation($vin: VIN!) { createVehicle(vin: $vin, deviceId: "359881234567890") { vin } }', { vin });
+  const day = Math.floor(Date.UTC(2026, 0, 1) / 1000);
+  for (let i = 0; i < BOOKINGS; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, async (_, k) => {
+      const s = day + (i + k) * 86_400;
+      const started = await gql(g, token, 'mutation($input: BookingStartInput!) { startBooking(input: $input) { bookingId } }', { input: { vin, userId, startTimestamp: s, estimatedEndTimestamp: s + 3600 } });
+      await gql(g, token, 'mutation($id: ID!, $end: EpochSeconds!) { endBooking(bookingId: $id, actualEndTimestamp: $end) { bookingId } }', { id: started.startBooking!.bookingId, end: s + 1800 });
+    }));
+  }
+}
+
+const hostileDocument = (n: number, aliases: number) => `subscription H${n}($id: ID!) { userUpdated(userId: $id) { ${
+  Array.from({ length: aliases }, (_, i) => `a${i}: bookings(first: ${BOOKINGS}) { ${NODE} }`).join(' ')} } }`;
+
+/** The other organisation reading its own user every 50 ms until `done` (and at least `min` reads). */
+async function reads(g: Gateway, token: string, done: () => boolean, min: number) {
+  const times: number[] = [];
+  const statuses: Record<number, number> = {};
+  while (times.length < min || !done()) {
+    const started = performance.now();
+    const res = await g.request('GET', `${SMI}/other-user`, { token });
+    times.push(performance.now() - started);
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { times, statuses };
+}
+
+/** Events a result covers: 1, or its `coalesced`. */
+const covered = (w: Watcher) => w.results.reduce((sum, r) => sum + ((r.extensions?.event as { coalesced?: number } | undefined)?.coalesced ?? 1), 0);
+
+/** The largest hostile document the gateway lets start: the issue's, else as many aliases as SUBSCRIPTIONS_MAX_COST allows. */
+async function largestAccepted(g: Gateway, token: string, userId: string) {
+  const ws = wsClient(g.server.base, `Bearer ${token}`);
+  try {
+    for (let aliases = ALIASES; aliases > 0;) {
+      const trial = ws.subscribe(hostileDocument(0, aliases), { id: userId });
+      const refused = await Promise.race([trial.ended, new Promise((r) => setTimeout(() => r('running'), 2_000))]);
+      trial.dispose();
+      if (refused === 'running') return { aliases, note: aliases === ALIASES ? 'accepted' : '' };
+      const { cost, maxCost } = (refused as { extensions: { cost: number; maxCost: number } }[])[0]!.extensions;
+      const fits = Math.floor(aliases * maxCost / cost);
+      if (aliases === ALIASES) console.log(`the issue's document (${ALIASES} aliases) refused: estimated cost ${cost} over ${maxCost}`);
+      aliases = Math.min(aliases - 1, fits);
+    }
+    throw new Error('no hostile document starts');
+  } finally {
+    ws.dispose();
+  }
+}
+
+async function hostile(g: Gateway) {
+  const tenant = await clientOf(g, 'org-hostile');
+  const other = await clientOf(g, 'org-other');
+  await userWithBookings(g, tenant, 'victim');
+  await gql(g, other, 'mutation($input: CreateUserInput) { createUser(input: $input) { userId } }', { input: { userId: 'other-user', dateOfBirth: '1990-01-01', homeZip: '60606' } });
+  while (await subscriptionsHeld(g.server.base) > 0) await new Promise((r) => setTimeout(r, 200));
+  const baseline = await reads(g, other, () => true, 40);
+  const { aliases } = await largestAccepted(g, tenant, 'victim');
+  const connections = Array.from({ length: HOSTILE_SUBSCRIPTIONS }, () => wsClient(g.server.base, `Bearer ${tenant}`));
+  const watchers = connections.map((ws, n) => ws.subscribe(hostileDocument(n + 1, aliases), { id: 'victim' }));
+  await untilHeld(g.server.base, HOSTILE_SUBSCRIPTIONS, 60_000);
+  const writes: Record<number, number> = {};
+  let committed = 0;
+  let writing = true;
+  const storm = (async () => {
+    for (let i = 0; i < HOSTILE_WRITES; i++) {
+      const res = await g.request('PATCH', `${SMI}/victim`, { token: tenant, body: { homeZip: String(60_601 + i) } });
+      writes[res.status] = (writes[res.status] ?? 0) + 1;
+      if (res.status < 300) committed += 1;
+    }
+    writing = false;
+  })();
+  const started = Date.now();
+  const during = await reads(g, other, () => !writing && (watchers.every((w) => covered(w) >= committed) || Date.now() - started > 120_000), 20);
+  await storm;
+  const results = watchers.reduce((sum, w) => sum + w.results.length, 0);
+  for (const ws of connections) ws.dispose();
+  return { aliases, baseline, during, writes, committed, results, seconds: (Date.now() - started) / 1000 };
+}
+
+const statusText = (statuses: Record<number, number>) => Object.entries(statuses).map(([s, n]) => `${n}x${s}`).join(' ');
+
+/** Runs both scenarios before and after, each mode on a gateway of its own; `say` prints a line of the summary. */
+export async function fanOutFigures(env: Record<string, string>, say: (line: string) => void) {
+  const figures: Record<string, { fan: Awaited<ReturnType<typeof fanOut>>; host: Awaited<ReturnType<typeof hostile>> }> = {};
+  for (const [mode, switches] of Object.entries(MODES)) {
+    const g = await gateway({
+      ...env, ...switches, PGLITE_IN_MEMORY: 'true', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '200',
+      SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT: String(CONNECTIONS_PER_CLIENT), SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS: String(SUBSCRIBERS + 100),
+    });
+    try {
+      figures[mode] = { fan: await fanOut(g), host: await hostile(g) };
+    } finally {
+      await g.server.stop();
+    }
+  }
+  for (const [mode, { fan, host }] of Object.entries(figures)) {
+    say(`fan-out ${mode}: ${SUBSCRIBERS} subscribers of one rescue (${IDENTITIES} identities), ${FAN_EVENTS} events: gateway CPU ${fan.cpuMs.toFixed(0)} ms per event, ${fan.executions} executions per event, delivery ${ms(fan.delays)}`);
+    say(`hostile ${mode}: ${HOSTILE_SUBSCRIPTIONS} subscriptions of ${host.aliases} aliases x bookings(first: ${BOOKINGS}), ${HOSTILE_WRITES} PATCHes (${statusText(host.writes)}), ${host.results} results in ${host.seconds.toFixed(1)} s; other organisation: baseline ${ms(host.baseline.times)} (${statusText(host.baseline.statuses)}), during ${ms(host.during.times)} (${statusText(host.during.statuses)})`);
+  }
+  const [before, after] = [figures.before!, figures.after!];
+  say(`fan-out: CPU per event ${(before.fan.cpuMs / after.fan.cpuMs).toFixed(1)}x lower after (target >= 20x), delivery p99 after ${percentile(after.fan.delays, 99).toFixed(0)} ms (target < 1000 ms)`);
+}
