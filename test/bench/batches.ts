@@ -68,8 +68,13 @@ try {
     return { requests: ms.length, refused: refused.length, p50: round(percentile(ms, 50)), p99: round(percentile(ms, 99)), max: round(Math.max(...ms)) };
   }
 
-  const warmEnd = Date.now() + 5_000;
-  await interactive(() => Date.now() > warmEnd);
+  // Warm until a 5 s window is answered in full (right after /readyz the first answers may still be refused).
+  for (let i = 0; i < 60; i++) {
+    const warmEnd = Date.now() + 5_000;
+    const warm = await interactive(() => Date.now() > warmEnd);
+    log(`warm-up: ${JSON.stringify(warm)}`);
+    if (warm.requests > 0 && warm.refused === 0) break;
+  }
   const baselineEnd = Date.now() + BASELINE_S * 1000;
   const without = await interactive(() => Date.now() > baselineEnd);
   log(`baseline: ${JSON.stringify(without)}`);

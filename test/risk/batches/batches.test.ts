@@ -59,7 +59,7 @@ describe('a GeoJSON batch', () => {
     expect(rows[4].error).toMatch(/^BAD_USER_INPUT: .*self/i);
     expect(rows[5].error).toMatch(/radius must be a number/);
     expect(rows[6]).toMatchObject({ index: null, crashes: 0, fatalities: 0, areaKm2: 0, error: null });
-  });
+  }, 300_000);
 });
 
 describe('a CSV batch', () => {
@@ -91,7 +91,7 @@ describe('a CSV batch', () => {
     expect(many.body.detail).toMatch(/at most 10000 rows; got 10001/);
     expect((await submit(t, 'hello', 'text/plain')).status).toBe(415);
     expect((await submit(t, '{"type":"Feature"}', 'application/geo+json')).status).toBe(400);
-  });
+  }, 300_000);
 });
 
 describe('who may see a job', () => {
@@ -113,7 +113,7 @@ describe('who may see a job', () => {
     expect(gql.data).toEqual({ riskBatch: null });
     const cancel = await t.graphql('mutation($id: ID!) { cancelRiskBatch(id: $id) { id } }', { id: mine.body.id }, other.token);
     expect(cancel.errors?.[0].extensions?.code).toBe('NOT_FOUND');
-  });
+  }, 300_000);
 });
 
 describe('GraphQL', () => {
@@ -128,7 +128,7 @@ describe('GraphQL', () => {
     const [row] = parse(read.data.riskBatch.result.content, { columns: true }) as Record<string, string>[];
     expect(row).toMatchObject({ id: 'loop', error: '' });
     expect(Number(row.index)).toBeGreaterThan(0);
-  });
+  }, 300_000);
 });
 
 describe('cancelling', () => {
@@ -156,7 +156,7 @@ describe('cancelling', () => {
       expect((await t.request('DELETE', `${BATCHES}/${res.body.id}`, { token: t.token })).status).toBe(final.status === 'CANCELLED' ? 200 : 409);
     }
     expect(outcomes).toContain('CANCELLED');
-  });
+  }, 300_000);
 
   it('answers 409 for the result of a job that has not finished, and keeps at most 5 queued jobs per client', async () => {
     const client = await t.clientFor('org-c');
@@ -174,5 +174,5 @@ describe('cancelling', () => {
     const early = await t.request('GET', `${BATCHES}/${ids[0]}/result`, { token: client.token });
     expect(early.status).toBe(409);
     for (const id of ids) expect((await t.request('DELETE', `${BATCHES}/${id}`, { token: client.token })).status).toBe(200);
-  });
+  }, 300_000);
 });
