@@ -12,27 +12,21 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
-import { openDatabase } from '../../subgraphs/platform/db/orm.ts';
-import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { GATEWAY_MIGRATIONS } from '../stack.ts';
 import { ADMIN_CLIENTS_PATH } from '../admin/clients-routes.ts';
-import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
+import { ADMIN_OPTIONS, ADMIN_USAGE, adminApi, adminUrl, openDirect, runAdminCommand } from '../admin/admin-cli.ts';
 import { Client, ClientStore, parseScopes } from './clients.ts';
 
 const usage = 'Usage: npm run clients -- create [--org <org>] [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
-  '  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
+  ADMIN_USAGE;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: {
-    org: { type: 'string' }, scopes: { type: 'string', default: 'b2b,roadside' },
-    url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
-  },
+  options: { org: { type: 'string' }, scopes: { type: 'string', default: 'b2b,roadside' }, ...ADMIN_OPTIONS },
 });
 const [command, clientId] = positionals;
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const url = (values.url ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const url = adminUrl(values.url, config);
 
 interface Operations {
   create(org: string, scopes: string[]): Promise<unknown>;
@@ -57,10 +51,7 @@ async function throughServer(): Promise<Operations> {
 
 /** The database, when no gateway answers. On the embedded default a running server holds the data folder, and this is refused. */
 async function direct(): Promise<Operations> {
-  const db = await openDatabase(config, { name: 'platform', entities: [Client], migrationsPath: GATEWAY_MIGRATIONS }).catch((error: unknown) => {
-    if (error instanceof StartRefused) throw new StartRefused(`no gateway answered at ${url}, and ${error.message} If that process is a gateway listening elsewhere, pass its address with --url.`);
-    throw error;
-  });
+  const db = await openDirect(config, url, { name: 'platform', entities: [Client], migrationsPath: GATEWAY_MIGRATIONS });
   const store = new ClientStore(db.orm.em);
   return {
     create: (org, scopes) => store.create(org, parseScopes(scopes)),
@@ -71,35 +62,20 @@ async function direct(): Promise<Operations> {
   };
 }
 
-if (!['create', 'list', 'rotate', 'disable', 'enable'].includes(command ?? '')) {
-  console.error(usage);
-  process.exit(2);
-}
-const operations = await refuseCleanly(async () => ((await gatewayAnswers(url)) ? throughServer() : direct())).catch((error: Error) => {
-  console.error(error.message);
-  process.exit(1);
-});
-let exitCode = 0;
-try {
+async function run(operations: Operations): Promise<unknown> {
   switch (command) {
     case 'create':
-      print(await operations.create(values.org ?? config.BOOTSTRAP_ORG, parseScopes(values.scopes)));
-      break;
+      return operations.create(values.org ?? config.BOOTSTRAP_ORG, parseScopes(values.scopes));
     case 'list':
-      print(await operations.list());
-      break;
+      return operations.list();
     case 'rotate':
-      if (!clientId) throw new Error('rotate needs a clientId');
-      print(await operations.rotate(clientId));
-      break;
+      return operations.rotate(clientId!);
     default:
-      if (!clientId) throw new Error(`${command} needs a clientId`);
-      print(await operations.setDisabled(clientId, command === 'disable'));
+      return operations.setDisabled(clientId!, command === 'disable');
   }
-} catch (error) {
-  console.error((error as Error).message);
-  exitCode = 1;
-} finally {
-  await operations.close();
 }
-process.exit(exitCode);
+
+await runAdminCommand({
+  url, usage, throughServer, direct, run,
+  valid: ['create', 'list'].includes(command ?? '') || (['rotate', 'disable', 'enable'].includes(command ?? '') && !!clientId),
+});
