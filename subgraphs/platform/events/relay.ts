@@ -47,6 +47,7 @@ const eventOf = (name: string, row: Row): CommittedEvent => ({
   resourceKey: String(row.resource_key), resourcePath: String(row.resource_path),
   resource: (typeof row.resource === 'string' ? JSON.parse(row.resource) : row.resource) as Record<string, unknown>,
   occurredAt: new Date(String(row.occurred_at)).toISOString(),
+  ...(row.sandbox === true ? { sandbox: true } : {}),
 });
 
 /**
@@ -103,7 +104,7 @@ async function publishable(rows: Row[], position: RelayPosition, run: Run): Prom
  */
 async function publishBatch(name: string, run: Run, bus: EventBus, position: RelayPosition): Promise<number> {
   const outbox = `"${name}"."webhook_outbox"`;
-  const rows = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, to_json(occurred_at) #>> '{}' as occurred_at
+  const rows = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, sandbox, to_json(occurred_at) #>> '{}' as occurred_at
     from ${outbox} order by seq limit ${BATCH}`);
   const published: number[] = [];
   let failure: unknown;
