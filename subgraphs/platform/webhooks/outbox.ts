@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { defineEntity, p, type EntityManager, type EventManager, type EventSubscriber, type TransactionEventArgs } from '@mikro-orm/core';
-import { TENANT_FILTER, tenantProperties } from '../db/tenant.ts';
+import { inSandbox, tenantProperties } from '../db/tenant.ts';
 import type { EventType } from './events.ts';
 
 /**
@@ -48,8 +48,7 @@ export interface OutboxEvent {
  * pass the transaction's EntityManager: the event exists exactly when the change does.
  */
 export function recordEvent(em: EntityManager, event: OutboxEvent): void {
-  const sandbox = em.getFilterParams<{ sandbox?: boolean }>(TENANT_FILTER)?.sandbox === true;
-  const row = em.create(WebhookOutbox, { ...event, sandbox } as never);
+  const row = em.create(WebhookOutbox, { ...event, sandbox: inSandbox(em) } as never);
   watchCommits(em.getEventManager());
   const rows = pending.get(em);
   if (rows) rows.push(row);
