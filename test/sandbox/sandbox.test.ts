@@ -6,6 +6,7 @@ import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 const ADMIN = '/platform/admin/v1/clients';
 const TOKEN = '/platform/oauth/v1/token';
 const USERS = '/shared-mobility-insights/v2/users';
+const RESET = '/platform/sandbox/v1/reset';
 const STEP_MS = 150;
 const env = { SANDBOX_RESCUE_STEP_MS: String(STEP_MS), SANDBOX_MAX_RECORDS: '20', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' };
 
@@ -22,7 +23,7 @@ async function sandboxClient(organisation: string) {
 }
 
 beforeAll(async () => {
-  t = await startTestStack({ subgraphs: ['scoring', 'roadside', 'webhooks'], env });
+  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside', 'registration', 'webhooks'], env });
   const token = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } });
   admin = token.body.access_token as string;
   receiver = await startReceiver();
@@ -85,15 +86,18 @@ describe('sandbox organisations', () => {
       const mine = receiver.received.filter((r) => r.path === '/sandbox');
       return mine.some((r) => r.json.data.resource.status === 'COMPLETED') ? mine : null;
     }, 10_000, 'the COMPLETED webhook');
-    expect(hits.map((r) => r.json.data.resource.status)).toEqual(['EN-ROUTE', 'EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']);
+    const statuses = hits.map((r) => r.json.data.resource.status as string);
+    expect(statuses.filter((s, i) => s !== statuses[i - 1])).toEqual(['EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']);
     for (const hit of hits) expect(hit.json.sandbox).toBe(true);
     // The driver moves from where the provider was dispatched onto the disablement, the ETA shrinking to 0.
-    const positions = hits.map((r) => JSON.stringify(r.json.data.resource.driver.position));
-    expect(new Set(positions.slice(0, 4)).size).toBe(4);
+    const positions = new Set(hits.map((r) => JSON.stringify(r.json.data.resource.driver.position)));
+    expect(positions.size).toBe(4);
+    const arrived = hits.find((r) => r.json.data.resource.status === 'ARRIVED_ONSITE')!.json.data.resource;
     const { latitude, longitude } = done.body.serviceRequest.disablementAddress as { latitude: number; longitude: number };
-    expect(hits[3]!.json.data.resource.driver.position).toEqual({ latitude, longitude });
-    expect(hits.slice(0, 3).map((r) => r.json.data.resource.eta)).toEqual([1, 1, 1]);
-    expect(hits[3]!.json.data.resource.eta).toBe(0);
+    expect(arrived.driver.position).toEqual({ latitude, longitude });
+    expect(arrived.eta).toBe(0);
+    expect(hits.filter((r) => r.json.data.resource.status !== 'ARRIVED_ONSITE' && r.json.data.resource.status !== 'COMPLETED')
+      .every((r) => r.json.data.resource.eta === 1)).toBe(true);
     // A live organisation's rescue stays where its provider leaves it, and its webhooks carry no sandbox field.
     const liveSub = await t.request('POST', '/platform/webhooks/v1/subscriptions', {
       token: t.token, body: { url: `${receiver.url}/live`, eventTypes: ['rescue.status_changed'] },
@@ -119,5 +123,40 @@ describe('sandbox organisations', () => {
     expect(String(refused.body.detail)).toMatch(/quota of 20/);
     const live = await t.clientFor('org-quota-live', ['b2b']);
     for (let i = 0; i < 22; i += 1) expect((await t.request('POST', USERS, { token: live.token, body: {} })).status).toBe(201);
+    // A reset makes room again.
+    const reset = await t.request('POST', RESET, { token: sandbox.token });
+    expect(reset.status).toBe(200);
+    expect(reset.body.deleted.scoring).toBe(20);
+    expect((await t.request('POST', USERS, { token: sandbox.token, body: {} })).status).toBe(201);
+  });
+
+  it('resets a sandbox (REST and GraphQL) with a sandbox token only, its live organisation untouched', async () => {
+    const sandbox = await sandboxClient('org-reset');
+    const live = await t.clientFor('org-reset', ['b2b', 'roadside']);
+    const own = await t.request('POST', USERS, { token: sandbox.token, body: {} });
+    const kept = await t.request('POST', USERS, { token: live.token, body: {} });
+    await provision(t, sandbox.token);
+    const sub = await t.request('POST', '/platform/webhooks/v1/subscriptions', {
+      token: sandbox.token, body: { url: `${receiver.url}/reset`, eventTypes: ['user.updated'] },
+    });
+    expect(sub.status).toBe(201);
+    const refused = await t.request('POST', RESET, { token: live.token });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('FORBIDDEN');
+    const reset = await t.request('POST', RESET, { token: sandbox.token });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    expect(reset.headers.get('x-sandbox')).toBe('true');
+    expect(reset.body.deleted).toMatchObject({ scoring: 1, webhooks: 1, booking: 0, registration: 0 });
+    expect(reset.body.deleted.roadside).toBeGreaterThanOrEqual(2);
+    expect((await t.request('GET', `${USERS}/${own.body.userId}`, { token: sandbox.token })).status).toBe(404);
+    expect((await t.request('GET', '/platform/webhooks/v1/subscriptions', { token: sandbox.token })).body.subscriptions).toEqual([]);
+    expect((await t.request('GET', `${USERS}/${kept.body.userId}`, { token: live.token })).status).toBe(200);
+    // The GraphQL mutation, for the areas it selects.
+    await t.request('POST', USERS, { token: sandbox.token, body: {} });
+    const mutation = 'mutation { resetSandbox { scoring webhooks } }';
+    const graphql = await t.request('POST', '/graphql', { token: sandbox.token, body: { query: mutation } });
+    expect(graphql.body).toEqual({ data: { resetSandbox: { scoring: 1, webhooks: 0 } } });
+    const liveGraphql = await t.request('POST', '/graphql', { token: live.token, body: { query: mutation } });
+    expect(liveGraphql.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 });

@@ -25,8 +25,7 @@ export async function emptySandbox(ctx: SubgraphContext): Promise<number> {
   const orgId = params.orgId;
   return (ctx.em as SqlEntityManager).transactional(async (tx) => {
     const connection = tx.getConnection();
-    const run = (sql: string, values: unknown[] = []) =>
-      connection.execute<{ affectedRows?: number }>(sql, values, 'run', tx.getTransactionContext());
+    const run = (sql: string, values: unknown[] = []) => connection.execute<unknown[]>(sql, values, 'all', tx.getTransactionContext());
     let left = tenantTables(tx);
     let deleted = 0;
     while (left.length) {
@@ -34,7 +33,7 @@ export async function emptySandbox(ctx: SubgraphContext): Promise<number> {
       for (const { table, column } of left) {
         await run('savepoint sandbox_reset');
         try {
-          deleted += Number((await run(`delete from ${table} where "${column}" = ?`, [orgId])).affectedRows ?? 0);
+          deleted += (await run(`delete from ${table} where "${column}" = ? returning 1`, [orgId])).length;
           await run('release savepoint sandbox_reset');
         } catch (error) {
           if ((error as { code?: string }).code !== '23503') throw error;
@@ -48,3 +47,12 @@ export async function emptySandbox(ctx: SubgraphContext): Promise<number> {
     return deleted;
   });
 }
+
+/**
+ * An area's resolvers of `SandboxReset` (Mutation.resetSandbox): resolving the entity empties the
+ * area's part of the caller's sandbox, and `field` answers how many records went. The query planner
+ * fetches it from every area the reset selects, after the mutation's own area.
+ */
+export const sandboxResetPart = (field: string) => ({
+  __resolveReference: async (ref: { resetId: string }, ctx: SubgraphContext) => ({ resetId: ref.resetId, [field]: await emptySandbox(ctx) }),
+});
