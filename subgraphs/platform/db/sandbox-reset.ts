@@ -6,7 +6,7 @@ import { TENANT_FILTER, type TenantParams } from './tenant.ts';
 
 /** The partner-owned tables of `em`'s database, as `"schema"."table"` with their organisation column. */
 function tenantTables(em: EntityManager) {
-  return Object.values(em.getMetadata().getAll())
+  return [...em.getMetadata()]
     .filter((meta) => meta.properties.orgId && !meta.embeddable)
     .map((meta) => ({ table: `"${meta.schema ?? em.config.get('schema')}"."${meta.tableName}"`, column: meta.properties.orgId!.fieldNames[0] }));
 }
