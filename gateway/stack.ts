@@ -6,6 +6,7 @@ import { subgraphUrlVariable } from '../subgraphs/platform/config.ts';
 import { buildGateway, type Gateway, type GatewayOptions } from './app.ts';
 import { Client, parseScopes } from './auth/clients.ts';
 import { IdempotencyRecord } from './idempotency/entity.ts';
+import { SandboxOrganisation } from './sandbox/organisations.ts';
 import { IssuerRegistration } from './auth/issuers.ts';
 import { TRUSTED_DOCUMENT_ENTITIES } from './trusted/entities.ts';
 import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
@@ -31,7 +32,7 @@ export interface Stack {
 
 export const GATEWAY_MIGRATIONS = new URL('./migrations', import.meta.url).pathname;
 /** The gateway's own tables: API clients, trusted OpenID Connect issuers, stored idempotent responses and trusted documents. */
-export const GATEWAY_ENTITIES = [Client, IssuerRegistration, IdempotencyRecord, ...TRUSTED_DOCUMENT_ENTITIES];
+export const GATEWAY_ENTITIES = [Client, SandboxOrganisation, IssuerRegistration, IdempotencyRecord, ...TRUSTED_DOCUMENT_ENTITIES];
 
 /** The gateway's internal delays that tests shorten. */
 export type StackTuning = Pick<GatewayOptions, 'reservationUnopenedMs'>;

@@ -1353,6 +1353,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/sandbox/v1/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Empty the caller's sandbox: every record of its sandbox organisation, in every area
+         * @description No body. Only a sandbox client's token (`npm run clients -- create --sandbox`; 403 otherwise); its live organisation is never touched. Each area empties its part in a transaction of its own. See docs/sandbox.md.
+         */
+        post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/platform/oauth/v1/token": {
         parameters: {
             query?: never;
@@ -20893,6 +20913,11 @@ export interface operations {
                                 type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
                                 /** Format: date-time */
                                 timestamp: string;
+                                /**
+                                 * @description Present, true, on a sandbox organisation's events only (docs/sandbox.md)
+                                 * @constant
+                                 */
+                                sandbox?: true;
                                 data: {
                                     /** @description The REST path of the resource */
                                     path: string;
@@ -21173,6 +21198,11 @@ export interface operations {
                             type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
                             /** Format: date-time */
                             timestamp: string;
+                            /**
+                             * @description Present, true, on a sandbox organisation's events only (docs/sandbox.md)
+                             * @constant
+                             */
+                            sandbox?: true;
                             data: {
                                 /** @description The REST path of the resource */
                                 path: string;
@@ -21457,6 +21487,11 @@ export interface operations {
                             type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
                             /** Format: date-time */
                             timestamp: string;
+                            /**
+                             * @description Present, true, on a sandbox organisation's events only (docs/sandbox.md)
+                             * @constant
+                             */
+                            sandbox?: true;
                             data: {
                                 /** @description The REST path of the resource */
                                 path: string;
@@ -21505,6 +21540,121 @@ export interface operations {
             };
             /** @description Unknown id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resetSandbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Records deleted, per area */
+                        deleted: {
+                            booking: number;
+                            scoring: number;
+                            roadside: number;
+                            registration: number;
+                            webhooks: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21923,6 +22073,7 @@ export interface operations {
                             organisation: string;
                             scopes: string[];
                             disabled: boolean;
+                            sandbox?: boolean;
                             /** Format: date-time */
                             createdAt?: string;
                             /** Format: date-time */
@@ -22009,6 +22160,11 @@ export interface operations {
                      *     ]
                      */
                     scopes?: ("b2b" | "roadside" | "admin")[];
+                    /**
+                     * @description A client of `<organisation>-sandbox`, made and linked on first use
+                     * @default false
+                     */
+                    sandbox?: boolean;
                 };
             };
         };
@@ -22037,6 +22193,8 @@ export interface operations {
                         clientSecret: string;
                         organisation: string;
                         scopes: string[];
+                        sandbox?: boolean;
+                        liveOrganisation?: string;
                     };
                 };
             };
@@ -22180,6 +22338,8 @@ export interface operations {
                         clientSecret: string;
                         organisation: string;
                         scopes: string[];
+                        sandbox?: boolean;
+                        liveOrganisation?: string;
                     };
                 };
             };

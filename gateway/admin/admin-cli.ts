@@ -1,4 +1,6 @@
 import type { Config } from '../../subgraphs/platform/config.ts';
+import type { OrmOptions } from '../../subgraphs/platform/db/orm.ts';
+import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { TOKEN_PATH } from '../auth/token-route.ts';
 
 /** The operator client's credentials as a CLI is given them (flags win; an empty variable counts as unset, as in loadConfig). */
@@ -32,4 +34,75 @@ export async function adminApi(url: string, config: Config, flags: OperatorFlags
     if (!response.ok) throw new Error(`${response.status} ${String(result.detail ?? JSON.stringify(result))}`);
     return result;
   };
+}
+
+/** The options every admin CLI takes besides its own: where the gateway answers and the operator client. */
+export const ADMIN_OPTIONS = {
+  url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
+} as const;
+export const ADMIN_USAGE = '  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
+
+/** What a command runs on: the gateway's admin API or the database; `close` releases either. */
+export interface AdminOperations { close(): Promise<void> }
+
+export interface AdminCommand<O extends AdminOperations> {
+  /** The gateway's address, --url or http://127.0.0.1:$PORT, without a trailing slash. */
+  url: string;
+  /** The command line is complete; otherwise `usage` is printed and the exit code is 2. */
+  valid: boolean;
+  usage: string;
+  throughServer: () => Promise<O>;
+  /** The database, when no gateway answers; without it that is an error. */
+  direct?: () => Promise<O>;
+  run: (operations: O) => Promise<unknown>;
+}
+
+/** The gateway's address the CLI talks to. */
+export const adminUrl = (flag: string | undefined, config: Config) => (flag ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
+
+/**
+ * Runs one admin CLI command and ends the process: checks the command line (exit 2), opens its
+ * operations through the gateway answering at `url`, or directly when none does (a StartRefused
+ * ends with its message), runs, prints the result as JSON; any error is printed alone (exit 1).
+ */
+export async function runAdminCommand<O extends AdminOperations>(command: AdminCommand<O>): Promise<never> {
+  if (!command.valid) {
+    console.error(command.usage);
+    process.exit(2);
+  }
+  const { url, throughServer, direct } = command;
+  const open = async () => {
+    if (await gatewayAnswers(url)) return throughServer();
+    if (direct) return direct();
+    throw new Error(`No gateway answers at ${url}: start it, or pass its address with --url`);
+  };
+  const operations = await refuseCleanly(open).catch((error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
+  let exitCode = 0;
+  try {
+    process.stdout.write(`${JSON.stringify(await command.run(operations), null, 2)}\n`);
+  } catch (error) {
+    console.error((error as Error).message);
+    exitCode = 1;
+  } finally {
+    await operations.close();
+  }
+  process.exit(exitCode);
+}
+
+/**
+ * Opens the database for a CLI's direct path; a refusal (the data folder held by a running server)
+ * says that no gateway answered at `url`.
+ */
+export async function openDirect(config: Config, url: string, spec: OrmOptions) {
+  const { openDatabase } = await import('../../subgraphs/platform/db/orm.ts');
+  return openDatabase(config, spec).catch((error: unknown) => {
+    if (error instanceof StartRefused) {
+      throw new StartRefused(`no gateway answered at ${url}, and ${error.message} ` +
+        'If that process is a gateway listening elsewhere, pass its address with --url.');
+    }
+    throw error;
+  });
 }

@@ -10,6 +10,8 @@ export const ADMIN_CLIENTS_PATH = '/platform/admin/v1/clients';
 const createBody = z.object({
   organisation: organisationName,
   scopes: z.array(z.string()).min(1).max(10).default(['b2b', 'roadside']),
+  /** A client of `<organisation>-sandbox` instead (docs/sandbox.md). */
+  sandbox: z.boolean().default(false),
 }).strict();
 
 /**
@@ -26,12 +28,13 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
   const secret = { config: { carriesSecret: true } };
   api.post(ADMIN_CLIENTS_PATH, secret, adminHandler(async (request, reply) => {
     const body = parseInput(createBody, request.body);
-    const created = await clients.create(body.organisation, parseScopes(body.scopes));
+    const scopes = parseScopes(body.scopes);
+    const created = body.sandbox ? await clients.createSandbox(body.organisation, scopes) : await clients.create(body.organisation, scopes);
     return reply.code(201).header('cache-control', 'no-store').send(created);
   }));
   api.get(ADMIN_CLIENTS_PATH, adminHandler(async () => ({
     clients: (await clients.list()).map((c) => ({
-      clientId: c.clientId, organisation: c.organisation, scopes: c.scopes, disabled: c.disabled,
+      clientId: c.clientId, organisation: c.organisation, scopes: c.scopes, disabled: c.disabled, sandbox: c.sandbox,
       createdAt: c.createdAt.toISOString(), secretRotatedAt: c.secretRotatedAt.toISOString(), secretGeneration: c.secretGeneration,
     })),
   })));
@@ -53,7 +56,10 @@ export function registerAdminClientRoutes(api: FastifyInstance, clients: ClientS
 
 const credentials = {
   type: 'object',
-  properties: { clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only in this response' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } } },
+  properties: {
+    clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only in this response' }, organisation: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string' } }, sandbox: { type: 'boolean' }, liveOrganisation: { type: 'string' },
+  },
   required: ['clientId', 'clientSecret', 'organisation', 'scopes'],
 };
 const errors = adminErrors;
@@ -67,13 +73,13 @@ export const adminClientPaths = {
     post: {
       operationId: 'createClient', summary: 'Create an API client (operators: admin scope)', tags: ['Admin'], security,
       carriesSecret: true,
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', pattern: ORGANISATION_PATTERN.source }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] } }, required: ['organisation'], additionalProperties: false } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { organisation: { type: 'string', pattern: ORGANISATION_PATTERN.source }, scopes: { type: 'array', items: { type: 'string', enum: ['b2b', 'roadside', 'admin'] }, default: ['b2b', 'roadside'] }, sandbox: { type: 'boolean', default: false, description: 'A client of `<organisation>-sandbox`, made and linked on first use' } }, required: ['organisation'], additionalProperties: false } } } },
       responses: { 201: { description: 'The new client and its secret', content: { 'application/json': { schema: credentials } } }, 409: problem('A client with that id exists'), ...bodyErrors, ...errors },
     },
     get: {
       operationId: 'listClients', summary: 'List API clients (operators: admin scope)', tags: ['Admin'], security,
       responses: {
-        200: { description: 'Every client, without secrets', content: { 'application/json': { schema: { type: 'object', properties: { clients: { type: 'array', items: { type: 'object', properties: { clientId: { type: 'string' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, disabled: { type: 'boolean' }, createdAt: { type: 'string', format: 'date-time' }, secretRotatedAt: { type: 'string', format: 'date-time' }, secretGeneration: { type: 'integer' } }, required: ['clientId', 'organisation', 'scopes', 'disabled'] } } }, required: ['clients'] } } } },
+        200: { description: 'Every client, without secrets', content: { 'application/json': { schema: { type: 'object', properties: { clients: { type: 'array', items: { type: 'object', properties: { clientId: { type: 'string' }, organisation: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, disabled: { type: 'boolean' }, sandbox: { type: 'boolean' }, createdAt: { type: 'string', format: 'date-time' }, secretRotatedAt: { type: 'string', format: 'date-time' }, secretGeneration: { type: 'integer' } }, required: ['clientId', 'organisation', 'scopes', 'disabled'] } } }, required: ['clients'] } } } },
         ...errors,
       },
     },

@@ -1,6 +1,7 @@
 /**
  * Manages API clients.
  *   npm run clients -- create [--org <org>] [--scopes b2b,roadside]  prints {clientId, clientSecret, ...} as JSON (org: BOOTSTRAP_ORG)
+ *   npm run clients -- create --sandbox [--org <org>]                a client of <org>-sandbox (docs/sandbox.md)
  *   npm run clients -- list
  *   npm run clients -- rotate <clientId>                              prints the new secret as JSON
  *   npm run clients -- disable <clientId> | enable <clientId>
@@ -12,30 +13,25 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
-import { openDatabase } from '../../subgraphs/platform/db/orm.ts';
-import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { GATEWAY_MIGRATIONS } from '../stack.ts';
 import { ADMIN_CLIENTS_PATH } from '../admin/clients-routes.ts';
-import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
+import { ADMIN_OPTIONS, ADMIN_USAGE, adminApi, adminUrl, openDirect, runAdminCommand } from '../admin/admin-cli.ts';
+import { SandboxOrganisation } from '../sandbox/organisations.ts';
 import { Client, ClientStore, parseScopes } from './clients.ts';
 
-const usage = 'Usage: npm run clients -- create [--org <org>] [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
-  '  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
+const usage = 'Usage: npm run clients -- create [--sandbox] [--org <org>] [--scopes b2b,roadside] | list | rotate <clientId> | disable <clientId> | enable <clientId>\n' +
+  ADMIN_USAGE;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: {
-    org: { type: 'string' }, scopes: { type: 'string', default: 'b2b,roadside' },
-    url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
-  },
+  options: { org: { type: 'string' }, scopes: { type: 'string', default: 'b2b,roadside' }, sandbox: { type: 'boolean' }, ...ADMIN_OPTIONS },
 });
 const [command, clientId] = positionals;
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const url = (values.url ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const url = adminUrl(values.url, config);
 
 interface Operations {
-  create(org: string, scopes: string[]): Promise<unknown>;
+  create(org: string, scopes: string[], sandbox: boolean): Promise<unknown>;
   list(): Promise<unknown>;
   rotate(id: string): Promise<unknown>;
   setDisabled(id: string, disabled: boolean): Promise<unknown>;
@@ -47,7 +43,7 @@ async function throughServer(): Promise<Operations> {
   const call = await adminApi(url, config, values);
   const at = (path: string) => `${ADMIN_CLIENTS_PATH}${path}`;
   return {
-    create: (org, scopes) => call('POST', at(''), { organisation: org, scopes }),
+    create: (org, scopes, sandbox) => call('POST', at(''), { organisation: org, scopes, sandbox }),
     list: async () => (await call('GET', at(''))).clients,
     rotate: (id) => call('POST', at(`/${encodeURIComponent(id)}/rotate`)),
     setDisabled: (id, disabled) => call('POST', at(`/${encodeURIComponent(id)}/${disabled ? 'disable' : 'enable'}`)),
@@ -57,13 +53,10 @@ async function throughServer(): Promise<Operations> {
 
 /** The database, when no gateway answers. On the embedded default a running server holds the data folder, and this is refused. */
 async function direct(): Promise<Operations> {
-  const db = await openDatabase(config, { name: 'platform', entities: [Client], migrationsPath: GATEWAY_MIGRATIONS }).catch((error: unknown) => {
-    if (error instanceof StartRefused) throw new StartRefused(`no gateway answered at ${url}, and ${error.message} If that process is a gateway listening elsewhere, pass its address with --url.`);
-    throw error;
-  });
+  const db = await openDirect(config, url, { name: 'platform', entities: [Client, SandboxOrganisation], migrationsPath: GATEWAY_MIGRATIONS });
   const store = new ClientStore(db.orm.em);
   return {
-    create: (org, scopes) => store.create(org, parseScopes(scopes)),
+    create: (org, scopes, sandbox) => (sandbox ? store.createSandbox(org, parseScopes(scopes)) : store.create(org, parseScopes(scopes))),
     list: () => store.list(),
     rotate: (id) => store.rotate(id),
     setDisabled: async (id, disabled) => { await store.setDisabled(id, disabled); return { clientId: id, disabled }; },
@@ -71,35 +64,20 @@ async function direct(): Promise<Operations> {
   };
 }
 
-if (!['create', 'list', 'rotate', 'disable', 'enable'].includes(command ?? '')) {
-  console.error(usage);
-  process.exit(2);
-}
-const operations = await refuseCleanly(async () => ((await gatewayAnswers(url)) ? throughServer() : direct())).catch((error: Error) => {
-  console.error(error.message);
-  process.exit(1);
-});
-let exitCode = 0;
-try {
+async function run(operations: Operations): Promise<unknown> {
   switch (command) {
     case 'create':
-      print(await operations.create(values.org ?? config.BOOTSTRAP_ORG, parseScopes(values.scopes)));
-      break;
+      return operations.create(values.org ?? config.BOOTSTRAP_ORG, parseScopes(values.scopes), values.sandbox === true);
     case 'list':
-      print(await operations.list());
-      break;
+      return operations.list();
     case 'rotate':
-      if (!clientId) throw new Error('rotate needs a clientId');
-      print(await operations.rotate(clientId));
-      break;
+      return operations.rotate(clientId!);
     default:
-      if (!clientId) throw new Error(`${command} needs a clientId`);
-      print(await operations.setDisabled(clientId, command === 'disable'));
+      return operations.setDisabled(clientId!, command === 'disable');
   }
-} catch (error) {
-  console.error((error as Error).message);
-  exitCode = 1;
-} finally {
-  await operations.close();
 }
-process.exit(exitCode);
+
+await runAdminCommand({
+  url, usage, throughServer, direct, run,
+  valid: ['create', 'list'].includes(command ?? '') || (['rotate', 'disable', 'enable'].includes(command ?? '') && !!clientId),
+});

@@ -1,7 +1,8 @@
-import { defineEntity, p, type EntityManager } from '@mikro-orm/core';
+import { defineEntity, p, UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import { SCOPES, type Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { badInput, conflict, notFound } from '../../subgraphs/platform/errors.ts';
 import { parseOrganisation } from '../../subgraphs/platform/organisation.ts';
+import { SandboxOrganisation, sandboxOrganisationOf } from '../sandbox/organisations.ts';
 import { generateSecret, hashSecret, verifySecret } from './secrets.ts';
 
 /** An API client. Not tenant-filtered: it is how a caller's organisation is found in the first place. */
@@ -19,6 +20,8 @@ export const ClientSchema = defineEntity({
     secretRotatedAt: p.datetime().onCreate(() => new Date()),
     /** Incremented by a rotation and a disable; tokens carry the generation they were issued under. */
     secretGeneration: p.integer().default(0),
+    /** A client of a sandbox organisation (gateway/sandbox/organisations.ts): its tokens carry `sbx`. */
+    sandbox: p.boolean().default(false),
   },
 });
 export class Client extends ClientSchema.class {}
@@ -31,7 +34,11 @@ export function parseScopes(value: string | string[]): Scope[] {
   return [...new Set(list)] as Scope[];
 }
 
-export interface IssuedCredentials { clientId: string; clientSecret: string; organisation: string; scopes: Scope[] }
+export interface IssuedCredentials {
+  clientId: string; clientSecret: string; organisation: string; scopes: Scope[];
+  /** A sandbox client: `organisation` is `<liveOrganisation>-sandbox`. */
+  sandbox?: true; liveOrganisation?: string;
+}
 
 export class ClientStore {
   private readonly em: EntityManager;
@@ -41,9 +48,38 @@ export class ClientStore {
     parseOrganisation(organisation);
     const em = this.em.fork();
     if (await em.count(Client, { clientId })) throw conflict(`client '${clientId}' already exists`);
+    if (await em.count(SandboxOrganisation, { organisation })) {
+      throw conflict(`'${organisation}' is a sandbox organisation: create its clients with sandbox for its live organisation`);
+    }
     em.create(Client, { clientId, secretHash: await hashSecret(clientSecret), organisation, scopes, disabled: false } as never);
     await em.flush();
     return { clientId, clientSecret, organisation, scopes };
+  }
+
+  /**
+   * A client of `live`'s sandbox organisation, `<live>-sandbox`, made and linked on first use. Refused
+   * for a sandbox organisation's own sandbox, and when live clients already use that name.
+   */
+  async createSandbox(live: string, scopes: Scope[]): Promise<IssuedCredentials> {
+    parseOrganisation(live);
+    const organisation = sandboxOrganisationOf(live);
+    try {
+      parseOrganisation(organisation);
+    } catch {
+      throw badInput(`organisation '${live}' is too long for a sandbox ('${organisation}' exceeds 64 characters)`, 'organisation');
+    }
+    const em = this.em.fork();
+    if (await em.count(SandboxOrganisation, { organisation: live })) throw conflict(`'${live}' is itself a sandbox organisation`);
+    if (await em.count(Client, { organisation, sandbox: false })) throw conflict(`live clients already use the organisation '${organisation}'`);
+    // Made on first use; a concurrent first use has made it too.
+    await em.fork().insert(SandboxOrganisation, { organisation, liveOrganisation: live, createdAt: new Date() }).catch((error: unknown) => {
+      if (!(error instanceof UniqueConstraintViolationException)) throw error;
+    });
+    const clientId = `client_${crypto.randomUUID().replaceAll('-', '')}`;
+    const clientSecret = generateSecret();
+    em.create(Client, { clientId, secretHash: await hashSecret(clientSecret), organisation, scopes, disabled: false, sandbox: true } as never);
+    await em.flush();
+    return { clientId, clientSecret, organisation, scopes, sandbox: true, liveOrganisation: live };
   }
 
   /** Registers the bootstrap client, or updates its secret, organisation and scopes to match the environment. */

@@ -10,26 +10,25 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
-import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
 import { ADMIN_ISSUERS_PATH } from '../admin/issuers-routes.ts';
-import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
+import { ADMIN_OPTIONS, ADMIN_USAGE, adminApi, adminUrl, openDirect, runAdminCommand } from '../admin/admin-cli.ts';
 import type { TrustRequest } from './issuers.ts';
 
 const usage = 'Usage: npm run issuers -- trust <issuer URL> --org <org> --audience <aud> [--user-claim sub] [--scopes-claim <claim> --map VALUE=scope,...] [--scopes b2b]\n' +
   '      [--ide-client-id <the IDE\'s public client id at the provider> [--ide-name <its name on the sign-in button>]]\n' +
-  '  | list | distrust <registration id>\n  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
+  `  | list | distrust <registration id>\n${ADMIN_USAGE}`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: {
     org: { type: 'string' }, audience: { type: 'string' }, 'user-claim': { type: 'string' }, 'scopes-claim': { type: 'string' },
     map: { type: 'string' }, scopes: { type: 'string' }, 'ide-client-id': { type: 'string' }, 'ide-name': { type: 'string' },
-    url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
+    ...ADMIN_OPTIONS,
   },
 });
 const [command, argument] = positionals;
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const url = (values.url ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
+const url = adminUrl(values.url, config);
 const list = (value: string | undefined) => value?.split(',').map((s) => s.trim()).filter(Boolean);
 
 /** `VALUE=scope,VALUE=scope`: a value named twice gets both scopes. */
@@ -63,12 +62,8 @@ async function throughServer(): Promise<Operations> {
 
 /** The database, when no gateway answers: its modules (the whole stack's) are loaded only then. */
 async function direct(): Promise<Operations> {
-  const [{ openDatabase }, { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS }, { IssuerStore, viewOf }] = await Promise.all([
-    import('../../subgraphs/platform/db/orm.ts'), import('../stack.ts'), import('./issuers.ts')]);
-  const db = await openDatabase(config, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS }).catch((error: unknown) => {
-    if (error instanceof StartRefused) throw new StartRefused(`no gateway answered at ${url}, and ${error.message} If that process is a gateway listening elsewhere, pass its address with --url.`);
-    throw error;
-  });
+  const [{ GATEWAY_ENTITIES, GATEWAY_MIGRATIONS }, { IssuerStore, viewOf }] = await Promise.all([import('../stack.ts'), import('./issuers.ts')]);
+  const db = await openDirect(config, url, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });
   const store = new IssuerStore(db.orm.em, { allowLoopback: config.OIDC_ALLOW_LOOPBACK });
   return {
     trust: (request) => store.trust(request),
@@ -78,30 +73,18 @@ async function direct(): Promise<Operations> {
   };
 }
 
-if (!['trust', 'list', 'distrust'].includes(command ?? '') || (command !== 'list' && !argument)) {
-  console.error(usage);
-  process.exit(2);
+async function run(operations: Operations): Promise<unknown> {
+  if (command === 'list') return operations.list();
+  if (command === 'distrust') return operations.distrust(argument!);
+  if (!values.org || !values.audience) throw new Error('trust needs --org and --audience');
+  return operations.trust({
+    issuer: argument!, organisation: values.org, audience: values.audience, userClaim: values['user-claim'],
+    scopesClaim: values['scopes-claim'], scopeMap: scopeMapOf(list(values.map)), scopes: list(values.scopes),
+    ideClientId: values['ide-client-id'], ideName: values['ide-name'],
+  });
 }
-const operations = await refuseCleanly(async () => ((await gatewayAnswers(url)) ? throughServer() : direct())).catch((error: Error) => {
-  console.error(error.message);
-  process.exit(1);
+
+await runAdminCommand({
+  url, usage, throughServer, direct, run,
+  valid: ['trust', 'list', 'distrust'].includes(command ?? '') && (command === 'list' || !!argument),
 });
-let exitCode = 0;
-try {
-  let result: unknown;
-  if (command === 'trust') {
-    if (!values.org || !values.audience) throw new Error('trust needs --org and --audience');
-    result = await operations.trust({
-      issuer: argument!, organisation: values.org, audience: values.audience, userClaim: values['user-claim'],
-      scopesClaim: values['scopes-claim'], scopeMap: scopeMapOf(list(values.map)), scopes: list(values.scopes),
-      ideClientId: values['ide-client-id'], ideName: values['ide-name'],
-    });
-  } else result = command === 'list' ? await operations.list() : await operations.distrust(argument!);
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-} catch (error) {
-  console.error((error as Error).message);
-  exitCode = 1;
-} finally {
-  await operations.close();
-}
-process.exit(exitCode);

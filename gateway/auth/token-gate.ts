@@ -6,6 +6,9 @@ import { bearerToken, verifyToken, type Caller } from '../../subgraphs/platform/
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import type { RevocationCheck, VerifiedToken } from './revocation.ts';
 
+/** The header on every answer to a sandbox client's token. */
+export const SANDBOX_HEADER = 'x-sandbox';
+
 export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
 
 const VERIFIED_TOKENS_KEPT = 10_000;
@@ -65,6 +68,8 @@ export function createTokenGate(verify: TokenVerifier, revocation: RevocationChe
           const caller = await check(request.headers.authorization);
           (request as FastifyRequest & { caller?: Caller | null }).caller = caller;
           if (caller?.userId !== undefined) identifyUser(request, reply, caller.clientId, caller.userId);
+          // Every answer to a sandbox token says so, errors included (docs/sandbox.md).
+          if (caller?.sandbox) reply.header(SANDBOX_HEADER, 'true');
         } catch (error) {
           if (error instanceof AppError) return onError(request, reply, error);
           throw error;

@@ -117,7 +117,7 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
   // The operator scope is granted only when asked for: an ordinary token never carries it.
   const scopes = (requested as Scope[] | undefined) ?? defaultScopes?.(allowed) ?? allowed.filter((s) => s !== 'admin');
   if (!scopes.length) throw new TokenError('invalid_scope', 'this client may request only: admin');
-  const accessToken = await issueToken({ clientId, orgId: client.organisation, scopes }, client.secretGeneration, deps.privateKey, deps.issuer);
+  const accessToken = await issueToken({ clientId, orgId: client.organisation, scopes, ...(client.sandbox ? { sandbox: true } : {}) }, client.secretGeneration, deps.privateKey, deps.issuer);
   return { accessToken, scopes, clientId };
 }
 

@@ -32,6 +32,7 @@ export const CORS_EXPOSED_HEADERS = {
   ETag: 'cacheable answers (Risk Index): the tag to send in If-None-Match',
   Link: 'paged answers: `rel="next"`',
   'Content-Disposition': 'files (Risk Index exports, roadside documents): the file name',
+  'X-Sandbox': '`true` on every answer to a sandbox client\'s token (docs/sandbox.md)',
   'X-RateLimit-Limit': 'requests a minute the client may make',
   'X-RateLimit-Remaining': 'requests left in this minute',
   'X-RateLimit-Reset': 'seconds until the minute ends',

@@ -11,28 +11,28 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
-import { adminApi, gatewayAnswers } from '../admin/admin-cli.ts';
+import { ADMIN_OPTIONS, ADMIN_USAGE, adminApi, adminUrl, runAdminCommand, type AdminCall } from '../admin/admin-cli.ts';
 import { ADMIN_DOCUMENTS_PATH } from '../admin/documents-routes.ts';
 
 const usage = 'Usage: npm run documents -- publish <manifest.json> (--client <id> | --issuer <id>) [--name <label>] | list [--client <id> | --issuer <id>]\n' +
-  '  | retire <manifestId> | mode off|audit|enforce (--client <id> | --issuer <id>)\n' +
-  '  [--url http://127.0.0.1:4000] [--client-id <operator client> --client-secret <its secret>]';
+  `  | retire <manifestId> | mode off|audit|enforce (--client <id> | --issuer <id>)\n${ADMIN_USAGE}`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: {
-    client: { type: 'string' }, issuer: { type: 'string' }, name: { type: 'string' },
-    url: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' },
-  },
+  options: { client: { type: 'string' }, issuer: { type: 'string' }, name: { type: 'string' }, ...ADMIN_OPTIONS },
 });
 const [command, argument] = positionals;
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const url = (values.url ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '');
+const url = adminUrl(values.url, config);
 const owner = { ...(values.client ? { clientId: values.client } : {}), ...(values.issuer ? { issuerId: values.issuer } : {}) };
 
-async function run(): Promise<unknown> {
-  if (!(await gatewayAnswers(url))) throw new Error(`No gateway answers at ${url}: start it, or pass its address with --url`);
+/** Only through a running gateway: manifests must reach every process's registry. */
+async function throughServer() {
   const call = await adminApi(url, config, values);
+  return { call, close: async () => undefined };
+}
+
+async function run({ call }: { call: AdminCall }): Promise<unknown> {
   switch (command) {
     case 'publish': {
       const manifest = JSON.parse(await readFile(argument!, 'utf8')) as unknown;
@@ -48,13 +48,7 @@ async function run(): Promise<unknown> {
 }
 
 const needsArgument = ['publish', 'retire', 'mode'].includes(command ?? '');
-if (!['publish', 'list', 'retire', 'mode'].includes(command ?? '') || (needsArgument && !argument)) {
-  console.error(usage);
-  process.exit(2);
-}
-try {
-  process.stdout.write(`${JSON.stringify(await run(), null, 2)}\n`);
-} catch (error) {
-  console.error((error as Error).message);
-  process.exit(1);
-}
+await runAdminCommand({
+  url, usage, throughServer, run,
+  valid: ['publish', 'list', 'retire', 'mode'].includes(command ?? '') && (!needsArgument || !!argument),
+});

@@ -1,4 +1,5 @@
 import type { SubgraphContext } from '../platform/context.ts';
+import { sandboxResetPart } from '../platform/db/sandbox-reset.ts';
 import { bookingStatus, type BookingStatus } from './entities.ts';
 import type { BookingLoaders, BookingRow, VehicleRow } from './loaders.ts';
 import { checkPageSize, decodeCursor, encodeCursor, type Page } from './paging.ts';
@@ -25,6 +26,7 @@ const pageKey = (parent: string, args: PageArgs) => ({
 });
 
 export const resolvers = {
+  SandboxReset: sandboxResetPart('booking'),
   Query: {
     vehicle: (_: unknown, { vin }: { vin: string }, ctx: Ctx) => ctx.loaders.vehicleByVin.load(normaliseVin(vin)),
     booking: (_: unknown, { bookingId }: { bookingId: string }, ctx: Ctx) => ctx.loaders.bookingById.load(bookingId),

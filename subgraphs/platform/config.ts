@@ -106,6 +106,10 @@ const schema = z.object({
   EVENTS_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(72),
   /** How often each area's relay checks its outbox besides being woken by its own process's commits (other processes' commits). */
   EVENTS_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** The simulated sandbox provider's pace: the time between two moves of a sandbox rescue (5 moves, dispatch to COMPLETED). */
+  SANDBOX_RESCUE_STEP_MS: z.coerce.number().int().min(50).max(60_000).default(8_000),
+  /** Records of each kind (users, MVRs, rescues, status entries, ...) a sandbox organisation may hold in an area. */
+  SANDBOX_MAX_RECORDS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   /** Gateway processes (node:cluster) sharing the port; more than one needs PostgreSQL. */
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** Prometheus `GET /metrics` on this port instead of PORT; with WORKERS>1 the primary serves every worker's added up. */

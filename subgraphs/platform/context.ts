@@ -44,7 +44,7 @@ export async function createContext<Loaders>(
     authError = error as AppError;
   }
   const em = deps.em.fork({ clear: true, useContext: false });
-  if (caller) em.setFilterParams(TENANT_FILTER, { orgId: caller.orgId });
+  if (caller) em.setFilterParams(TENANT_FILTER, { orgId: caller.orgId, sandbox: caller.sandbox === true });
   return new RequestContext(requestId, caller, authError, em, deps.createLoaders, logger);
 }
 

@@ -1,4 +1,5 @@
 import type { SubgraphContext } from '../platform/context.ts';
+import { sandboxResetPart } from '../platform/db/sandbox-reset.ts';
 import type { Consent, DeviceAssociation, ProductRegistration, RegisteredDevice, RegisteredUser, RegisteredVehicle } from './entities.ts';
 import type { RegistrationLoaders } from './loaders.ts';
 import { CONSENT_TYPES, PRODUCTS } from './products.ts';
@@ -35,6 +36,7 @@ const consentState = async (userId: string, ctx: Ctx) => {
 };
 
 export const resolvers = {
+  SandboxReset: sandboxResetPart('registration'),
   Query: {
     registeredUser: (_: unknown, a: { userId: string }, ctx: Ctx) => ctx.loaders.userById.load(checkId(a.userId, 'userId')),
     registeredUserByDevice: async (_: unknown, a: { deviceId: string }, ctx: Ctx) => {

@@ -200,6 +200,8 @@ export const RescueRequestSchema = defineEntity({
     /** When the provider is expected on site. */
     etaAt: p.datetime(),
     cancelReason: p.string().length(500).nullable(),
+    /** A sandbox organisation's rescue: the simulated provider moves it (sandbox/provider.ts). */
+    sandbox: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

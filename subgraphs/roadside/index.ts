@@ -6,6 +6,7 @@ import { createLoaders, type RoadsideLoaders } from './loaders.ts';
 import { resolvers } from './resolvers.ts';
 import { roadsideRoutes } from './rest.ts';
 import { MAX_FILE_BYTES } from './rules.ts';
+import { startSandboxProvider } from './sandbox/provider.ts';
 import { roadsideToken } from './token.ts';
 
 export const roadside: SubgraphDefinition<RoadsideLoaders> = {
@@ -20,6 +21,8 @@ export const roadside: SubgraphDefinition<RoadsideLoaders> = {
   tokenEndpoint: roadsideToken,
   multipartFileBytes: MAX_FILE_BYTES,
   examples: ideExamples,
+  /** The simulated provider of sandbox rescues. */
+  worker: startSandboxProvider,
   /** Loads the shipped sample reference data (makes/models, providers, tow-to locations, plans); idempotent. */
   onStart: async (db, _config, log) => {
     const counts = await loadReferenceData(db.orm.em.fork({ clear: true, useContext: false }));

@@ -1,4 +1,5 @@
 import type { SubgraphContext } from '../platform/context.ts';
+import { sandboxResetPart } from '../platform/db/sandbox-reset.ts';
 import { RescueSession } from './entities.ts';
 import type { ProviderFile, RescueAsset, RescueMember, RescueProvider, RescueRequest, RescueService, RescueStatusEvent, TowLocation } from './entities.ts';
 import type { RoadsideLoaders } from './loaders.ts';
@@ -38,6 +39,7 @@ function provisioning({ member, asset }: { member: RescueMember; asset: RescueAs
 const ack = (message: string) => (rescue: RescueRequest) => ({ status: 'OK', message, rescue });
 
 export const resolvers = {
+  SandboxReset: sandboxResetPart('roadside'),
   Query: {
     rescue: async (_: unknown, a: Args<{ reqId: string; sessionId?: string | null }>, ctx: Ctx) => {
       const rescue = await ctx.loaders.rescueById.load(a.reqId);

@@ -1,4 +1,5 @@
 import type { SubgraphContext } from '../platform/context.ts';
+import { sandboxResetPart } from '../platform/db/sandbox-reset.ts';
 import type { MvrRecord, User } from './entities.ts';
 import type { ScoringLoaders } from './loaders.ts';
 import { MvrService } from './mvr/service.ts';
@@ -25,6 +26,7 @@ const MISSING_LABELS: Record<string, string> = {
 };
 
 export const resolvers = {
+  SandboxReset: sandboxResetPart('scoring'),
   Query: {
     user: (_: unknown, { userId }: { userId: string }, ctx: Ctx) => ctx.loaders.userById.load(userId),
     prequalCoverageScore: (_: unknown, { userId }: { userId: string }, ctx: Ctx) => prequalScore(userId, ctx),

@@ -6,6 +6,7 @@ import { DELIVERIES, SUBSCRIPTIONS } from './deliver.ts';
 export const webhookPayload = (event: CommittedEvent) => JSON.stringify({
   id: event.eventId, type: event.type, timestamp: new Date(event.occurredAt).toISOString(),
   data: { path: event.resourcePath, resource: event.resource },
+  ...(event.sandbox ? { sandbox: true } : {}),
 });
 
 /**

@@ -4,6 +4,7 @@ import { eventTypeFromEnum } from '../events.ts';
 import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import type { DeliveryStatus, WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { WebhookService } from './service.ts';
+import { emptySandbox } from '../platform/db/sandbox-reset.ts';
 
 type Ctx = SubgraphContext;
 
@@ -29,6 +30,7 @@ export const resolvers = {
       service(ctx).subscribe({ ...a.input, eventTypes: a.input.eventTypes.map(eventTypeFromEnum) }),
     deleteWebhookSubscription: (_: unknown, a: { id: string }, ctx: Ctx) => service(ctx).delete(a.id),
     retryWebhookDelivery: (_: unknown, a: { subscriptionId: string; deliveryId: string }, ctx: Ctx) => service(ctx).retry(a.subscriptionId, a.deliveryId),
+    resetSandbox: async (_: unknown, __: unknown, ctx: Ctx) => ({ resetId: crypto.randomUUID(), webhooks: await emptySandbox(ctx) }),
   },
   WebhookSubscription: {
     eventTypes: (s: WebhookSubscription) => s.eventTypes.map(eventTypeToEnum),

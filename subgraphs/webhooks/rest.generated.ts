@@ -102,6 +102,11 @@ export type RetryWebhookDeliveryMutationVariables = Exact<{
 
 export type RetryWebhookDeliveryMutation = { retryWebhookDelivery: { id: string, subscriptionId: string, eventId: string, eventType: WebhookEventType, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastResponseStatus: number | null, lastError: string | null, deliveredAt: string | null, createdAt: string, payload: unknown, attemptLog: Array<{ at: string, responseStatus: number | null, error: string | null, durationMs: number }> } };
 
+export type ResetSandboxMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ResetSandboxMutation = { resetSandbox: { booking: number, scoring: number, roadside: number, registration: number, webhooks: number } };
+
 export const CreateWebhookSubscription: RestOperation<CreateWebhookSubscriptionMutation> = {
   text: "mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) {\n  createWebhookSubscription(input: $input) {\n    secret\n    subscription {\n      ...RestWebhookSubscription\n    }\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n}",
 };
@@ -128,4 +133,8 @@ export const WebhookDelivery: RestOperation<WebhookDeliveryQuery> = {
 
 export const RetryWebhookDelivery: RestOperation<RetryWebhookDeliveryMutation> = {
   text: "mutation RetryWebhookDelivery($subscriptionId: ID!, $deliveryId: ID!) {\n  retryWebhookDelivery(subscriptionId: $subscriptionId, deliveryId: $deliveryId) {\n    ...RestWebhookDelivery\n  }\n}\n\nfragment RestWebhookDelivery on WebhookDelivery {\n  id\n  subscriptionId\n  eventId\n  eventType\n  status\n  attempts\n  nextAttemptAt\n  lastResponseStatus\n  lastError\n  deliveredAt\n  createdAt\n  payload\n  attemptLog {\n    at\n    responseStatus\n    error\n    durationMs\n  }\n}",
+};
+
+export const ResetSandbox: RestOperation<ResetSandboxMutation> = {
+  text: "mutation ResetSandbox {\n  resetSandbox {\n    booking\n    scoring\n    roadside\n    registration\n    webhooks\n  }\n}",
 };

@@ -5,12 +5,14 @@ import { closedBody, defined, objectBody, pick, queryString } from '../platform/
 import { found, typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 import {
-  CreateWebhookSubscription, DeleteWebhookSubscription, RetryWebhookDelivery, WebhookDeliveries, WebhookDelivery,
+  CreateWebhookSubscription, DeleteWebhookSubscription, ResetSandbox, RetryWebhookDelivery, WebhookDeliveries, WebhookDelivery,
   WebhookSubscription, WebhookSubscriptions, type RestWebhookDeliveryFragment, type RestWebhookSubscriptionFragment,
 } from './rest.generated.ts';
 
 /** Base path of the webhook subscriptions. */
 export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';
+/** Empties the caller's sandbox (docs/sandbox.md). */
+export const SANDBOX_RESET_PATH = '/platform/sandbox/v1/reset';
 const TAG = 'Webhooks';
 
 /** Event types as REST spells them (`rescue.status_changed`), as the GraphQL enum's values. */
@@ -71,6 +73,7 @@ const deliverySchema: JsonSchema = {
       type: 'object', description: 'The body sent (Standard Webhooks)', required: ['id', 'type', 'timestamp', 'data'],
       properties: {
         id: { type: 'string', format: 'uuid', description: 'The event id' }, type: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: { type: 'string', format: 'date-time' },
+        sandbox: { type: 'boolean', const: true, description: 'Present, true, on a sandbox organisation\'s events only (docs/sandbox.md)' },
         data: {
           type: 'object', required: ['path', 'resource'],
           properties: {
@@ -160,5 +163,25 @@ export const webhookRoutes: readonly RestRoute[] = [
     variables: (req) => ({ subscriptionId: req.params.id, deliveryId: req.params.deliveryId }),
     result: (d) => restDelivery(d.retryWebhookDelivery),
     docs: { description: `No body. A PENDING delivery is 409 (it is already scheduled). ${idsDoc}`, response: deliverySchema },
+  }),
+  typedRoute(ResetSandbox, {
+    method: 'POST', path: SANDBOX_RESET_PATH, operationId: 'resetSandbox',
+    summary: 'Empty the caller\'s sandbox: every record of its sandbox organisation, in every area',
+    tag: 'Sandbox', scope: 'any',
+    variables: () => ({}),
+    result: ({ resetSandbox: { booking, scoring, roadside, registration, webhooks } }) => ({ deleted: { booking, scoring, roadside, registration, webhooks } }),
+    docs: {
+      description: 'No body. Only a sandbox client\'s token (`npm run clients -- create --sandbox`; 403 otherwise); its live organisation '
+        + 'is never touched. Each area empties its part in a transaction of its own. See docs/sandbox.md.',
+      response: {
+        type: 'object', required: ['deleted'],
+        properties: {
+          deleted: {
+            type: 'object', description: 'Records deleted, per area', required: ['booking', 'scoring', 'roadside', 'registration', 'webhooks'],
+            properties: Object.fromEntries(['booking', 'scoring', 'roadside', 'registration', 'webhooks'].map((area) => [area, { type: 'integer', minimum: 0 }])),
+          },
+        },
+      },
+    },
   }),
 ];

@@ -3,13 +3,13 @@
  * the caller's access token (signature, lifetime, revocation). A subgraph verifies it with the gateway's
  * public key alone: it never verifies a client's token nor reads the gateway's clients. An EdDSA JWT of
  * type `internal+jwt`, issuer JWT_ISSUER, audience the one subgraph it is for, valid 60 s; claims: `sub`
- * the client, `org`, `scope` (space-separated) and `uid` when the caller is a user. It travels as
+ * the client, `org`, `scope` (space-separated), `uid` when the caller is a user and `sbx` for a sandbox client. It travels as
  * `Authorization: Bearer` on the hop, in-process and over HTTP alike.
  */
 import { SignJWT, jwtVerify, errors as joseErrors, type CryptoKey, type JWTPayload } from 'jose';
 import { unauthenticated } from '../errors.ts';
 import { JWT_ALG } from './keys.ts';
-import { scopesOf, type Caller } from './tokens.ts';
+import { sandboxClaim, sandboxOf, scopesOf, type Caller } from './tokens.ts';
 
 export const INTERNAL_TOKEN_LIFETIME_SECONDS = 60;
 const TYPE = 'internal+jwt';
@@ -19,13 +19,13 @@ export const internalAudience = (subgraph: string) => `subgraph:${subgraph}`;
 
 /** The caller as claims, and back: the one place a claim is added. */
 const claimsOf = (caller: Caller): JWTPayload =>
-  ({ org: caller.orgId, scope: caller.scopes.join(' '), ...(caller.userId === undefined ? {} : { uid: caller.userId }) });
+  ({ org: caller.orgId, scope: caller.scopes.join(' '), ...(caller.userId === undefined ? {} : { uid: caller.userId }), ...sandboxClaim(caller) });
 
-function callerOf({ sub, org, scope, uid }: JWTPayload): Caller {
+function callerOf({ sub, org, scope, uid, sbx }: JWTPayload): Caller {
   if (typeof sub !== 'string' || typeof org !== 'string' || typeof scope !== 'string' || !['string', 'undefined'].includes(typeof uid)) {
     throw unauthenticated('The internal token is missing required claims');
   }
-  return { clientId: sub, orgId: org, scopes: scopesOf(scope), ...(typeof uid === 'string' ? { userId: uid } : {}) };
+  return { clientId: sub, orgId: org, scopes: scopesOf(scope), ...(typeof uid === 'string' ? { userId: uid } : {}), ...sandboxOf({ sbx }) };
 }
 
 export interface InternalTokenOptions {
@@ -55,7 +55,7 @@ export type InternalTokenMinter = (caller: Caller, subgraph: string) => Promise<
 export function internalTokenMinter(privateKey: CryptoKey, issuer: string): InternalTokenMinter {
   const minted = new Map<string, { token: Promise<string>; renewAt: number }>();
   return (caller, subgraph) => {
-    const key = JSON.stringify([subgraph, caller.clientId, caller.orgId, caller.scopes, caller.userId]);
+    const key = JSON.stringify([subgraph, caller.clientId, caller.orgId, caller.scopes, caller.userId, caller.sandbox]);
     const hit = minted.get(key);
     if (hit && hit.renewAt > Date.now()) return hit.token;
     const token = signInternalToken(caller, subgraph, privateKey, { issuer });

@@ -17,14 +17,21 @@ export interface Caller {
   orgId: string;
   scopes: Scope[];
   userId?: string;
+  /** A sandbox organisation's client (claim `sbx`): answers say so, events are marked, see docs/sandbox.md. */
+  sandbox?: true;
 }
+
+/** The `sbx` claim of a sandbox caller, nothing otherwise. */
+export const sandboxClaim = (caller: Caller) => (caller.sandbox ? { sbx: true } : {});
+/** The caller's `sandbox` from a token's claims. */
+export const sandboxOf = (claims: Record<string, unknown>) => (claims.sbx === true ? { sandbox: true as const } : {});
 
 /** The known scopes of a space-separated `scope` claim. */
 export const scopesOf = (scope: string) => scope.split(' ').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
 
 /** `generation` is the client's secret generation when the token is issued (claim `gen`), see revocation.ts. */
 export async function issueToken(caller: Caller, generation: number, privateKey: CryptoKey, issuer: string, now = Math.floor(Date.now() / 1000)) {
-  return new SignJWT({ org: caller.orgId, scope: caller.scopes.join(' '), gen: generation })
+  return new SignJWT({ org: caller.orgId, scope: caller.scopes.join(' '), gen: generation, ...sandboxClaim(caller) })
     .setProtectedHeader({ alg: JWT_ALG, typ: 'JWT' })
     .setSubject(caller.clientId)
     .setIssuer(issuer)
@@ -51,7 +58,7 @@ export async function verifyToken(token: string, publicKey: CryptoKey, issuer: s
     if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.scope !== 'string') {
       throw unauthenticated('The access token is missing required claims');
     }
-    return { clientId: payload.sub, orgId: payload.org, scopes: scopesOf(payload.scope) };
+    return { clientId: payload.sub, orgId: payload.org, scopes: scopesOf(payload.scope), ...sandboxOf(payload) };
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw unauthenticated('The access token has expired');
     if (error instanceof joseErrors.JOSEError) throw unauthenticated('The access token is invalid');

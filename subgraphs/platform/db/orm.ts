@@ -11,6 +11,7 @@ import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { databaseUrl, type Config } from '../config.ts';
 import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
+import { SandboxQuotaSubscriber } from './sandbox-quota.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { clusterTemplate } from './cluster-template.ts';
@@ -170,7 +171,7 @@ async function initDatabase(config: Config, options: OrmOptions, release: () => 
     entities: options.entities,
     extensions: [Migrator],
     migrations: migrationOptions(options.name, options.migrationsPath),
-    subscribers: [new TenantSubscriber()],
+    subscribers: [new TenantSubscriber(), new SandboxQuotaSubscriber(config.SANDBOX_MAX_RECORDS)],
     allowGlobalContext: false,
     forceUtcTimezone: true,
     loggerFactory: statements.loggerFactory,

@@ -1,4 +1,4 @@
-import { p, type EventArgs, type EventSubscriber, type MetadataStorage } from '@mikro-orm/core';
+import { p, type EntityManager, type EventArgs, type EventSubscriber, type MetadataStorage } from '@mikro-orm/core';
 import { AppError } from '../errors.ts';
 
 export const TENANT_FILTER = 'tenant';
@@ -8,7 +8,11 @@ export const tenantProperties = {
   orgId: p.string().length(128),
 };
 
-interface TenantParams { orgId: string }
+/** An EntityManager's tenant parameters: the organisation, and whether it is a sandbox (docs/sandbox.md). */
+export interface TenantParams { orgId: string; sandbox?: boolean }
+
+/** True when `em` works for a sandbox organisation. */
+export const inSandbox = (em: EntityManager) => em.getFilterParams<Partial<TenantParams>>(TENANT_FILTER)?.sandbox === true;
 
 /** Names of the entities that carry `orgId`, so the tenant filter applies to exactly those. */
 export const tenantEntityNames = (metadata: MetadataStorage) =>

@@ -20,6 +20,8 @@ export interface CommittedEvent {
   resource: Record<string, unknown>;
   /** ISO 8601. */
   occurredAt: string;
+  /** Recorded for a sandbox organisation (docs/sandbox.md). */
+  sandbox?: true;
 }
 
 /** A durable consumer's handle. */

@@ -35,18 +35,22 @@ export interface RelayOptions {
 
 export interface Relay { stop(): Promise<void> }
 
-/** The advisory-lock key of an area's relay; the same as the webhook relay's before it, so the two never ran at once. */
-export function relayLockKey(name: string): number {
+/** A PostgreSQL advisory-lock key for a label: one job held by one process at a time over the deployment. */
+export function advisoryLockKey(label: string): number {
   let hash = 0x811c9dc5;
-  for (const ch of `webhook-relay:${name}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  for (const ch of label) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0;
   return hash & 0x7fffffff;
 }
+
+/** The advisory-lock key of an area's relay; the same as the webhook relay's before it, so the two never ran at once. */
+export const relayLockKey = (name: string) => advisoryLockKey(`webhook-relay:${name}`);
 
 const eventOf = (name: string, row: Row): CommittedEvent => ({
   eventId: String(row.event_id), source: name, seq: Number(row.seq), orgId: String(row.org_id), type: row.type as EventType,
   resourceKey: String(row.resource_key), resourcePath: String(row.resource_path),
   resource: (typeof row.resource === 'string' ? JSON.parse(row.resource) : row.resource) as Record<string, unknown>,
   occurredAt: new Date(String(row.occurred_at)).toISOString(),
+  ...(row.sandbox === true ? { sandbox: true } : {}),
 });
 
 /**
@@ -103,7 +107,7 @@ async function publishable(rows: Row[], position: RelayPosition, run: Run): Prom
  */
 async function publishBatch(name: string, run: Run, bus: EventBus, position: RelayPosition): Promise<number> {
   const outbox = `"${name}"."webhook_outbox"`;
-  const rows = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, to_json(occurred_at) #>> '{}' as occurred_at
+  const rows = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, sandbox, to_json(occurred_at) #>> '{}' as occurred_at
     from ${outbox} order by seq limit ${BATCH}`);
   const published: number[] = [];
   let failure: unknown;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { defineEntity, p, type EntityManager, type EventManager, type EventSubscriber, type TransactionEventArgs } from '@mikro-orm/core';
-import { tenantProperties } from '../db/tenant.ts';
+import { inSandbox, tenantProperties } from '../db/tenant.ts';
 import type { EventType } from './events.ts';
 
 /**
@@ -22,8 +22,14 @@ export const WebhookOutboxSchema = defineEntity({
     resourcePath: p.string().length(500),
     resource: p.json<Record<string, unknown>>(),
     occurredAt: p.datetime().onCreate(() => new Date()),
+    /** Recorded for a sandbox organisation (docs/sandbox.md): its webhook payloads say `"sandbox": true`. */
+    sandbox: p.boolean().default(false),
   },
 });
+
+/** The migration that adds `sandbox` to an area's outbox, and its reverse. */
+export const addOutboxSandbox = (area: string) => [`alter table "${area}"."webhook_outbox" add column "sandbox" boolean not null default false;`];
+export const dropOutboxSandbox = (area: string) => [`alter table "${area}"."webhook_outbox" drop column "sandbox";`];
 
 export class WebhookOutbox extends WebhookOutboxSchema.class {}
 WebhookOutboxSchema.setClass(WebhookOutbox);
@@ -42,7 +48,7 @@ export interface OutboxEvent {
  * pass the transaction's EntityManager: the event exists exactly when the change does.
  */
 export function recordEvent(em: EntityManager, event: OutboxEvent): void {
-  const row = em.create(WebhookOutbox, { ...event } as never);
+  const row = em.create(WebhookOutbox, { ...event, sandbox: inSandbox(em) } as never);
   watchCommits(em.getEventManager());
   const rows = pending.get(em);
   if (rows) rows.push(row);

@@ -10,6 +10,7 @@ import { priceRescue, type Quote } from './pricing.ts';
 import { ReferenceService } from './reference.ts';
 import { SessionService } from './sessions.ts';
 import { recordRescueEvents } from './events.ts';
+import { inSandbox } from '../../platform/db/tenant.ts';
 import { BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS } from '../rules.ts';
 
 /** The forward path of a rescue; CANCELLED is reached only through cancel. */
@@ -221,7 +222,7 @@ export class RescueRequestService {
         vehicle, disablement, destination: dest, details, cost: { ...cost },
         providerId: chosen.provider.providerId, driverName: drivers[reqId.charCodeAt(0) % drivers.length],
         providerLatitude: chosen.provider.latitude, providerLongitude: chosen.provider.longitude,
-        etaAt: new Date(now.getTime() + chosen.etaMinutes * 60000), cancelReason: null,
+        etaAt: new Date(now.getTime() + chosen.etaMinutes * 60000), cancelReason: null, sandbox: inSandbox(tx),
       } as never);
       tx.create(RescueStatusEvent, {
         reqId, status: 'BOOKED', latitude: chosen.provider.latitude, longitude: chosen.provider.longitude,

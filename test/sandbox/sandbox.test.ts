@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { dispatch, provision, RS, session } from '../roadside/helpers.ts';
+import { startReceiver, waitFor } from '../webhooks/receiver.ts';
+
+const ADMIN = '/platform/admin/v1/clients';
+const TOKEN = '/platform/oauth/v1/token';
+const USERS = '/shared-mobility-insights/v2/users';
+const RESET = '/platform/sandbox/v1/reset';
+const STEP_MS = 150;
+const env = { SANDBOX_RESCUE_STEP_MS: String(STEP_MS), SANDBOX_MAX_RECORDS: '20', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' };
+
+let t: TestStack;
+let admin: string;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+async function sandboxClient(organisation: string) {
+  const created = await t.request('POST', ADMIN, { token: admin, body: { organisation, sandbox: true } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
+  const token = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
+  return { ...created.body, token: token.body.access_token as string } as { organisation: string; liveOrganisation: string; token: string };
+}
+
+beforeAll(async () => {
+  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside', 'registration', 'webhooks'], env });
+  const token = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } });
+  admin = token.body.access_token as string;
+  receiver = await startReceiver();
+}, 300_000);
+afterAll(async () => {
+  await receiver?.close();
+  await t?.close();
+});
+
+describe('sandbox organisations', () => {
+  it('makes ORG-sandbox on first use, linked to ORG, and refuses sandboxes of sandboxes and live clients in them', async () => {
+    const first = await sandboxClient('org-sbx');
+    expect(first).toMatchObject({ organisation: 'org-sbx-sandbox', liveOrganisation: 'org-sbx', sandbox: true });
+    expect((await sandboxClient('org-sbx')).organisation).toBe('org-sbx-sandbox');
+    expect((await t.request('POST', ADMIN, { token: admin, body: { organisation: 'org-sbx-sandbox', sandbox: true } })).status).toBe(409);
+    expect((await t.request('POST', ADMIN, { token: admin, body: { organisation: 'org-sbx-sandbox' } })).status).toBe(409);
+    const listed = (await t.request('GET', ADMIN, { token: admin })).body.clients as { organisation: string; sandbox: boolean }[];
+    expect(listed.filter((c) => c.organisation === 'org-sbx-sandbox').every((c) => c.sandbox)).toBe(true);
+  });
+
+  it('keeps its data apart from its live organisation, both ways, and marks every answer with X-Sandbox', async () => {
+    const sandbox = await sandboxClient(DEFAULT_CLIENT.org);
+    const mine = await t.request('POST', USERS, { token: sandbox.token, body: {} });
+    expect(mine.status).toBe(201);
+    expect(mine.headers.get('x-sandbox')).toBe('true');
+    const live = await t.request('POST', USERS, { token: t.token, body: {} });
+    expect(live.headers.get('x-sandbox')).toBeNull();
+    const sandboxId = mine.body.userId as string;
+    const liveId = live.body.userId as string;
+    const missing = await t.request('GET', `${USERS}/${liveId}`, { token: sandbox.token });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('x-sandbox')).toBe('true');
+    expect((await t.request('GET', `${USERS}/${sandboxId}`, { token: t.token })).status).toBe(404);
+    expect((await t.request('GET', `${USERS}/${sandboxId}`, { token: sandbox.token })).status).toBe(200);
+    const query = 'query U($id: ID!) { user(userId: $id) { userId } }';
+    const graphql = await t.request('POST', '/graphql', { token: sandbox.token, body: { query, variables: { id: liveId } } });
+    expect(graphql.headers.get('x-sandbox')).toBe('true');
+    expect(graphql.body.data?.user ?? null).toBeNull();
+    expect((await t.graphql(query, { id: sandboxId })).data?.user ?? null).toBeNull();
+  });
+
+  it('moves a sandbox rescue to COMPLETED on its own, with positions and ETAs, and its webhooks say "sandbox": true', async () => {
+    const sandbox = await sandboxClient('org-rescue');
+    const sub = await t.request('POST', '/platform/webhooks/v1/subscriptions', {
+      token: sandbox.token, body: { url: `${receiver.url}/sandbox`, eventTypes: ['rescue.status_changed', 'rescue.updated'] },
+    });
+    expect(sub.status).toBe(201);
+    const member = await provision(t, sandbox.token);
+    const sessionId = await session(t, sandbox.token, [{ key: 'vin', value: member.vin }]);
+    const dispatched = await dispatch(t, sandbox.token, sessionId);
+    expect(dispatched.status, JSON.stringify(dispatched.body)).toBe(201);
+    const reqId = dispatched.body.requestId as string;
+    const started = Date.now();
+    const done = await waitFor(async () => {
+      const res = await t.request('GET', `${RS}/rescue/reqId/${reqId}`, { token: sandbox.token });
+      return res.body.serviceRequest?.status === 'COMPLETED' ? res : null;
+    }, 20 * STEP_MS + 10_000, 'the sandbox rescue to complete');
+    console.log(`sandbox rescue: dispatch to COMPLETED in ${Date.now() - started} ms at SANDBOX_RESCUE_STEP_MS=${STEP_MS}`);
+    const hits = await waitFor(() => {
+      const mine = receiver.received.filter((r) => r.path === '/sandbox');
+      return mine.some((r) => r.json.data.resource.status === 'COMPLETED') ? mine : null;
+    }, 10_000, 'the COMPLETED webhook');
+    const statuses = hits.map((r) => r.json.data.resource.status as string);
+    expect(statuses.filter((s, i) => s !== statuses[i - 1])).toEqual(['EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']);
+    for (const hit of hits) expect(hit.json.sandbox).toBe(true);
+    // The driver moves from where the provider was dispatched onto the disablement, the ETA shrinking to 0.
+    const positions = new Set(hits.map((r) => JSON.stringify(r.json.data.resource.driver.position)));
+    expect(positions.size).toBe(4);
+    const arrived = hits.find((r) => r.json.data.resource.status === 'ARRIVED_ONSITE')!.json.data.resource;
+    const { latitude, longitude } = done.body.serviceRequest.disablementAddress as { latitude: number; longitude: number };
+    expect(arrived.driver.position).toEqual({ latitude, longitude });
+    expect(arrived.eta).toBe(0);
+    expect(hits.filter((r) => r.json.data.resource.status !== 'ARRIVED_ONSITE' && r.json.data.resource.status !== 'COMPLETED')
+      .every((r) => r.json.data.resource.eta === 1)).toBe(true);
+    // A live organisation's rescue stays where its provider leaves it, and its webhooks carry no sandbox field.
+    const liveSub = await t.request('POST', '/platform/webhooks/v1/subscriptions', {
+      token: t.token, body: { url: `${receiver.url}/live`, eventTypes: ['rescue.status_changed'] },
+    });
+    expect(liveSub.status).toBe(201);
+    const liveMember = await provision(t, t.token);
+    const live = await dispatch(t, t.token, await session(t, t.token, [{ key: 'vin', value: liveMember.vin }]));
+    await new Promise((resolve) => setTimeout(resolve, STEP_MS * 4));
+    expect((await t.request('GET', `${RS}/rescue/reqId/${live.body.requestId}`, { token: t.token })).body.serviceRequest.status).toBe('BOOKED');
+    await t.request('POST', `${RS}/rescue/statusUpdate`, { token: t.token, body: { requestId: live.body.requestId, status: 'EN-ROUTE' } });
+    const liveHit = await waitFor(() => receiver.received.find((r) => r.path === '/live'), 10_000, 'the live webhook');
+    expect(liveHit.json).not.toHaveProperty('sandbox');
+  });
+
+  it('bounds what a sandbox holds (SANDBOX_MAX_RECORDS), and not a live organisation', async () => {
+    const sandbox = await sandboxClient('org-quota');
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i += 1) statuses.push((await t.request('POST', USERS, { token: sandbox.token, body: {} })).status);
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(201));
+    const refused = await t.request('POST', USERS, { token: sandbox.token, body: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'CONFLICT' });
+    expect(String(refused.body.detail)).toMatch(/quota of 20/);
+    const live = await t.clientFor('org-quota-live', ['b2b']);
+    for (let i = 0; i < 22; i += 1) expect((await t.request('POST', USERS, { token: live.token, body: {} })).status).toBe(201);
+    // A reset makes room again.
+    const reset = await t.request('POST', RESET, { token: sandbox.token });
+    expect(reset.status).toBe(200);
+    expect(reset.body.deleted.scoring).toBeGreaterThanOrEqual(20);
+    expect((await t.request('POST', USERS, { token: sandbox.token, body: {} })).status).toBe(201);
+  });
+
+  it('resets a sandbox (REST and GraphQL) with a sandbox token only, its live organisation untouched', async () => {
+    const sandbox = await sandboxClient('org-reset');
+    const live = await t.clientFor('org-reset', ['b2b', 'roadside']);
+    const own = await t.request('POST', USERS, { token: sandbox.token, body: {} });
+    const kept = await t.request('POST', USERS, { token: live.token, body: {} });
+    await provision(t, sandbox.token);
+    const sub = await t.request('POST', '/platform/webhooks/v1/subscriptions', {
+      token: sandbox.token, body: { url: `${receiver.url}/reset`, eventTypes: ['user.updated'] },
+    });
+    expect(sub.status).toBe(201);
+    const refused = await t.request('POST', RESET, { token: live.token });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('FORBIDDEN');
+    const reset = await t.request('POST', RESET, { token: sandbox.token });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    expect(reset.headers.get('x-sandbox')).toBe('true');
+    expect(reset.body.deleted).toMatchObject({ booking: 0, registration: 0 });
+    expect(reset.body.deleted.scoring).toBeGreaterThanOrEqual(1);
+    expect(reset.body.deleted.webhooks).toBeGreaterThanOrEqual(1);
+    expect(reset.body.deleted.roadside).toBeGreaterThanOrEqual(2);
+    expect((await t.request('GET', `${USERS}/${own.body.userId}`, { token: sandbox.token })).status).toBe(404);
+    expect((await t.request('GET', '/platform/webhooks/v1/subscriptions', { token: sandbox.token })).body.subscriptions).toEqual([]);
+    expect((await t.request('GET', `${USERS}/${kept.body.userId}`, { token: live.token })).status).toBe(200);
+    // The GraphQL mutation, for the areas it selects.
+    await t.request('POST', USERS, { token: sandbox.token, body: {} });
+    const mutation = 'mutation { resetSandbox { scoring webhooks } }';
+    const graphql = await t.request('POST', '/graphql', { token: sandbox.token, body: { query: mutation } });
+    expect(graphql.headers.get('x-sandbox')).toBe('true');
+    expect(graphql.body.data.resetSandbox.scoring).toBeGreaterThanOrEqual(1);
+    expect((await t.request('GET', '/platform/webhooks/v1/subscriptions', { token: sandbox.token })).body.subscriptions).toEqual([]);
+    const liveGraphql = await t.request('POST', '/graphql', { token: live.token, body: { query: mutation } });
+    expect(liveGraphql.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  });
+});
