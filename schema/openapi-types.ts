@@ -1226,7 +1226,11 @@ export interface paths {
         delete: operations["deleteWebhookSubscription"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a subscription's URL, event types or pause (its secret stays)
+         * @description Members left out stay as they are. A new `url` follows the rules of a new subscription (400). `paused: true` holds its deliveries (recorded, waiting in order); `false` lets them go. A new URL closes the circuit breaker. Another organisation's id, or one that does not exist, is 404.
+         */
+        patch: operations["updateWebhookSubscription"];
         trace?: never;
     };
     "/platform/webhooks/v1/subscriptions/{id}/deliveries": {
@@ -1283,6 +1287,106 @@ export interface paths {
          * @description No body. A PENDING delivery is 409 (it is already scheduled). Another organisation's id, or one that does not exist, is 404.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a subscription a new signing secret, returned this once; the old one keeps signing during the overlap
+         * @description For `overlapSeconds` (default 86400, 0 to 604800) every delivery carries two signatures, `webhook-signature: v1,<new> v1,<old>`, so receivers verify with either secret. A rotation during an overlap ends the older secret (at most two at once). The answer is never kept for an Idempotency-Key. Another organisation's id, or one that does not exist, is 404.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event to this subscription only
+         * @description No body. The delivery goes as any other (signed, retried, logged; it waits while the subscription is paused); its event is not in the event history. Another organisation's id, or one that does not exist, is 404.
+         */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/subscriptions/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every FAILED delivery since an instant (at most 10,000 a call)
+         * @description The subscription's FAILED deliveries created at or after `since` go back to PENDING with a fresh set of retries, oldest first, at most 10,000 a call (`more`: call again); they go in order per resource and within the organisation's and the subscription's concurrency bounds. Another organisation's id, or one that does not exist, is 404.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's events, newest first, with filters and cursor paging
+         * @description From the event history (kept EVENTS_HISTORY_DAYS, 30 by default). `deliveryState`: `pending` = some delivery not yet final, `failed` = some delivery failed finally, `delivered` = every delivery succeeded (and there was one).
+         */
+        get: operations["listWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event and its deliveries by state
+         * @description Another organisation's id, an unknown one, or one past the history (EVENTS_HISTORY_DAYS) is 404.
+         */
+        get: operations["getWebhookEvent"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -19672,6 +19776,13 @@ export interface operations {
                              * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
                              */
                             pausedUntil?: string | null;
+                            /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                            paused: boolean;
+                            /**
+                             * Format: date-time
+                             * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                             */
+                            previousSecretExpiresAt?: string | null;
                         }[];
                     };
                 };
@@ -19789,6 +19900,13 @@ export interface operations {
                          * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
                          */
                         pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
                         /** @description whsec_...; shown once */
                         secret: string;
                     };
@@ -19939,6 +20057,13 @@ export interface operations {
                          * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
                          */
                         pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
                     };
                 };
             };
@@ -20064,6 +20189,179 @@ export interface operations {
             };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventTypes": [
+                 *         "rescue.status_changed"
+                 *       ],
+                 *       "paused": false
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uri */
+                    url?: string;
+                    eventTypes?: ("rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed")[];
+                    paused?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uri */
+                        url: string;
+                        eventTypes: ("rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed")[];
+                        description?: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
+                         */
+                        pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20286,7 +20584,7 @@ export interface operations {
                             /** Format: uuid */
                             eventId: string;
                             /** @enum {string} */
-                            eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                             /** @enum {string} */
                             status: "PENDING" | "SUCCEEDED" | "FAILED";
                             attempts: number;
@@ -20306,7 +20604,7 @@ export interface operations {
                                  */
                                 id: string;
                                 /** @enum {string} */
-                                type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                                type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                                 /** Format: date-time */
                                 timestamp: string;
                                 data: {
@@ -20566,7 +20864,7 @@ export interface operations {
                         /** Format: uuid */
                         eventId: string;
                         /** @enum {string} */
-                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                         /** @enum {string} */
                         status: "PENDING" | "SUCCEEDED" | "FAILED";
                         attempts: number;
@@ -20586,7 +20884,7 @@ export interface operations {
                              */
                             id: string;
                             /** @enum {string} */
-                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                             /** Format: date-time */
                             timestamp: string;
                             data: {
@@ -20850,7 +21148,7 @@ export interface operations {
                         /** Format: uuid */
                         eventId: string;
                         /** @enum {string} */
-                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                         /** @enum {string} */
                         status: "PENDING" | "SUCCEEDED" | "FAILED";
                         attempts: number;
@@ -20870,7 +21168,7 @@ export interface operations {
                              */
                             id: string;
                             /** @enum {string} */
-                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                             /** Format: date-time */
                             timestamp: string;
                             data: {
@@ -20948,6 +21246,721 @@ export interface operations {
             };
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "overlapSeconds": 86400
+                 *     }
+                 */
+                "application/json": {
+                    /** @default 86400 */
+                    overlapSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `no-store`: the answer carries a secret, shown this once */
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uri */
+                        url: string;
+                        eventTypes: ("rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed")[];
+                        description?: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
+                         */
+                        pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
+                        /** @description The new whsec_...; shown once */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Also the `webhook-id` header of every attempt
+                         */
+                        id: string;
+                        /** Format: uuid */
+                        subscriptionId: string;
+                        /** Format: uuid */
+                        eventId: string;
+                        /** @enum {string} */
+                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
+                        /** @enum {string} */
+                        status: "PENDING" | "SUCCEEDED" | "FAILED";
+                        attempts: number;
+                        /** Format: date-time */
+                        nextAttemptAt?: string | null;
+                        lastResponseStatus?: number | null;
+                        lastError?: string | null;
+                        /** Format: date-time */
+                        deliveredAt?: string | null;
+                        /** Format: date-time */
+                        createdAt?: string;
+                        /** @description The body sent (Standard Webhooks) */
+                        payload: {
+                            /**
+                             * Format: uuid
+                             * @description The event id
+                             */
+                            id: string;
+                            /** @enum {string} */
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
+                            /** Format: date-time */
+                            timestamp: string;
+                            data: {
+                                /** @description The REST path of the resource */
+                                path: string;
+                                /** @description The resource as its REST path answers it (see that operation's schema) */
+                                resource: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                        attemptLog: {
+                            /** Format: date-time */
+                            at?: string;
+                            responseStatus?: number | null;
+                            error?: string | null;
+                            durationMs?: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-20T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: date-time */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recovered: number;
+                        more: boolean;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type */
+                type?: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                /** @description Only events about this resource, `<kind>:<id>` */
+                resource?: string;
+                /** @description Events that occurred at or after */
+                from?: string;
+                /** @description Events that occurred before */
+                to?: string;
+                /** @description Any case */
+                deliveryState?: "pending" | "failed" | "delivered";
+                /** @description Page size (default 20, at most 100) */
+                first?: number;
+                /** @description nextCursor of the previous page */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: {
+                            /**
+                             * Format: uuid
+                             * @description The `id` of the webhook bodies that carried it
+                             */
+                            id: string;
+                            /** @enum {string} */
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            /** Format: date-time */
+                            occurredAt: string;
+                            /** @description `<kind>:<id>`, e.g. `rescue:<reqId>` */
+                            resource: string;
+                            /** @description The webhook body's `data` */
+                            data: {
+                                path: string;
+                                resource: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** @description Its deliveries by state */
+                            deliveries: {
+                                pending: number;
+                                failed: number;
+                                succeeded: number;
+                            };
+                        }[];
+                        hasNextPage: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The `id` of the webhook bodies that carried it
+                         */
+                        id: string;
+                        /** @enum {string} */
+                        type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                        /** Format: date-time */
+                        occurredAt: string;
+                        /** @description `<kind>:<id>`, e.g. `rescue:<reqId>` */
+                        resource: string;
+                        /** @description The webhook body's `data` */
+                        data: {
+                            path: string;
+                            resource: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /** @description Its deliveries by state */
+                        deliveries: {
+                            pending: number;
+                            failed: number;
+                            succeeded: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };

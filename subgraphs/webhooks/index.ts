@@ -15,7 +15,7 @@ export const webhooks: SubgraphDefinition = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,
-  secretMutations: ['createWebhookSubscription'],
+  secretMutations: ['createWebhookSubscription', 'rotateWebhookSecret'],
   createLoaders: () => ({}),
   rest: webhookRoutes,
   examples: ideExamples,
