@@ -129,6 +129,7 @@ export class WebhookService {
    */
   async update(id: string, patch: SubscriptionPatch): Promise<WebhookSubscription> {
     const subscription = await this.get(id);
+    if (!Object.values(patch).some((value) => value !== undefined)) throw badInput('give url, eventTypes or paused to change', 'input');
     for (const field of ['url', 'eventTypes', 'paused'] as const) {
       if (field in patch && patch[field] === null) throw badInput(`${field} may be omitted but not null`, field);
     }
