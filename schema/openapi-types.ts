@@ -1590,7 +1590,228 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "rescue.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A rescue moved along its lifecycle
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["rescueStatusChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rescue.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A rescue's provider reported a new position or ETA
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["rescueUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rescue.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A rescue was cancelled
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["rescueCancelledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "booking.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A booking started
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["bookingStartedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "booking.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A booking ended
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["bookingEndedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A registered device became Active or Inactive
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["deviceStatusChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "consent.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A consent was granted or withdrawn
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["consentChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mvr.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An MVR was recorded for a user (never its contents)
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["mvrCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user's data changed (never the date of birth)
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["userUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "score.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user's coverage score changed
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["scoreChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sent by POST /platform/webhooks/v1/subscriptions/{id}/test to that subscription only
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description RFC 9457 problem details; a problem type may add members (e.g. `resource` and `id` of what was not found) */
@@ -24020,6 +24241,666 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    rescueStatusChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rescue.status_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: components["schemas"]["RescueServiceRequest"] & {
+                            /**
+                             * @description The status before the change (equal to status for rescue.updated)
+                             * @enum {string}
+                             */
+                            previousStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    rescueUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rescue.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: components["schemas"]["RescueServiceRequest"] & {
+                            /**
+                             * @description The status before the change (equal to status for rescue.updated)
+                             * @enum {string}
+                             */
+                            previousStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    rescueCancelledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rescue.cancelled";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: components["schemas"]["RescueServiceRequest"] & {
+                            /**
+                             * @description The status before the change (equal to status for rescue.updated)
+                             * @enum {string}
+                             */
+                            previousStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingStartedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "booking.started";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            bookingID: string;
+                            /** @description Same as bookingID */
+                            bookingId: string;
+                            /** @description Exactly 17 letters or digits; stored and returned upper-case */
+                            VIN: string;
+                            /** @description Same as VIN */
+                            vin: string;
+                            userID: string;
+                            /** @description Same as userID */
+                            userId: string;
+                            deviceID: string;
+                            /** @description Same as deviceID */
+                            deviceId: string;
+                            /** @description Epoch seconds (UTC) */
+                            startTimestamp: number;
+                            /** @description Epoch seconds (UTC) */
+                            estimatedEndTimestamp?: number | null;
+                            /** @description Epoch seconds (UTC) */
+                            actualEndTimestamp?: number | null;
+                            /** @enum {string} */
+                            status: "active" | "ended";
+                            /** Format: date-time */
+                            createdAt?: string;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingEndedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "booking.ended";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            bookingID: string;
+                            /** @description Same as bookingID */
+                            bookingId: string;
+                            /** @description Exactly 17 letters or digits; stored and returned upper-case */
+                            VIN: string;
+                            /** @description Same as VIN */
+                            vin: string;
+                            userID: string;
+                            /** @description Same as userID */
+                            userId: string;
+                            deviceID: string;
+                            /** @description Same as deviceID */
+                            deviceId: string;
+                            /** @description Epoch seconds (UTC) */
+                            startTimestamp: number;
+                            /** @description Epoch seconds (UTC) */
+                            estimatedEndTimestamp?: number | null;
+                            /** @description Epoch seconds (UTC) */
+                            actualEndTimestamp?: number | null;
+                            /** @enum {string} */
+                            status: "active" | "ended";
+                            /** Format: date-time */
+                            createdAt?: string;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deviceStatusChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "device.status_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            deviceId: string;
+                            /** @enum {string} */
+                            type: "mobile" | "obd";
+                            /** @enum {string} */
+                            status: "Active" | "Inactive";
+                            /** @enum {string|null} */
+                            previousStatus: "Active" | "Inactive" | null;
+                            replacedByDeviceId?: string | null;
+                            replacesDeviceId?: string | null;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    consentChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "consent.changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            consentId?: string;
+                            userId?: string;
+                            type?: string;
+                            version?: string;
+                            /** @enum {string} */
+                            action?: "granted" | "withdrawn";
+                            granted?: boolean;
+                            /** Format: date-time */
+                            timestamp?: string;
+                            source?: string;
+                            /** Format: date-time */
+                            recordedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mvrCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "mvr.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            mvrId: string;
+                            userId: string;
+                            /** @enum {string} */
+                            source: "sourcea" | "sourceb";
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "user.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            userId: string;
+                            /** @description Same as userId (booking spelling) */
+                            userID: string;
+                            /** @description Never in a webhook body */
+                            dateOfBirth?: unknown;
+                            homeZip?: string | null;
+                            /** @enum {string} */
+                            enrollmentStatus: "accepted" | "pending" | "rejected";
+                            /** Format: date-time */
+                            createdAt?: string;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        } & {
+                            changedFields: ("dateOfBirth" | "homeZip" | "enrollmentStatus")[];
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scoreChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "score.changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: ({
+                            userId: string;
+                            score: number;
+                            modelVersion: string;
+                            /** @description The MVR record the score used */
+                            mvrId: string;
+                            /** @enum {string} */
+                            mvrSource?: "sourcea" | "sourceb";
+                            /** Format: date */
+                            asOf?: string;
+                            reasonCodes: string[];
+                            reasons?: {
+                                code?: string;
+                                description?: string;
+                            }[];
+                        } | {
+                            userId: string;
+                            score: null;
+                            missingFields: string[];
+                        }) & {
+                            /** @description null when there was none */
+                            previousScore: number | null;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "webhook.test";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            /** Format: uuid */
+                            subscriptionId: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -3,6 +3,7 @@ import { ideExamples } from './ide-examples.ts';
 import { RecordedEvent, WebhookDelivery, WebhookSubscription } from './entities.ts';
 import { resolvers } from './resolvers.ts';
 import { webhookRoutes } from './rest.ts';
+import { webhookPayloadDocs } from './payload-docs.ts';
 import { registerReceiverPolicy } from './service.ts';
 import { startDeliveryWorker } from './worker.ts';
 
@@ -18,6 +19,7 @@ export const webhooks: SubgraphDefinition = {
   secretMutations: ['createWebhookSubscription', 'rotateWebhookSecret'],
   createLoaders: () => ({}),
   rest: webhookRoutes,
+  webhookPayloads: webhookPayloadDocs,
   examples: ideExamples,
   onStart: async (db, config) => {
     registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });

@@ -7,6 +7,8 @@ import { eventTypeToEnum } from '../../subgraphs/platform/webhooks/events.ts';
 import { WebhookOutbox } from '../../subgraphs/platform/webhooks/outbox.ts';
 import { DELIVERED_TYPES } from '../../subgraphs/webhooks/types.ts';
 import { apiSchema } from '../../gateway/ide/index.ts';
+import { buildOpenApi } from '../../gateway/rest/openapi.ts';
+import { restRoutes } from '../../gateway/rest/index.ts';
 
 /** The catalogue lists the areas' declarations itself (see subgraphs/events.ts): it must agree with what runs. */
 it('catalogues exactly the subgraphs that keep an outbox', () => {
@@ -32,4 +34,8 @@ it('declares only live fields the graph serves, each following declared events',
     expect(query!.getFields()[field.query], `${name} runs Query.${field.query}`).toBeDefined();
     for (const type of field.events) expect(EVENT_TYPES, name).toContain(type);
   }
+});
+
+it('documents a webhook body for every type a delivery may carry, and no other', () => {
+  expect(Object.keys(buildOpenApi(restRoutes).webhooks)).toEqual([...DELIVERED_TYPES]);
 });

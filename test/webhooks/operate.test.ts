@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { dispatch, provision, session, status } from '../roadside/helpers.ts';
+import { expectDocumentedPayloads } from './payload-schema.ts';
 import { startReceiver, waitFor, type Received } from './receiver.ts';
 
 const WH = '/platform/webhooks/v1';
@@ -33,6 +34,9 @@ async function enRoute() {
 }
 
 const at = (path: string) => () => receiver.received.filter((r) => r.path === path);
+/** The requests `path` received, once there are `count`. */
+const arrived = (path: string, count: number) =>
+  waitFor(() => (at(path)().length >= count ? at(path)() : null), 5_000, `${count} request(s) at ${path}`);
 const deliveries = async (id: string, state = '') =>
   (await t.request('GET', `${WH}/subscriptions/${id}/deliveries${state && `?status=${state}`}`, { token: t.token })).body.deliveries;
 
@@ -111,7 +115,7 @@ describe('subscriptions to operate', () => {
     expect(at('/patch')()).toEqual([]);
     const resumed = await t.request('PATCH', `${WH}/subscriptions/${sub.id}`, { token: t.token, body: { paused: false } });
     expect(resumed.body.paused).toBe(false);
-    const [hit] = await waitFor(() => at('/patch')().length && at('/patch')(), 5_000, 'the held delivery');
+    const [hit] = await arrived('/patch', 1);
     expect(receiver.verify(sub.secret, hit)).toMatchObject({ data: { resource: { requestId: reqId } } });
 
     for (const body of [{ url: 'https://10.0.0.1/h' }, { url: 'http://169.254.169.254/' }, { url: 'ftp://x' }, { eventTypes: [] },
@@ -135,7 +139,7 @@ describe('subscriptions to operate', () => {
     expect(overlapEnds).toBeGreaterThan(86_390_000);
     expect(overlapEnds).toBeLessThanOrEqual(86_400_000);
     await enRoute();
-    const [hit] = await waitFor(() => at('/rotate')().length && at('/rotate')(), 5_000, 'a delivery during the overlap');
+    const [hit] = await arrived('/rotate', 1);
     expect(hit.headers['webhook-signature']).toMatch(/^v1,\S+ v1,\S+$/);
     expect(receiver.verify(sub.secret, hit)).toMatchObject({ type: 'rescue.status_changed' });
     expect(receiver.verify(rotated.body.secret, hit)).toMatchObject({ type: 'rescue.status_changed' });
@@ -143,7 +147,7 @@ describe('subscriptions to operate', () => {
     const again = await t.request('POST', `${WH}/subscriptions/${sub.id}/rotate-secret`, { token: t.token, body: { overlapSeconds: 0 } });
     expect(again.body.previousSecretExpiresAt).toBeNull();
     await enRoute();
-    const second: Received = (await waitFor(() => at('/rotate')().length > 1 && at('/rotate')(), 5_000, 'a delivery after'))[1];
+    const second: Received = (await arrived('/rotate', 2))[1];
     expect(second.headers['webhook-signature']).toMatch(/^v1,\S+$/);
     expect(receiver.verify(again.body.secret, second)).toMatchObject({ type: 'rescue.status_changed' });
     expect(() => receiver.verify(rotated.body.secret, second)).toThrow();
@@ -171,7 +175,7 @@ describe('subscriptions to operate', () => {
     const sent = await t.request('POST', `${WH}/subscriptions/${target.id}/test`, { token: t.token });
     expect(sent.status).toBe(202);
     expect(sent.body).toMatchObject({ eventType: 'webhook.test', status: 'PENDING', subscriptionId: target.id });
-    const [hit] = await waitFor(() => at('/test-target')().length && at('/test-target')(), 5_000, 'the test event');
+    const [hit] = await arrived('/test-target', 1);
     expect(receiver.verify(target.secret, hit)).toMatchObject({
       type: 'webhook.test', data: { path: `${WH}/subscriptions/${target.id}`, resource: { subscriptionId: target.id } },
     });
@@ -221,4 +225,8 @@ describe('subscriptions to operate', () => {
     const gql = await t.graphql(`mutation($id: ID!) { sendTestWebhook(id: $id) { id } }`, { id: sub.id }, other);
     expect(gql.errors?.[0].extensions?.code).toBe('NOT_FOUND');
   });
+});
+
+it('every delivery keeps to the OpenAPI document\'s webhooks schema of its type (Ajv, JSON Schema 2020-12)', async () => {
+  await expectDocumentedPayloads(t, receiver.received, ['webhook.test', 'rescue.status_changed']);
 });
