@@ -19977,7 +19977,9 @@ export interface operations {
                      *           ],
                      *           "description": "Dispatch board",
                      *           "createdAt": "2026-01-15T12:00:00.000Z",
-                     *           "pausedUntil": null
+                     *           "pausedUntil": null,
+                     *           "paused": false,
+                     *           "previousSecretExpiresAt": null
                      *         }
                      *       ]
                      *     }
@@ -20104,6 +20106,8 @@ export interface operations {
                      *       "description": "Dispatch board",
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
                      *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": null,
                      *       "secret": "whsec_ZXhhbXBsZS1zZWNyZXQ="
                      *     }
                      */
@@ -20261,7 +20265,9 @@ export interface operations {
                      *       ],
                      *       "description": "Dispatch board",
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
-                     *       "pausedUntil": null
+                     *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": null
                      *     }
                      */
                     "application/json": {
@@ -20454,6 +20460,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -20485,6 +20492,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "url": "https://receiver.example.com/hooks/fleet",
+                     *       "eventTypes": [
+                     *         "rescue.status_changed"
+                     *       ],
+                     *       "description": "Dispatch board",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": null
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         id: string;
@@ -21511,6 +21532,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -21537,6 +21559,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "url": "https://receiver.example.com/hooks/fleet",
+                     *       "eventTypes": [
+                     *         "rescue.status_changed"
+                     *       ],
+                     *       "description": "Dispatch board",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": "2026-01-15T12:00:00.000Z",
+                     *       "secret": "whsec_ZXhhbXBsZS1zZWNyZXQ="
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         id: string;
@@ -21681,6 +21718,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -21695,6 +21733,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000002",
+                     *       "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *       "eventId": "00000000-0000-4000-8000-000000000003",
+                     *       "eventType": "webhook.test",
+                     *       "status": "PENDING",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-01-15T12:00:00.000Z",
+                     *       "lastResponseStatus": null,
+                     *       "lastError": null,
+                     *       "deliveredAt": null,
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "payload": {
+                     *         "id": "00000000-0000-4000-8000-000000000003",
+                     *         "type": "webhook.test",
+                     *         "timestamp": "2026-01-15T12:00:00.000Z",
+                     *         "data": {
+                     *           "path": "/platform/webhooks/v1/subscriptions/00000000-0000-4000-8000-000000000001",
+                     *           "resource": {
+                     *             "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *             "url": "https://receiver.example.com/hooks/fleet"
+                     *           }
+                     *         }
+                     *       },
+                     *       "attemptLog": []
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: uuid
@@ -21848,6 +21914,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -21874,6 +21941,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recovered": 0,
+                     *       "more": false
+                     *     }
+                     */
                     "application/json": {
                         recovered: number;
                         more: boolean;
@@ -21993,7 +22066,10 @@ export interface operations {
     listWebhookEvents: {
         parameters: {
             query?: {
-                /** @description Only events of this type */
+                /**
+                 * @description Only events of this type
+                 * @example rescue.status_changed
+                 */
                 type?: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
                 /** @description Only events about this resource, `<kind>:<id>` */
                 resource?: string;
@@ -22003,7 +22079,10 @@ export interface operations {
                 to?: string;
                 /** @description Any case */
                 deliveryState?: "pending" | "failed" | "delivered";
-                /** @description Page size (default 20, at most 100) */
+                /**
+                 * @description Page size (default 20, at most 100)
+                 * @example 1
+                 */
                 first?: number;
                 /** @description nextCursor of the previous page */
                 after?: string;
@@ -22020,6 +22099,138 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "00000000-0000-4000-8000-000000000001",
+                     *           "type": "rescue.status_changed",
+                     *           "occurredAt": "2026-01-15T12:00:00.000Z",
+                     *           "resource": "rescue:00000000-0000-4000-8000-000000000002",
+                     *           "data": {
+                     *             "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000002",
+                     *             "resource": {
+                     *               "eta": null,
+                     *               "cost": {
+                     *                 "covered": true,
+                     *                 "service": "BATTERY",
+                     *                 "currency": "USD",
+                     *                 "partsFee": 0,
+                     *                 "towMiles": 0,
+                     *                 "payPerUse": false,
+                     *                 "totalCost": 70,
+                     *                 "mileageFee": 0,
+                     *                 "serviceFee": 70,
+                     *                 "coveredMiles": 0,
+                     *                 "customerPays": 0,
+                     *                 "billableMiles": 0,
+                     *                 "coveredAmount": 70
+                     *               },
+                     *               "driver": {
+                     *                 "name": "Mike Kowalski",
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 }
+                     *               },
+                     *               "status": "CANCELLED",
+                     *               "details": {
+                     *                 "comments": null,
+                     *                 "fuelType": null,
+                     *                 "keysLocation": null,
+                     *                 "batteryService": "JUMP",
+                     *                 "spareAvailable": null
+                     *               },
+                     *               "etaTime": null,
+                     *               "vehicle": {
+                     *                 "vin": "1HGCM82633A004352",
+                     *                 "make": "Honda",
+                     *                 "year": 2021,
+                     *                 "color": "Blue",
+                     *                 "model": "Civic"
+                     *               },
+                     *               "consumer": {
+                     *                 "name": "Dana Reyes",
+                     *                 "phone": "+1 312 555 0199",
+                     *                 "lastName": "Reyes",
+                     *                 "firstName": "Dana"
+                     *               },
+                     *               "provider": {
+                     *                 "name": "Loop Roadside Service",
+                     *                 "metro": "Chicago",
+                     *                 "phone": "+1-312-555-0501",
+                     *                 "state": "IL",
+                     *                 "opensAt": null,
+                     *                 "closesAt": null,
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 },
+                     *                 "services": [
+                     *                   "TIRE",
+                     *                   "LOCKOUT",
+                     *                   "GAS",
+                     *                   "TOW",
+                     *                   "BATTERY"
+                     *                 ],
+                     *                 "timeZone": "America/Chicago",
+                     *                 "providerId": "CHI-01",
+                     *                 "coverageMiles": 30
+                     *               },
+                     *               "payPerUse": false,
+                     *               "requestId": "00000000-0000-4000-8000-000000000002",
+                     *               "sessionId": "00000000-0000-4000-8000-000000000003",
+                     *               "serviceType": "battery",
+                     *               "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *               "cancelReason": "Got the car started",
+                     *               "statusHistory": [
+                     *                 {
+                     *                   "at": "2026-01-15T12:00:00.000Z",
+                     *                   "note": "dispatched CHI-01",
+                     *                   "status": "BOOKED",
+                     *                   "position": {
+                     *                     "latitude": 41.885,
+                     *                     "longitude": -87.64
+                     *                   },
+                     *                   "etaMinutes": 17
+                     *                 },
+                     *                 {
+                     *                   "at": "2026-01-15T12:00:00.000Z",
+                     *                   "note": "Got the car started",
+                     *                   "status": "CANCELLED",
+                     *                   "position": {
+                     *                     "latitude": 41.885,
+                     *                     "longitude": -87.64
+                     *                   },
+                     *                   "etaMinutes": null
+                     *                 }
+                     *               ],
+                     *               "previousStatus": "BOOKED",
+                     *               "destinationAddress": null,
+                     *               "disablementAddress": {
+                     *                 "zip": "60606",
+                     *                 "city": "Chicago",
+                     *                 "state": "IL",
+                     *                 "address1": "233 S Wacker Dr",
+                     *                 "landmark": null,
+                     *                 "latitude": 41.8789,
+                     *                 "longitude": -87.6359,
+                     *                 "towLocationId": null
+                     *               },
+                     *               "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *             }
+                     *           },
+                     *           "deliveries": {
+                     *             "pending": 0,
+                     *             "failed": 0,
+                     *             "succeeded": 1
+                     *           }
+                     *         }
+                     *       ],
+                     *       "hasNextPage": true,
+                     *       "nextCursor": "WyIyMDI2LTExLTI3VDE3OjIwOjAxLjQxOVoiLCIwMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAyNTAiXQ"
+                     *     }
+                     */
                     "application/json": {
                         events: {
                             /**
@@ -22113,6 +22324,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 id: string;
             };
             cookie?: never;
@@ -22125,6 +22337,132 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "type": "rescue.cancelled",
+                     *       "occurredAt": "2026-01-15T12:00:00.000Z",
+                     *       "resource": "rescue:00000000-0000-4000-8000-000000000002",
+                     *       "data": {
+                     *         "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000002",
+                     *         "resource": {
+                     *           "eta": null,
+                     *           "cost": {
+                     *             "covered": true,
+                     *             "service": "BATTERY",
+                     *             "currency": "USD",
+                     *             "partsFee": 0,
+                     *             "towMiles": 0,
+                     *             "payPerUse": false,
+                     *             "totalCost": 70,
+                     *             "mileageFee": 0,
+                     *             "serviceFee": 70,
+                     *             "coveredMiles": 0,
+                     *             "customerPays": 0,
+                     *             "billableMiles": 0,
+                     *             "coveredAmount": 70
+                     *           },
+                     *           "driver": {
+                     *             "name": "Mike Kowalski",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             }
+                     *           },
+                     *           "status": "CANCELLED",
+                     *           "details": {
+                     *             "comments": null,
+                     *             "fuelType": null,
+                     *             "keysLocation": null,
+                     *             "batteryService": "JUMP",
+                     *             "spareAvailable": null
+                     *           },
+                     *           "etaTime": null,
+                     *           "vehicle": {
+                     *             "vin": "1HGCM82633A004352",
+                     *             "make": "Honda",
+                     *             "year": 2021,
+                     *             "color": "Blue",
+                     *             "model": "Civic"
+                     *           },
+                     *           "consumer": {
+                     *             "name": "Dana Reyes",
+                     *             "phone": "+1 312 555 0199",
+                     *             "lastName": "Reyes",
+                     *             "firstName": "Dana"
+                     *           },
+                     *           "provider": {
+                     *             "name": "Loop Roadside Service",
+                     *             "metro": "Chicago",
+                     *             "phone": "+1-312-555-0501",
+                     *             "state": "IL",
+                     *             "opensAt": null,
+                     *             "closesAt": null,
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "services": [
+                     *               "TIRE",
+                     *               "LOCKOUT",
+                     *               "GAS",
+                     *               "TOW",
+                     *               "BATTERY"
+                     *             ],
+                     *             "timeZone": "America/Chicago",
+                     *             "providerId": "CHI-01",
+                     *             "coverageMiles": 30
+                     *           },
+                     *           "payPerUse": false,
+                     *           "requestId": "00000000-0000-4000-8000-000000000002",
+                     *           "sessionId": "00000000-0000-4000-8000-000000000003",
+                     *           "serviceType": "battery",
+                     *           "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *           "cancelReason": "Got the car started",
+                     *           "statusHistory": [
+                     *             {
+                     *               "at": "2026-01-15T12:00:00.000Z",
+                     *               "note": "dispatched CHI-01",
+                     *               "status": "BOOKED",
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               },
+                     *               "etaMinutes": 17
+                     *             },
+                     *             {
+                     *               "at": "2026-01-15T12:00:00.000Z",
+                     *               "note": "Got the car started",
+                     *               "status": "CANCELLED",
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               },
+                     *               "etaMinutes": null
+                     *             }
+                     *           ],
+                     *           "previousStatus": "BOOKED",
+                     *           "destinationAddress": null,
+                     *           "disablementAddress": {
+                     *             "zip": "60606",
+                     *             "city": "Chicago",
+                     *             "state": "IL",
+                     *             "address1": "233 S Wacker Dr",
+                     *             "landmark": null,
+                     *             "latitude": 41.8789,
+                     *             "longitude": -87.6359,
+                     *             "towLocationId": null
+                     *           },
+                     *           "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *         }
+                     *       },
+                     *       "deliveries": {
+                     *         "pending": 0,
+                     *         "failed": 0,
+                     *         "succeeded": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: uuid
