@@ -1290,7 +1290,11 @@ export interface paths {
         delete: operations["deleteWebhookSubscription"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a subscription's URL, event types or pause (its secret stays)
+         * @description Members left out stay as they are. A new `url` follows the rules of a new subscription (400). `paused: true` holds its deliveries (recorded, waiting in order); `false` lets them go. A new URL closes the circuit breaker. Another organisation's id, or one that does not exist, is 404.
+         */
+        patch: operations["updateWebhookSubscription"];
         trace?: never;
     };
     "/platform/webhooks/v1/subscriptions/{id}/deliveries": {
@@ -1367,6 +1371,106 @@ export interface paths {
          * @description No body. Only a sandbox client's token (`npm run clients -- create --sandbox`; 403 otherwise); its live organisation is never touched. Each area empties its part in a transaction of its own. See docs/sandbox.md.
          */
         post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a subscription a new signing secret, returned this once; the old one keeps signing during the overlap
+         * @description For `overlapSeconds` (default 86400, 0 to 604800) every delivery carries two signatures, `webhook-signature: v1,<new> v1,<old>`, so receivers verify with either secret. A rotation during an overlap ends the older secret (at most two at once). The answer is never kept for an Idempotency-Key. Another organisation's id, or one that does not exist, is 404.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event to this subscription only
+         * @description No body. The delivery goes as any other (signed, retried, logged; it waits while the subscription is paused); its event is not in the event history. Another organisation's id, or one that does not exist, is 404.
+         */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/subscriptions/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every FAILED delivery since an instant (at most 10,000 a call)
+         * @description The subscription's FAILED deliveries created at or after `since` go back to PENDING with a fresh set of retries, oldest first, at most 10,000 a call (`more`: call again); they go in order per resource and within the organisation's and the subscription's concurrency bounds. Another organisation's id, or one that does not exist, is 404.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's events, newest first, with filters and cursor paging
+         * @description From the event history (kept EVENTS_HISTORY_DAYS, 30 by default). `deliveryState`: `pending` = some delivery not yet final, `failed` = some delivery failed finally, `delivered` = every delivery succeeded (and there was one).
+         */
+        get: operations["listWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/webhooks/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event and its deliveries by state
+         * @description Another organisation's id, an unknown one, or one past the history (EVENTS_HISTORY_DAYS) is 404.
+         */
+        get: operations["getWebhookEvent"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1570,7 +1674,228 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "rescue.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A rescue moved along its lifecycle
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["rescueStatusChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rescue.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A rescue's provider reported a new position or ETA
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["rescueUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rescue.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A rescue was cancelled
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["rescueCancelledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "booking.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A booking started
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["bookingStartedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "booking.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A booking ended
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["bookingEndedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A registered device became Active or Inactive
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["deviceStatusChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "consent.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A consent was granted or withdrawn
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["consentChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mvr.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An MVR was recorded for a user (never its contents)
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["mvrCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user's data changed (never the date of birth)
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["userUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "score.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user's coverage score changed
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["scoreChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sent by POST /platform/webhooks/v1/subscriptions/{id}/test to that subscription only
+         * @description Sent to each subscription of the organisation that asked for this type, signed per the Standard Webhooks specification (docs/webhooks.md).
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description RFC 9457 problem details; a problem type may add members (e.g. `resource` and `id` of what was not found) */
@@ -20256,7 +20581,9 @@ export interface operations {
                      *           ],
                      *           "description": "Dispatch board",
                      *           "createdAt": "2026-01-15T12:00:00.000Z",
-                     *           "pausedUntil": null
+                     *           "pausedUntil": null,
+                     *           "paused": false,
+                     *           "previousSecretExpiresAt": null
                      *         }
                      *       ]
                      *     }
@@ -20276,6 +20603,13 @@ export interface operations {
                              * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
                              */
                             pausedUntil?: string | null;
+                            /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                            paused: boolean;
+                            /**
+                             * Format: date-time
+                             * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                             */
+                            previousSecretExpiresAt?: string | null;
                         }[];
                     };
                 };
@@ -20376,6 +20710,8 @@ export interface operations {
                      *       "description": "Dispatch board",
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
                      *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": null,
                      *       "secret": "whsec_ZXhhbXBsZS1zZWNyZXQ="
                      *     }
                      */
@@ -20393,6 +20729,13 @@ export interface operations {
                          * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
                          */
                         pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
                         /** @description whsec_...; shown once */
                         secret: string;
                     };
@@ -20526,7 +20869,9 @@ export interface operations {
                      *       ],
                      *       "description": "Dispatch board",
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
-                     *       "pausedUntil": null
+                     *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": null
                      *     }
                      */
                     "application/json": {
@@ -20543,6 +20888,13 @@ export interface operations {
                          * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
                          */
                         pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
                     };
                 };
             };
@@ -20668,6 +21020,194 @@ export interface operations {
             };
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventTypes": [
+                 *         "rescue.status_changed"
+                 *       ],
+                 *       "paused": false
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uri */
+                    url?: string;
+                    eventTypes?: ("rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed")[];
+                    paused?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "url": "https://receiver.example.com/hooks/fleet",
+                     *       "eventTypes": [
+                     *         "rescue.status_changed"
+                     *       ],
+                     *       "description": "Dispatch board",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uri */
+                        url: string;
+                        eventTypes: ("rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed")[];
+                        description?: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
+                         */
+                        pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20890,7 +21430,7 @@ export interface operations {
                             /** Format: uuid */
                             eventId: string;
                             /** @enum {string} */
-                            eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                             /** @enum {string} */
                             status: "PENDING" | "SUCCEEDED" | "FAILED";
                             attempts: number;
@@ -20910,7 +21450,7 @@ export interface operations {
                                  */
                                 id: string;
                                 /** @enum {string} */
-                                type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                                type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                                 /** Format: date-time */
                                 timestamp: string;
                                 /**
@@ -21175,7 +21715,7 @@ export interface operations {
                         /** Format: uuid */
                         eventId: string;
                         /** @enum {string} */
-                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                         /** @enum {string} */
                         status: "PENDING" | "SUCCEEDED" | "FAILED";
                         attempts: number;
@@ -21195,7 +21735,7 @@ export interface operations {
                              */
                             id: string;
                             /** @enum {string} */
-                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                             /** Format: date-time */
                             timestamp: string;
                             /**
@@ -21464,7 +22004,7 @@ export interface operations {
                         /** Format: uuid */
                         eventId: string;
                         /** @enum {string} */
-                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                         /** @enum {string} */
                         status: "PENDING" | "SUCCEEDED" | "FAILED";
                         attempts: number;
@@ -21484,7 +22024,7 @@ export interface operations {
                              */
                             id: string;
                             /** @enum {string} */
-                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
                             /** Format: date-time */
                             timestamp: string;
                             /**
@@ -21682,6 +22222,1043 @@ export interface operations {
             };
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "overlapSeconds": 86400
+                 *     }
+                 */
+                "application/json": {
+                    /** @default 86400 */
+                    overlapSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description `no-store`: the answer carries a secret, shown this once */
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "url": "https://receiver.example.com/hooks/fleet",
+                     *       "eventTypes": [
+                     *         "rescue.status_changed"
+                     *       ],
+                     *       "description": "Dispatch board",
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "pausedUntil": null,
+                     *       "paused": false,
+                     *       "previousSecretExpiresAt": "2026-01-15T12:00:00.000Z",
+                     *       "secret": "whsec_ZXhhbXBsZS1zZWNyZXQ="
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uri */
+                        url: string;
+                        eventTypes: ("rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed")[];
+                        description?: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time
+                         */
+                        pausedUntil?: string | null;
+                        /** @description Paused by the partner (PATCH): deliveries are recorded and wait, in order */
+                        paused: boolean;
+                        /**
+                         * Format: date-time
+                         * @description During a rotation's overlap, when the previous secret stops signing; null otherwise
+                         */
+                        previousSecretExpiresAt?: string | null;
+                        /** @description The new whsec_...; shown once */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000002",
+                     *       "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *       "eventId": "00000000-0000-4000-8000-000000000003",
+                     *       "eventType": "webhook.test",
+                     *       "status": "PENDING",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-01-15T12:00:00.000Z",
+                     *       "lastResponseStatus": null,
+                     *       "lastError": null,
+                     *       "deliveredAt": null,
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "payload": {
+                     *         "id": "00000000-0000-4000-8000-000000000003",
+                     *         "type": "webhook.test",
+                     *         "timestamp": "2026-01-15T12:00:00.000Z",
+                     *         "data": {
+                     *           "path": "/platform/webhooks/v1/subscriptions/00000000-0000-4000-8000-000000000001",
+                     *           "resource": {
+                     *             "subscriptionId": "00000000-0000-4000-8000-000000000001",
+                     *             "url": "https://receiver.example.com/hooks/fleet"
+                     *           }
+                     *         }
+                     *       },
+                     *       "attemptLog": []
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Also the `webhook-id` header of every attempt
+                         */
+                        id: string;
+                        /** Format: uuid */
+                        subscriptionId: string;
+                        /** Format: uuid */
+                        eventId: string;
+                        /** @enum {string} */
+                        eventType: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
+                        /** @enum {string} */
+                        status: "PENDING" | "SUCCEEDED" | "FAILED";
+                        attempts: number;
+                        /** Format: date-time */
+                        nextAttemptAt?: string | null;
+                        lastResponseStatus?: number | null;
+                        lastError?: string | null;
+                        /** Format: date-time */
+                        deliveredAt?: string | null;
+                        /** Format: date-time */
+                        createdAt?: string;
+                        /** @description The body sent (Standard Webhooks) */
+                        payload: {
+                            /**
+                             * Format: uuid
+                             * @description The event id
+                             */
+                            id: string;
+                            /** @enum {string} */
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed" | "webhook.test";
+                            /** Format: date-time */
+                            timestamp: string;
+                            /**
+                             * @description Present, true, on a sandbox organisation's events only (docs/sandbox.md)
+                             * @constant
+                             */
+                            sandbox?: true;
+                            data: {
+                                /** @description The REST path of the resource */
+                                path: string;
+                                /** @description The resource as its REST path answers it (see that operation's schema) */
+                                resource: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                        attemptLog: {
+                            /** Format: date-time */
+                            at?: string;
+                            responseStatus?: number | null;
+                            error?: string | null;
+                            durationMs?: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF HTTPAPI draft "The Idempotency-Key HTTP Header Field"): send a fresh UUID per logical operation, and the same one only when retrying that operation. The first request with a key runs and its answer is kept for 24 hours for this client and organisation; a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true`, and a different request with that key gets 422 IDEMPOTENCY_KEY_REUSED. The answer is replayed only to a token of the same client holding every scope of the first request's token (another gets 403). An answer that carries a secret shown once (a new client secret, a webhook signing secret) is never kept: a repeat gets 409 IDEMPOTENT_SECRET_NOT_REPLAYED and the request does not run again. Any 1 to 255 printable ASCII characters are accepted, bare or as a quoted string; a UUID (e.g. from `crypto.randomUUID()`) is the usual choice. Server errors (5xx) and refusals of the caller (401, 403, 429) are not kept: the key may be retried. Try it out on the docs page sends a new UUID on every execution when this field is left empty; a key typed there is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-20T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: date-time */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovered": 0,
+                     *       "more": false
+                     *     }
+                     */
+                    "application/json": {
+                        recovered: number;
+                        more: boolean;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported content type (accepted: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this type
+                 * @example rescue.status_changed
+                 */
+                type?: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                /** @description Only events about this resource, `<kind>:<id>` */
+                resource?: string;
+                /** @description Events that occurred at or after */
+                from?: string;
+                /** @description Events that occurred before */
+                to?: string;
+                /** @description Any case */
+                deliveryState?: "pending" | "failed" | "delivered";
+                /**
+                 * @description Page size (default 20, at most 100)
+                 * @example 1
+                 */
+                first?: number;
+                /** @description nextCursor of the previous page */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "00000000-0000-4000-8000-000000000001",
+                     *           "type": "rescue.status_changed",
+                     *           "occurredAt": "2026-01-15T12:00:00.000Z",
+                     *           "resource": "rescue:00000000-0000-4000-8000-000000000002",
+                     *           "data": {
+                     *             "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000002",
+                     *             "resource": {
+                     *               "eta": null,
+                     *               "cost": {
+                     *                 "covered": true,
+                     *                 "service": "BATTERY",
+                     *                 "currency": "USD",
+                     *                 "partsFee": 0,
+                     *                 "towMiles": 0,
+                     *                 "payPerUse": false,
+                     *                 "totalCost": 70,
+                     *                 "mileageFee": 0,
+                     *                 "serviceFee": 70,
+                     *                 "coveredMiles": 0,
+                     *                 "customerPays": 0,
+                     *                 "billableMiles": 0,
+                     *                 "coveredAmount": 70
+                     *               },
+                     *               "driver": {
+                     *                 "name": "Mike Kowalski",
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 }
+                     *               },
+                     *               "status": "CANCELLED",
+                     *               "details": {
+                     *                 "comments": null,
+                     *                 "fuelType": null,
+                     *                 "keysLocation": null,
+                     *                 "batteryService": "JUMP",
+                     *                 "spareAvailable": null
+                     *               },
+                     *               "etaTime": null,
+                     *               "vehicle": {
+                     *                 "vin": "1HGCM82633A004352",
+                     *                 "make": "Honda",
+                     *                 "year": 2021,
+                     *                 "color": "Blue",
+                     *                 "model": "Civic"
+                     *               },
+                     *               "consumer": {
+                     *                 "name": "Dana Reyes",
+                     *                 "phone": "+1 312 555 0199",
+                     *                 "lastName": "Reyes",
+                     *                 "firstName": "Dana"
+                     *               },
+                     *               "provider": {
+                     *                 "name": "Loop Roadside Service",
+                     *                 "metro": "Chicago",
+                     *                 "phone": "+1-312-555-0501",
+                     *                 "state": "IL",
+                     *                 "opensAt": null,
+                     *                 "closesAt": null,
+                     *                 "position": {
+                     *                   "latitude": 41.885,
+                     *                   "longitude": -87.64
+                     *                 },
+                     *                 "services": [
+                     *                   "TIRE",
+                     *                   "LOCKOUT",
+                     *                   "GAS",
+                     *                   "TOW",
+                     *                   "BATTERY"
+                     *                 ],
+                     *                 "timeZone": "America/Chicago",
+                     *                 "providerId": "CHI-01",
+                     *                 "coverageMiles": 30
+                     *               },
+                     *               "payPerUse": false,
+                     *               "requestId": "00000000-0000-4000-8000-000000000002",
+                     *               "sessionId": "00000000-0000-4000-8000-000000000003",
+                     *               "serviceType": "battery",
+                     *               "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *               "cancelReason": "Got the car started",
+                     *               "statusHistory": [
+                     *                 {
+                     *                   "at": "2026-01-15T12:00:00.000Z",
+                     *                   "note": "dispatched CHI-01",
+                     *                   "status": "BOOKED",
+                     *                   "position": {
+                     *                     "latitude": 41.885,
+                     *                     "longitude": -87.64
+                     *                   },
+                     *                   "etaMinutes": 17
+                     *                 },
+                     *                 {
+                     *                   "at": "2026-01-15T12:00:00.000Z",
+                     *                   "note": "Got the car started",
+                     *                   "status": "CANCELLED",
+                     *                   "position": {
+                     *                     "latitude": 41.885,
+                     *                     "longitude": -87.64
+                     *                   },
+                     *                   "etaMinutes": null
+                     *                 }
+                     *               ],
+                     *               "previousStatus": "BOOKED",
+                     *               "destinationAddress": null,
+                     *               "disablementAddress": {
+                     *                 "zip": "60606",
+                     *                 "city": "Chicago",
+                     *                 "state": "IL",
+                     *                 "address1": "233 S Wacker Dr",
+                     *                 "landmark": null,
+                     *                 "latitude": 41.8789,
+                     *                 "longitude": -87.6359,
+                     *                 "towLocationId": null
+                     *               },
+                     *               "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *             }
+                     *           },
+                     *           "deliveries": {
+                     *             "pending": 0,
+                     *             "failed": 0,
+                     *             "succeeded": 1
+                     *           }
+                     *         }
+                     *       ],
+                     *       "hasNextPage": true,
+                     *       "nextCursor": "WyIyMDI2LTExLTI3VDE3OjIwOjAxLjQxOVoiLCIwMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAyNTAiXQ"
+                     *     }
+                     */
+                    "application/json": {
+                        events: {
+                            /**
+                             * Format: uuid
+                             * @description The `id` of the webhook bodies that carried it
+                             */
+                            id: string;
+                            /** @enum {string} */
+                            type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                            /** Format: date-time */
+                            occurredAt: string;
+                            /** @description `<kind>:<id>`, e.g. `rescue:<reqId>` */
+                            resource: string;
+                            /** @description The webhook body's `data` */
+                            data: {
+                                path: string;
+                                resource: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** @description Its deliveries by state */
+                            deliveries: {
+                                pending: number;
+                                failed: number;
+                                succeeded: number;
+                            };
+                        }[];
+                        hasNextPage: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request line and headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "type": "rescue.cancelled",
+                     *       "occurredAt": "2026-01-15T12:00:00.000Z",
+                     *       "resource": "rescue:00000000-0000-4000-8000-000000000002",
+                     *       "data": {
+                     *         "path": "/services/roadside/v1/rescue/reqId/00000000-0000-4000-8000-000000000002",
+                     *         "resource": {
+                     *           "eta": null,
+                     *           "cost": {
+                     *             "covered": true,
+                     *             "service": "BATTERY",
+                     *             "currency": "USD",
+                     *             "partsFee": 0,
+                     *             "towMiles": 0,
+                     *             "payPerUse": false,
+                     *             "totalCost": 70,
+                     *             "mileageFee": 0,
+                     *             "serviceFee": 70,
+                     *             "coveredMiles": 0,
+                     *             "customerPays": 0,
+                     *             "billableMiles": 0,
+                     *             "coveredAmount": 70
+                     *           },
+                     *           "driver": {
+                     *             "name": "Mike Kowalski",
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             }
+                     *           },
+                     *           "status": "CANCELLED",
+                     *           "details": {
+                     *             "comments": null,
+                     *             "fuelType": null,
+                     *             "keysLocation": null,
+                     *             "batteryService": "JUMP",
+                     *             "spareAvailable": null
+                     *           },
+                     *           "etaTime": null,
+                     *           "vehicle": {
+                     *             "vin": "1HGCM82633A004352",
+                     *             "make": "Honda",
+                     *             "year": 2021,
+                     *             "color": "Blue",
+                     *             "model": "Civic"
+                     *           },
+                     *           "consumer": {
+                     *             "name": "Dana Reyes",
+                     *             "phone": "+1 312 555 0199",
+                     *             "lastName": "Reyes",
+                     *             "firstName": "Dana"
+                     *           },
+                     *           "provider": {
+                     *             "name": "Loop Roadside Service",
+                     *             "metro": "Chicago",
+                     *             "phone": "+1-312-555-0501",
+                     *             "state": "IL",
+                     *             "opensAt": null,
+                     *             "closesAt": null,
+                     *             "position": {
+                     *               "latitude": 41.885,
+                     *               "longitude": -87.64
+                     *             },
+                     *             "services": [
+                     *               "TIRE",
+                     *               "LOCKOUT",
+                     *               "GAS",
+                     *               "TOW",
+                     *               "BATTERY"
+                     *             ],
+                     *             "timeZone": "America/Chicago",
+                     *             "providerId": "CHI-01",
+                     *             "coverageMiles": 30
+                     *           },
+                     *           "payPerUse": false,
+                     *           "requestId": "00000000-0000-4000-8000-000000000002",
+                     *           "sessionId": "00000000-0000-4000-8000-000000000003",
+                     *           "serviceType": "battery",
+                     *           "updatedTime": "2026-01-15T12:00:00.000Z",
+                     *           "cancelReason": "Got the car started",
+                     *           "statusHistory": [
+                     *             {
+                     *               "at": "2026-01-15T12:00:00.000Z",
+                     *               "note": "dispatched CHI-01",
+                     *               "status": "BOOKED",
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               },
+                     *               "etaMinutes": 17
+                     *             },
+                     *             {
+                     *               "at": "2026-01-15T12:00:00.000Z",
+                     *               "note": "Got the car started",
+                     *               "status": "CANCELLED",
+                     *               "position": {
+                     *                 "latitude": 41.885,
+                     *                 "longitude": -87.64
+                     *               },
+                     *               "etaMinutes": null
+                     *             }
+                     *           ],
+                     *           "previousStatus": "BOOKED",
+                     *           "destinationAddress": null,
+                     *           "disablementAddress": {
+                     *             "zip": "60606",
+                     *             "city": "Chicago",
+                     *             "state": "IL",
+                     *             "address1": "233 S Wacker Dr",
+                     *             "landmark": null,
+                     *             "latitude": 41.8789,
+                     *             "longitude": -87.6359,
+                     *             "towLocationId": null
+                     *           },
+                     *           "requestCreationTime": "2026-01-15T12:00:00.000Z"
+                     *         }
+                     *       },
+                     *       "deliveries": {
+                     *         "pending": 0,
+                     *         "failed": 0,
+                     *         "succeeded": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The `id` of the webhook bodies that carried it
+                         */
+                        id: string;
+                        /** @enum {string} */
+                        type: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
+                        /** Format: date-time */
+                        occurredAt: string;
+                        /** @description `<kind>:<id>`, e.g. `rescue:<reqId>` */
+                        resource: string;
+                        /** @description The webhook body's `data` */
+                        data: {
+                            path: string;
+                            resource: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /** @description Its deliveries by state */
+                        deliveries: {
+                            pending: number;
+                            failed: number;
+                            succeeded: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23761,6 +25338,666 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    rescueStatusChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rescue.status_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: components["schemas"]["RescueServiceRequest"] & {
+                            /**
+                             * @description The status before the change (equal to status for rescue.updated)
+                             * @enum {string}
+                             */
+                            previousStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    rescueUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rescue.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: components["schemas"]["RescueServiceRequest"] & {
+                            /**
+                             * @description The status before the change (equal to status for rescue.updated)
+                             * @enum {string}
+                             */
+                            previousStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    rescueCancelledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rescue.cancelled";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: components["schemas"]["RescueServiceRequest"] & {
+                            /**
+                             * @description The status before the change (equal to status for rescue.updated)
+                             * @enum {string}
+                             */
+                            previousStatus: "BOOKED" | "EN-ROUTE" | "APPROACHING" | "ARRIVED_ONSITE" | "COMPLETED" | "CANCELLED";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingStartedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "booking.started";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            bookingID: string;
+                            /** @description Same as bookingID */
+                            bookingId: string;
+                            /** @description Exactly 17 letters or digits; stored and returned upper-case */
+                            VIN: string;
+                            /** @description Same as VIN */
+                            vin: string;
+                            userID: string;
+                            /** @description Same as userID */
+                            userId: string;
+                            deviceID: string;
+                            /** @description Same as deviceID */
+                            deviceId: string;
+                            /** @description Epoch seconds (UTC) */
+                            startTimestamp: number;
+                            /** @description Epoch seconds (UTC) */
+                            estimatedEndTimestamp?: number | null;
+                            /** @description Epoch seconds (UTC) */
+                            actualEndTimestamp?: number | null;
+                            /** @enum {string} */
+                            status: "active" | "ended";
+                            /** Format: date-time */
+                            createdAt?: string;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingEndedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "booking.ended";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            bookingID: string;
+                            /** @description Same as bookingID */
+                            bookingId: string;
+                            /** @description Exactly 17 letters or digits; stored and returned upper-case */
+                            VIN: string;
+                            /** @description Same as VIN */
+                            vin: string;
+                            userID: string;
+                            /** @description Same as userID */
+                            userId: string;
+                            deviceID: string;
+                            /** @description Same as deviceID */
+                            deviceId: string;
+                            /** @description Epoch seconds (UTC) */
+                            startTimestamp: number;
+                            /** @description Epoch seconds (UTC) */
+                            estimatedEndTimestamp?: number | null;
+                            /** @description Epoch seconds (UTC) */
+                            actualEndTimestamp?: number | null;
+                            /** @enum {string} */
+                            status: "active" | "ended";
+                            /** Format: date-time */
+                            createdAt?: string;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deviceStatusChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "device.status_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            deviceId: string;
+                            /** @enum {string} */
+                            type: "mobile" | "obd";
+                            /** @enum {string} */
+                            status: "Active" | "Inactive";
+                            /** @enum {string|null} */
+                            previousStatus: "Active" | "Inactive" | null;
+                            replacedByDeviceId?: string | null;
+                            replacesDeviceId?: string | null;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    consentChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "consent.changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            consentId?: string;
+                            userId?: string;
+                            type?: string;
+                            version?: string;
+                            /** @enum {string} */
+                            action?: "granted" | "withdrawn";
+                            granted?: boolean;
+                            /** Format: date-time */
+                            timestamp?: string;
+                            source?: string;
+                            /** Format: date-time */
+                            recordedAt?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mvrCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "mvr.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            mvrId: string;
+                            userId: string;
+                            /** @enum {string} */
+                            source: "sourcea" | "sourceb";
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "user.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            userId: string;
+                            /** @description Same as userId (booking spelling) */
+                            userID: string;
+                            /** @description Never in a webhook body */
+                            dateOfBirth?: unknown;
+                            homeZip?: string | null;
+                            /** @enum {string} */
+                            enrollmentStatus: "accepted" | "pending" | "rejected";
+                            /** Format: date-time */
+                            createdAt?: string;
+                            /** Format: date-time */
+                            updatedAt?: string;
+                        } & {
+                            changedFields: ("dateOfBirth" | "homeZip" | "enrollmentStatus")[];
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scoreChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "score.changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: ({
+                            userId: string;
+                            score: number;
+                            modelVersion: string;
+                            /** @description The MVR record the score used */
+                            mvrId: string;
+                            /** @enum {string} */
+                            mvrSource?: "sourcea" | "sourceb";
+                            /** Format: date */
+                            asOf?: string;
+                            reasonCodes: string[];
+                            reasons?: {
+                                code?: string;
+                                description?: string;
+                            }[];
+                        } | {
+                            userId: string;
+                            score: null;
+                            missingFields: string[];
+                        }) & {
+                            /** @description null when there was none */
+                            previousScore: number | null;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id: the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when the attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`; during a secret rotation's overlap two, space-separated (`v1,<new> v1,<old>`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event id (the same for every subscription)
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "webhook.test";
+                    /**
+                     * Format: date-time
+                     * @description When the change was committed
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The resource's REST path */
+                        path: string;
+                        resource: {
+                            /** Format: uuid */
+                            subscriptionId: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

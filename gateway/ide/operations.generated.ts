@@ -159,7 +159,9 @@ export type WebhookEventType =
   /** A user's data changed: homeZip, enrollment status or date of birth (the body names the fields that changed, never the date of birth). */
   | 'USER_UPDATED'
   /** A user's coverage score changed (its value or reasons, or whether there is one), after a change to the user's data or a new MVR. */
-  | 'SCORE_CHANGED';
+  | 'SCORE_CHANGED'
+  /** Sent by sendTestWebhook to one subscription only; not subscribable, never in the event history. */
+  | 'WEBHOOK_TEST';
 
 export type RiskIndexQueryVariables = Exact<{
   wkt: string;

@@ -11,6 +11,7 @@ import { adminDocumentPaths } from '../admin/documents-routes.ts';
 import { adminIssuerPaths } from '../admin/issuers-routes.ts';
 import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { withExamples } from './examples.ts';
+import { webhooksSection } from './openapi-webhooks.ts';
 import { cacheDocs, noStoreDocs } from './http-cache.ts';
 import { componentSchemas } from '../../subgraphs/platform/rest/components.ts';
 
@@ -216,6 +217,7 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: DESCRIPTION },
     servers: [{ url: '/' }],
     paths: withExamples(paths),
+    webhooks: webhooksSection(routes),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
       schemas: { Problem: problemSchema, ...componentSchemas() },

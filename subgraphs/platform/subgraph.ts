@@ -25,7 +25,7 @@ import { requireInternalHop } from './internal-hop.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
 import type { PublicAnswers } from './public-answers.ts';
-import type { RestRoute } from './rest/types.ts';
+import type { RestRoute, WebhookPayloadDoc } from './rest/types.ts';
 import type { PageKit } from './page-kit.ts';
 import type { EventBus } from './events/bus.ts';
 import type { EventHistory } from './events/history.ts';
@@ -55,6 +55,8 @@ export interface SubgraphDefinition<Loaders = unknown> {
   rest?: readonly RestRoute[];
   /** Sentences the OpenAPI document's description adds after the gateway's, in registry order. */
   restIntro?: string;
+  /** The webhook bodies it sends, by event type: the OpenAPI document's `webhooks` section. */
+  webhookPayloads?: readonly WebhookPayloadDoc[];
   /**
    * Its HTML pages and the files they load, served by the gateway on its root instance wherever the area
    * runs (gateway/pages/), built with the page helpers the gateway hands over.

@@ -20,14 +20,17 @@ export function retrySchedule(config: Pick<Config, 'WEBHOOK_RETRY_BASE_MS' | 'WE
 }
 
 export interface Claimed {
-  id: string; org_id: string; subscription_id: string; url: string; secret: string; payload: string; attempts: number;
+  id: string; org_id: string; subscription_id: string; url: string; secret: string;
+  /** The secret a rotation replaced, while its overlap lasts (null after). */
+  previous_secret: string | null;
+  payload: string; attempts: number;
   attempt_log: AttemptLogEntry[] | string;
 }
 
 /**
  * Claims up to `limit` due deliveries with a lease (a crashed worker's claims come back when it
  * runs out), never one whose resource has an earlier delivery still pending, nor one of a paused
- * subscription. The bounds per subscription and per organisation count the deliveries every
+ * subscription (by the partner, or by the breaker). The bounds per subscription and per organisation count the deliveries every
  * process has in flight (the leased ones), so one organisation's slow receivers hold at most its
  * own share; a subscription past the breaker's threshold gets one attempt at a time (the probe).
  */
@@ -42,7 +45,7 @@ export async function claimDue(run: Run, config: Config, limit: number): Promise
         case when s.consecutive_failures >= ? then 1 else ? end as sub_bound
       from ${DELIVERIES} d join ${SUBSCRIPTIONS} s on s.id = d.subscription_id
       where d.status = 'PENDING' and d.next_attempt_at <= now() and (d.locked_until is null or d.locked_until < now())
-        and (s.paused_until is null or s.paused_until <= now())
+        and not s.paused and (s.paused_until is null or s.paused_until <= now())
         and not exists (select 1 from ${DELIVERIES} e where e.subscription_id = d.subscription_id and e.resource_key = d.resource_key
           and e.status = 'PENDING' and e.source_seq < d.source_seq)),
     fair as (
@@ -56,7 +59,9 @@ export async function claimDue(run: Run, config: Config, limit: number): Promise
       order by f.next_attempt_at, f.source_seq limit ? for update of d skip locked)
     update ${DELIVERIES} w set locked_until = now() + (? * interval '1 millisecond')
     from picked, ${SUBSCRIPTIONS} s where w.id = picked.id and s.id = w.subscription_id
-    returning w.id, w.org_id, w.subscription_id, s.url, s.secret, w.payload, w.attempts, w.attempt_log`,
+    returning w.id, w.org_id, w.subscription_id, s.url, s.secret,
+      case when s.previous_secret_until > now() then s.previous_secret end as previous_secret,
+      w.payload, w.attempts, w.attempt_log`,
   [config.WEBHOOK_BREAKER_FAILURES, config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION, config.WEBHOOK_CONCURRENCY_PER_ORGANISATION, limit, leaseMs]) as unknown as Claimed[];
 }
 
@@ -66,7 +71,8 @@ export async function claimDue(run: Run, config: Config, limit: number): Promise
  * cool-down. An attempt abandoned because the worker stops records nothing and frees its claim.
  */
 export async function attempt(run: Run, config: Config, log: FastifyBaseLogger, delivery: Claimed, signal: AbortSignal): Promise<void> {
-  const result = await sendWebhook(delivery.url, delivery.secret, delivery.id, delivery.payload, {
+  const secrets = [delivery.secret, ...(delivery.previous_secret ? [delivery.previous_secret] : [])];
+  const result = await sendWebhook(delivery.url, secrets, delivery.id, delivery.payload, {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS, maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES, allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, signal,
   });
   if (signal.aborted) {

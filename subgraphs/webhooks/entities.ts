@@ -14,6 +14,14 @@ export const WebhookSubscriptionSchema = defineEntity({
     description: p.string().length(255).nullable(),
     /** Standard Webhooks secret (`whsec_...`); shown once, kept to sign every delivery. */
     secret: p.string().length(100).hidden(),
+    /**
+     * The secret a rotation replaced, still signing (beside `secret`) until `previousSecretUntil`: at
+     * most two secrets at once.
+     */
+    previousSecret: p.string().length(100).nullable().hidden(),
+    previousSecretUntil: p.datetime().nullable(),
+    /** Paused by the partner: deliveries are recorded and wait, in order, until it is resumed. */
+    paused: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     /** Circuit breaker (shared by every worker process): failed attempts in a row, and the pause they earned. */
     consecutiveFailures: p.integer().default(0),
@@ -40,6 +48,10 @@ export const WebhookDeliverySchema = defineEntity({
     { properties: ['status', 'nextAttemptAt'], name: 'webhook_deliveries_due_index' },
     { properties: ['subscriptionId', 'resourceKey', 'sourceSeq'], name: 'webhook_deliveries_order_index' },
     { properties: ['orgId', 'subscriptionId', 'createdAt'], name: 'webhook_deliveries_log_index' },
+    /** An event's deliveries (its delivery state in the events listing). */
+    { properties: ['eventId', 'status'], name: 'webhook_deliveries_event_index' },
+    /** The events with a delivery in a state (the listing's deliveryState filter), and recover's failed ones. */
+    { properties: ['orgId', 'status', 'eventId'], name: 'webhook_deliveries_org_status_index' },
   ],
   properties: {
     id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
@@ -80,6 +92,7 @@ export const RecordedEventSchema = defineEntity({
     { properties: ['orgId', 'occurredAt', 'id'], name: 'events_org_occurred_index' },
     { properties: ['orgId', 'resourceKey', 'seq'], name: 'events_org_resource_index' },
     { properties: ['orgId', 'type', 'occurredAt', 'id'], name: 'events_org_type_index' },
+    { properties: ['orgId', 'resourceKey', 'occurredAt', 'id'], name: 'events_org_resource_time_index' },
     { properties: ['occurredAt'], name: 'events_occurred_index' },
   ],
   properties: {

@@ -4,6 +4,7 @@ import { RecordedEvent, WebhookDelivery, WebhookSubscription } from './entities.
 import { replayHistory } from './history.ts';
 import { resolvers } from './resolvers.ts';
 import { webhookRoutes } from './rest.ts';
+import { webhookPayloadDocs } from './payload-docs.ts';
 import { registerReceiverPolicy } from './service.ts';
 import { startDeliveryWorker } from './worker.ts';
 
@@ -16,9 +17,10 @@ export const webhooks: SubgraphDefinition = {
   migrationsPath: new URL('./migrations', import.meta.url).pathname,
   // Any authenticated client of the organisation; the resolvers check that a caller is there.
   scope: null,
-  secretMutations: ['createWebhookSubscription'],
+  secretMutations: ['createWebhookSubscription', 'rotateWebhookSecret'],
   createLoaders: () => ({}),
   rest: webhookRoutes,
+  webhookPayloads: webhookPayloadDocs,
   examples: ideExamples,
   onStart: async (db, config) => {
     registerReceiverPolicy(db.orm.em, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK });

@@ -14,6 +14,29 @@ export type WebhookDeliveryStatus =
   /** Every attempt failed; retryWebhookDelivery sends it again. */
   | 'FAILED';
 
+/** Selects events by delivery state. */
+export type WebhookEventDeliveryState =
+  /** Some delivery is not yet final. */
+  | 'PENDING'
+  /** Some delivery failed finally. */
+  | 'FAILED'
+  /** Every delivery succeeded (and there was at least one). */
+  | 'DELIVERED';
+
+/** Narrows the events listing; every given member must hold. */
+export type WebhookEventFilter = {
+  /** Only events of this type. */
+  type?: WebhookEventType | null | undefined;
+  /** Only events about this resource, `<kind>:<id>` (e.g. `rescue:<reqId>`). */
+  resource?: string | null | undefined;
+  /** Only events that occurred at or after this instant. */
+  from?: string | null | undefined;
+  /** Only events that occurred before this instant. */
+  to?: string | null | undefined;
+  /** Only events whose deliveries are in this state. */
+  deliveryState?: WebhookEventDeliveryState | null | undefined;
+};
+
 /** The events a subscription can receive (in webhook bodies they are spelled `rescue.status_changed`, ...). */
 export type WebhookEventType =
   /** A rescue moved along its lifecycle (BOOKED, EN_ROUTE, ... COMPLETED, CANCELLED). */
@@ -35,7 +58,9 @@ export type WebhookEventType =
   /** A user's data changed: homeZip, enrollment status or date of birth (the body names the fields that changed, never the date of birth). */
   | 'USER_UPDATED'
   /** A user's coverage score changed (its value or reasons, or whether there is one), after a change to the user's data or a new MVR. */
-  | 'SCORE_CHANGED';
+  | 'SCORE_CHANGED'
+  /** Sent by sendTestWebhook to one subscription only; not subscribable, never in the event history. */
+  | 'WEBHOOK_TEST';
 
 /** A receiver to subscribe. */
 export type WebhookSubscriptionInput = {
@@ -47,7 +72,17 @@ export type WebhookSubscriptionInput = {
   description?: string | null | undefined;
 };
 
-export type RestWebhookSubscriptionFragment = { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null };
+/** Changes to a subscription; an omitted member stays as it is. */
+export type WebhookSubscriptionPatch = {
+  /** A new receiver URL, under the same rules as on creation. */
+  url?: string | null | undefined;
+  /** The new event types (at least one). */
+  eventTypes?: Array<WebhookEventType> | null | undefined;
+  /** true holds its deliveries (they are recorded and wait); false sends them again, in order. */
+  paused?: boolean | null | undefined;
+};
+
+export type RestWebhookSubscriptionFragment = { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null, paused: boolean, previousSecretExpiresAt: string | null };
 
 export type RestWebhookDeliveryFragment = { id: string, subscriptionId: string, eventId: string, eventType: WebhookEventType, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastResponseStatus: number | null, lastError: string | null, deliveredAt: string | null, createdAt: string, payload: unknown, attemptLog: Array<{ at: string, responseStatus: number | null, error: string | null, durationMs: number }> };
 
@@ -56,19 +91,19 @@ export type CreateWebhookSubscriptionMutationVariables = Exact<{
 }>;
 
 
-export type CreateWebhookSubscriptionMutation = { createWebhookSubscription: { secret: string, subscription: { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null } } };
+export type CreateWebhookSubscriptionMutation = { createWebhookSubscription: { secret: string, subscription: { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null, paused: boolean, previousSecretExpiresAt: string | null } } };
 
 export type WebhookSubscriptionsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type WebhookSubscriptionsQuery = { webhookSubscriptions: Array<{ id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null }> };
+export type WebhookSubscriptionsQuery = { webhookSubscriptions: Array<{ id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null, paused: boolean, previousSecretExpiresAt: string | null }> };
 
 export type WebhookSubscriptionQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type WebhookSubscriptionQuery = { webhookSubscription: { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null } | null };
+export type WebhookSubscriptionQuery = { webhookSubscription: { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null, paused: boolean, previousSecretExpiresAt: string | null } | null };
 
 export type DeleteWebhookSubscriptionMutationVariables = Exact<{
   id: string | number;
@@ -107,16 +142,65 @@ export type ResetSandboxMutationVariables = Exact<{ [key: string]: never; }>;
 
 export type ResetSandboxMutation = { resetSandbox: { booking: number, scoring: number, roadside: number, registration: number, webhooks: number } };
 
+export type UpdateWebhookSubscriptionMutationVariables = Exact<{
+  id: string | number;
+  input: WebhookSubscriptionPatch;
+}>;
+
+
+export type UpdateWebhookSubscriptionMutation = { updateWebhookSubscription: { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null, paused: boolean, previousSecretExpiresAt: string | null } };
+
+export type RotateWebhookSecretMutationVariables = Exact<{
+  id: string | number;
+  overlapSeconds?: number | null | undefined;
+}>;
+
+
+export type RotateWebhookSecretMutation = { rotateWebhookSecret: { secret: string, subscription: { id: string, url: string, eventTypes: Array<WebhookEventType>, description: string | null, createdAt: string, pausedUntil: string | null, paused: boolean, previousSecretExpiresAt: string | null } } };
+
+export type SendTestWebhookMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type SendTestWebhookMutation = { sendTestWebhook: { id: string, subscriptionId: string, eventId: string, eventType: WebhookEventType, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastResponseStatus: number | null, lastError: string | null, deliveredAt: string | null, createdAt: string, payload: unknown, attemptLog: Array<{ at: string, responseStatus: number | null, error: string | null, durationMs: number }> } };
+
+export type RecoverWebhookDeliveriesMutationVariables = Exact<{
+  id: string | number;
+  since: string;
+}>;
+
+
+export type RecoverWebhookDeliveriesMutation = { recoverWebhookDeliveries: { recovered: number, more: boolean } };
+
+export type RestWebhookEventFragment = { id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, deliveries: { pending: number, failed: number, succeeded: number } };
+
+export type WebhookEventsQueryVariables = Exact<{
+  filter?: WebhookEventFilter | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type WebhookEventsQuery = { webhookEvents: { nodes: Array<{ id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, deliveries: { pending: number, failed: number, succeeded: number } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type WebhookEventQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type WebhookEventQuery = { webhookEvent: { id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, deliveries: { pending: number, failed: number, succeeded: number } } | null };
+
 export const CreateWebhookSubscription: RestOperation<CreateWebhookSubscriptionMutation> = {
-  text: "mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) {\n  createWebhookSubscription(input: $input) {\n    secret\n    subscription {\n      ...RestWebhookSubscription\n    }\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n}",
+  text: "mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) {\n  createWebhookSubscription(input: $input) {\n    secret\n    subscription {\n      ...RestWebhookSubscription\n    }\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n  paused\n  previousSecretExpiresAt\n}",
 };
 
 export const WebhookSubscriptions: RestOperation<WebhookSubscriptionsQuery> = {
-  text: "query WebhookSubscriptions {\n  webhookSubscriptions {\n    ...RestWebhookSubscription\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n}",
+  text: "query WebhookSubscriptions {\n  webhookSubscriptions {\n    ...RestWebhookSubscription\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n  paused\n  previousSecretExpiresAt\n}",
 };
 
 export const WebhookSubscription: RestOperation<WebhookSubscriptionQuery> = {
-  text: "query WebhookSubscription($id: ID!) {\n  webhookSubscription(id: $id) {\n    ...RestWebhookSubscription\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n}",
+  text: "query WebhookSubscription($id: ID!) {\n  webhookSubscription(id: $id) {\n    ...RestWebhookSubscription\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n  paused\n  previousSecretExpiresAt\n}",
 };
 
 export const DeleteWebhookSubscription: RestOperation<DeleteWebhookSubscriptionMutation> = {
@@ -137,4 +221,28 @@ export const RetryWebhookDelivery: RestOperation<RetryWebhookDeliveryMutation> =
 
 export const ResetSandbox: RestOperation<ResetSandboxMutation> = {
   text: "mutation ResetSandbox {\n  resetSandbox {\n    booking\n    scoring\n    roadside\n    registration\n    webhooks\n  }\n}",
+};
+
+export const UpdateWebhookSubscription: RestOperation<UpdateWebhookSubscriptionMutation> = {
+  text: "mutation UpdateWebhookSubscription($id: ID!, $input: WebhookSubscriptionPatch!) {\n  updateWebhookSubscription(id: $id, input: $input) {\n    ...RestWebhookSubscription\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n  paused\n  previousSecretExpiresAt\n}",
+};
+
+export const RotateWebhookSecret: RestOperation<RotateWebhookSecretMutation> = {
+  text: "mutation RotateWebhookSecret($id: ID!, $overlapSeconds: Int) {\n  rotateWebhookSecret(id: $id, overlapSeconds: $overlapSeconds) {\n    secret\n    subscription {\n      ...RestWebhookSubscription\n    }\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n  paused\n  previousSecretExpiresAt\n}",
+};
+
+export const SendTestWebhook: RestOperation<SendTestWebhookMutation> = {
+  text: "mutation SendTestWebhook($id: ID!) {\n  sendTestWebhook(id: $id) {\n    ...RestWebhookDelivery\n  }\n}\n\nfragment RestWebhookDelivery on WebhookDelivery {\n  id\n  subscriptionId\n  eventId\n  eventType\n  status\n  attempts\n  nextAttemptAt\n  lastResponseStatus\n  lastError\n  deliveredAt\n  createdAt\n  payload\n  attemptLog {\n    at\n    responseStatus\n    error\n    durationMs\n  }\n}",
+};
+
+export const RecoverWebhookDeliveries: RestOperation<RecoverWebhookDeliveriesMutation> = {
+  text: "mutation RecoverWebhookDeliveries($id: ID!, $since: DateTime!) {\n  recoverWebhookDeliveries(id: $id, since: $since) {\n    recovered\n    more\n  }\n}",
+};
+
+export const WebhookEvents: RestOperation<WebhookEventsQuery> = {
+  text: "query WebhookEvents($filter: WebhookEventFilter, $first: Int, $after: String) {\n  webhookEvents(filter: $filter, first: $first, after: $after) {\n    nodes {\n      ...RestWebhookEvent\n    }\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n  }\n}\n\nfragment RestWebhookEvent on WebhookEvent {\n  id\n  type\n  occurredAt\n  resource\n  data\n  deliveries {\n    pending\n    failed\n    succeeded\n  }\n}",
+};
+
+export const WebhookEvent: RestOperation<WebhookEventQuery> = {
+  text: "query WebhookEvent($id: ID!) {\n  webhookEvent(id: $id) {\n    ...RestWebhookEvent\n  }\n}\n\nfragment RestWebhookEvent on WebhookEvent {\n  id\n  type\n  occurredAt\n  resource\n  data\n  deliveries {\n    pending\n    failed\n    succeeded\n  }\n}",
 };

@@ -1,16 +1,18 @@
 import { badInput, notFound } from '../platform/errors.ts';
-import { EVENT_TYPES, eventTypeFromEnum, parseEventTypes } from '../events.ts';
+import { EVENT_TYPES, parseEventTypes } from '../events.ts';
 import { eventTypeToEnum } from '../platform/webhooks/events.ts';
 import { closedBody, defined, objectBody, pick, queryString } from '../platform/rest/body.ts';
 import { found, typedRoute } from '../platform/rest/operation.ts';
 import type { JsonSchema, RestRequest, RestRoute } from '../platform/rest/types.ts';
 import {
-  CreateWebhookSubscription, DeleteWebhookSubscription, ResetSandbox, RetryWebhookDelivery, WebhookDeliveries, WebhookDelivery,
+  CreateWebhookSubscription, DeleteWebhookSubscription, RecoverWebhookDeliveries, ResetSandbox, RetryWebhookDelivery,
+  RotateWebhookSecret, SendTestWebhook, UpdateWebhookSubscription, WebhookDeliveries, WebhookDelivery,
   WebhookSubscription, WebhookSubscriptions, type RestWebhookDeliveryFragment, type RestWebhookSubscriptionFragment,
 } from './rest.generated.ts';
+import { WEBHOOKS_PREFIX } from './paths.ts';
+import { eventRoutes } from './rest-events.ts';
+import { DELIVERED_TYPES, deliveredTypeFromEnum } from './types.ts';
 
-/** Base path of the webhook subscriptions. */
-export const WEBHOOKS_PREFIX = '/platform/webhooks/v1';
 /** Empties the caller's sandbox (docs/sandbox.md). */
 export const SANDBOX_RESET_PATH = '/platform/sandbox/v1/reset';
 const TAG = 'Webhooks';
@@ -25,13 +27,13 @@ function createVariables(req: RestRequest) {
 
 /** A subscription: its event types as REST spells them. */
 const restSubscription = (s: RestWebhookSubscriptionFragment) => ({
-  id: s.id, url: s.url, eventTypes: s.eventTypes.map(eventTypeFromEnum), description: s.description,
-  createdAt: s.createdAt, pausedUntil: s.pausedUntil,
+  id: s.id, url: s.url, eventTypes: s.eventTypes.map(deliveredTypeFromEnum), description: s.description,
+  createdAt: s.createdAt, pausedUntil: s.pausedUntil, paused: s.paused, previousSecretExpiresAt: s.previousSecretExpiresAt,
 });
 
 /** A delivery: its event type as REST spells it. */
 const restDelivery = (d: RestWebhookDeliveryFragment) => ({
-  id: d.id, subscriptionId: d.subscriptionId, eventId: d.eventId, eventType: eventTypeFromEnum(d.eventType),
+  id: d.id, subscriptionId: d.subscriptionId, eventId: d.eventId, eventType: deliveredTypeFromEnum(d.eventType),
   status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt, lastResponseStatus: d.lastResponseStatus,
   lastError: d.lastError, deliveredAt: d.deliveredAt, createdAt: d.createdAt, payload: d.payload,
   attemptLog: d.attemptLog,
@@ -45,16 +47,44 @@ function deliveriesVariables(req: RestRequest) {
   return defined({ subscriptionId: req.params.id, status: status?.toUpperCase(), first: first === undefined ? undefined : Number(first) });
 }
 
+function patchVariables(req: RestRequest) {
+  const body = objectBody(req);
+  const eventTypes = pick(body, 'eventTypes');
+  return {
+    id: req.params.id,
+    input: defined({ url: pick(body, 'url'), eventTypes: eventTypes === undefined ? undefined : eventTypesOf(eventTypes), paused: pick(body, 'paused') }),
+  };
+}
+
+function rotateVariables(req: RestRequest) {
+  const overlapSeconds = pick(objectBody(req), 'overlapSeconds');
+  if (overlapSeconds !== undefined && !Number.isInteger(overlapSeconds)) {
+    throw badInput('overlapSeconds must be a whole number of seconds from 0 to 604800', 'overlapSeconds');
+  }
+  return defined({ id: req.params.id, overlapSeconds });
+}
+
+function recoverVariables(req: RestRequest) {
+  const since = pick(objectBody(req), 'since');
+  if (typeof since !== 'string') throw badInput('since must be an ISO 8601 instant', 'since');
+  return { id: req.params.id, since };
+}
+
 // ---- documentation -----------------------------------------------------------------------------
 
 const eventTypesSchema: JsonSchema = { type: 'array', minItems: 1, items: { type: 'string', enum: [...EVENT_TYPES] } };
-const subscriptionRequired = ['id', 'url', 'eventTypes', 'createdAt'];
+const subscriptionRequired = ['id', 'url', 'eventTypes', 'createdAt', 'paused'];
 const subscriptionProperties: JsonSchema = {
   id: { type: 'string', format: 'uuid' }, url: { type: 'string', format: 'uri' }, eventTypes: eventTypesSchema,
   description: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' },
   pausedUntil: {
     type: ['string', 'null'], format: 'date-time',
     description: 'Set while the receiver keeps failing (circuit breaker): deliveries wait until then, then go one at a time',
+  },
+  paused: { type: 'boolean', description: 'Paused by the partner (PATCH): deliveries are recorded and wait, in order' },
+  previousSecretExpiresAt: {
+    type: ['string', 'null'], format: 'date-time',
+    description: 'During a rotation\'s overlap, when the previous secret stops signing; null otherwise',
   },
 };
 const subscriptionSchema: JsonSchema = {
@@ -65,14 +95,14 @@ const deliverySchema: JsonSchema = {
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Also the `webhook-id` header of every attempt' },
     subscriptionId: { type: 'string', format: 'uuid' }, eventId: { type: 'string', format: 'uuid' },
-    eventType: { type: 'string', enum: [...EVENT_TYPES] }, status: { type: 'string', enum: ['PENDING', 'SUCCEEDED', 'FAILED'] },
+    eventType: { type: 'string', enum: [...DELIVERED_TYPES] }, status: { type: 'string', enum: ['PENDING', 'SUCCEEDED', 'FAILED'] },
     attempts: { type: 'integer' }, nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
     lastResponseStatus: { type: ['integer', 'null'] }, lastError: { type: ['string', 'null'] },
     deliveredAt: { type: ['string', 'null'], format: 'date-time' }, createdAt: { type: 'string', format: 'date-time' },
     payload: {
       type: 'object', description: 'The body sent (Standard Webhooks)', required: ['id', 'type', 'timestamp', 'data'],
       properties: {
-        id: { type: 'string', format: 'uuid', description: 'The event id' }, type: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: { type: 'string', format: 'date-time' },
+        id: { type: 'string', format: 'uuid', description: 'The event id' }, type: { type: 'string', enum: [...DELIVERED_TYPES] }, timestamp: { type: 'string', format: 'date-time' },
         sandbox: { type: 'boolean', const: true, description: 'Present, true, on a sandbox organisation\'s events only (docs/sandbox.md)' },
         data: {
           type: 'object', required: ['path', 'resource'],
@@ -184,4 +214,73 @@ export const webhookRoutes: readonly RestRoute[] = [
       },
     },
   }),
+  typedRoute(UpdateWebhookSubscription, {
+    method: 'PATCH', path: `${WEBHOOKS_PREFIX}/subscriptions/:id`, operationId: 'updateWebhookSubscription',
+    summary: 'Change a subscription\'s URL, event types or pause (its secret stays)',
+    tag: TAG, scope: 'any',
+    variables: patchVariables,
+    result: (d) => restSubscription(d.updateWebhookSubscription),
+    docs: {
+      description: 'Members left out stay as they are. A new `url` follows the rules of a new subscription (400). '
+        + '`paused: true` holds its deliveries (recorded, waiting in order); `false` lets them go. '
+        + `A new URL closes the circuit breaker. ${idsDoc}`,
+      requestBody: closedBody({
+        type: 'object', minProperties: 1,
+        properties: { url: { type: 'string', format: 'uri', maxLength: 2048 }, eventTypes: eventTypesSchema, paused: { type: 'boolean' } },
+      }),
+      requestExample: { eventTypes: ['rescue.status_changed'], paused: false },
+      response: subscriptionSchema,
+    },
+  }),
+  typedRoute(RotateWebhookSecret, {
+    method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/rotate-secret`, operationId: 'rotateWebhookSecret',
+    summary: 'Give a subscription a new signing secret, returned this once; the old one keeps signing during the overlap',
+    tag: TAG, scope: 'any',
+    variables: rotateVariables,
+    result: ({ rotateWebhookSecret: { subscription, secret } }) => ({ ...restSubscription(subscription), secret }),
+    docs: {
+      description: 'For `overlapSeconds` (default 86400, 0 to 604800) every delivery carries two signatures, '
+        + '`webhook-signature: v1,<new> v1,<old>`, so receivers verify with either secret. A rotation during an overlap ends the '
+        + `older secret (at most two at once). The answer is never kept for an Idempotency-Key. ${idsDoc}`,
+      requestBody: closedBody({
+        type: 'object', properties: { overlapSeconds: { type: 'integer', minimum: 0, maximum: 604800, default: 86400 } },
+      }),
+      requestExample: { overlapSeconds: 86400 },
+      response: {
+        ...subscriptionSchema, required: [...subscriptionRequired, 'secret'],
+        properties: { ...subscriptionProperties, secret: { type: 'string', description: 'The new whsec_...; shown once' } },
+      },
+    },
+  }),
+  typedRoute(SendTestWebhook, {
+    method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/test`, operationId: 'sendTestWebhook',
+    summary: 'Send a webhook.test event to this subscription only',
+    tag: TAG, scope: 'any', status: 202,
+    variables: (req) => ({ id: req.params.id }),
+    result: (d) => restDelivery(d.sendTestWebhook),
+    docs: {
+      description: 'No body. The delivery goes as any other (signed, retried, logged; it waits while the subscription is paused); '
+        + `its event is not in the event history. ${idsDoc}`,
+      response: deliverySchema,
+    },
+  }),
+  typedRoute(RecoverWebhookDeliveries, {
+    method: 'POST', path: `${WEBHOOKS_PREFIX}/subscriptions/:id/recover`, operationId: 'recoverWebhookDeliveries',
+    summary: 'Send again every FAILED delivery since an instant (at most 10,000 a call)',
+    tag: TAG, scope: 'any', status: 202,
+    variables: recoverVariables,
+    result: (d) => d.recoverWebhookDeliveries,
+    docs: {
+      description: 'The subscription\'s FAILED deliveries created at or after `since` go back to PENDING with a fresh set of retries, '
+        + 'oldest first, at most 10,000 a call (`more`: call again); they go in order per resource and within the organisation\'s '
+        + `and the subscription's concurrency bounds. ${idsDoc}`,
+      requestBody: closedBody({ type: 'object', required: ['since'], properties: { since: { type: 'string', format: 'date-time' } } }),
+      requestExample: { since: '2026-11-20T00:00:00Z' },
+      response: {
+        type: 'object', required: ['recovered', 'more'],
+        properties: { recovered: { type: 'integer', minimum: 0, maximum: 10000 }, more: { type: 'boolean' } },
+      },
+    },
+  }),
+  ...eventRoutes,
 ];

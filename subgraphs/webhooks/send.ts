@@ -26,12 +26,15 @@ export interface SendResult {
   durationMs: number;
 }
 
-/** The three Standard Webhooks headers for one message (`id` stays the same on every retry). */
-export function signedHeaders(secret: string, id: string, body: string, at = new Date()): Record<string, string> {
+/**
+ * The three Standard Webhooks headers for one message (`id` stays the same on every retry). Several
+ * secrets (a rotation's overlap) give one signature each, space-separated: `v1,<new> v1,<old>`.
+ */
+export function signedHeaders(secrets: string | readonly string[], id: string, body: string, at = new Date()): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(id, at, body),
+    'webhook-signature': [secrets].flat().map((secret) => new Webhook(secret).sign(id, at, body)).join(' '),
   };
 }
 
@@ -42,7 +45,7 @@ const TLS_ERROR = /CERT|TLS|SSL|EPROTO/;
  * followed), a timeout or a refused address is a failure to retry. Reads at most
  * `maxResponseBytes` of the answer.
  */
-export async function sendWebhook(target: string, secret: string, id: string, body: string, limits: SendLimits): Promise<SendResult> {
+export async function sendWebhook(target: string, secrets: string | readonly string[], id: string, body: string, limits: SendLimits): Promise<SendResult> {
   const started = performance.now();
   const done = (ok: boolean, status: number | null, error: string | null, detail: string | null = null): SendResult =>
     ({ ok, status, error, detail, durationMs: Math.round(performance.now() - started) });
@@ -65,7 +68,7 @@ export async function sendWebhook(target: string, secret: string, id: string, bo
       lookup: pinnedLookup(addresses),
       headers: {
         'content-type': 'application/json', 'user-agent': 'fleet-risk-graph-webhooks/1',
-        'content-length': Buffer.byteLength(body), ...signedHeaders(secret, id, body),
+        'content-length': Buffer.byteLength(body), ...signedHeaders(secrets, id, body),
       },
       signal,
     }, (response) => {

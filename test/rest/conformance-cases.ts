@@ -308,5 +308,27 @@ export const CASES: Record<string, Case> = {
   },
   getWebhookDelivery: { valid: (ids) => ({ params: { id: ids.subscriptionId, deliveryId: ids.deliveryId } }), invalid: (ids) => ({ params: { id: ids.subscriptionId, deliveryId: MISSING } }) },
   retryWebhookDelivery: { valid: (ids) => ({ params: { id: ids.subscriptionId, deliveryId: ids.deliveryId } }), invalid: (ids) => ({ params: { id: ids.subscriptionId, deliveryId: MISSING } }) },
+  updateWebhookSubscription: {
+    valid: (ids) => ({ params: { id: ids.subscriptionId }, body: { paused: false } }),
+    invalid: (ids) => ({ params: { id: ids.subscriptionId }, body: { url: 'https://10.0.0.1/hooks' } }),
+  },
+  rotateWebhookSecret: {
+    valid: (ids) => ({ params: { id: ids.subscriptionId }, body: { overlapSeconds: 60 } }),
+    invalid: (ids) => ({ params: { id: ids.subscriptionId }, body: { overlapSeconds: 604_801 } }),
+  },
+  sendTestWebhook: { valid: (ids) => ({ params: { id: ids.subscriptionId } }), invalid: () => ({ params: { id: MISSING } }) },
+  recoverWebhookDeliveries: {
+    valid: (ids) => ({ params: { id: ids.subscriptionId }, body: { since: '2026-01-01T00:00:00Z' } }),
+    invalid: (ids) => ({ params: { id: ids.subscriptionId }, body: { since: 'yesterday' } }),
+  },
+  listWebhookEvents: {
+    before: async ({ t, ids }) => {
+      const listed = await t.request('GET', '/platform/webhooks/v1/events?first=1', { token: t.token });
+      ids.eventId = String((listed.body.events?.[0] as { id: string }).id);
+    },
+    valid: () => ({ query: { type: 'rescue.status_changed', first: '1' } }),
+    invalid: () => ({ query: { deliveryState: 'lost' } }),
+  },
+  getWebhookEvent: { valid: (ids) => ({ params: { id: ids.eventId } }), invalid: () => ({ params: { id: MISSING } }) },
   deleteWebhookSubscription: { valid: (ids) => ({ params: { id: ids.subscriptionId } }), invalid: () => ({ params: { id: MISSING } }) },
 };

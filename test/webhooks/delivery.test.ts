@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { dispatch, provision, RS, session, status } from '../roadside/helpers.ts';
+import { expectDocumentedPayloads } from './payload-schema.ts';
 import { startReceiver, waitFor } from './receiver.ts';
 
 const WH = '/platform/webhooks/v1';
@@ -141,6 +142,10 @@ describe('webhooks: delivery of rescue events', () => {
     expect(changes.map((h) => h.json.type)).toEqual(['rescue.status_changed', 'rescue.status_changed']);
     for (const s of [both, statuses]) await t.request('DELETE', `${WH}/subscriptions/${s.id}`, { token: t.token });
   });
+});
+
+it('every delivery keeps to the OpenAPI document\'s webhooks schema of its type (Ajv, JSON Schema 2020-12)', async () => {
+  await expectDocumentedPayloads(t, receiver.received, ['rescue.status_changed', 'rescue.updated', 'rescue.cancelled']);
 });
 
 describe('webhooks: subscriptions API', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { sourceAFull } from '../scoring/mvr-fixtures.ts';
+import { expectDocumentedPayloads } from './payload-schema.ts';
 import { startReceiver, waitFor, type Received } from './receiver.ts';
 
 const WH = '/platform/webhooks/v1';
@@ -71,4 +72,8 @@ it('mvr.created names the user and the record, never the report or a date of bir
   expect(hit.json.data.resource).toEqual({ mvrId: created.body.mvrId, userId: 'mvr-user', source: 'sourcea', createdAt: expect.any(String) });
   expect(hit.body).not.toContain(DOB);
   for (const value of [report.license_number, report.full_name]) expect(hit.body).not.toContain(value);
+});
+
+it('every delivery keeps to the OpenAPI document\'s webhooks schema of its type (Ajv, JSON Schema 2020-12)', async () => {
+  await expectDocumentedPayloads(t, receiver.received, ['booking.started', 'booking.ended', 'device.status_changed', 'consent.changed', 'mvr.created']);
 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { sourceAFull } from '../scoring/mvr-fixtures.ts';
+import { expectDocumentedPayloads } from './payload-schema.ts';
 import { startReceiver, waitFor, type Received } from './receiver.ts';
 
 const WH = '/platform/webhooks/v1';
@@ -134,4 +135,8 @@ it('a change whose transaction rolls back records nothing: neither the change no
   expect(hits.map((h) => [h.json.type, h.json.data.resource.changedFields])).toEqual([
     ['mvr.created', undefined], ['score.changed', undefined], ['user.updated', ['enrollmentStatus']],
   ]);
+});
+
+it('every delivery keeps to the OpenAPI document\'s webhooks schema of its type (Ajv, JSON Schema 2020-12)', async () => {
+  await expectDocumentedPayloads(t, receiver.received, ['user.updated', 'score.changed', 'mvr.created']);
 });

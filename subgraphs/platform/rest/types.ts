@@ -91,3 +91,22 @@ export interface RestRoute {
     problems?: Record<number, string>;
   };
 }
+
+/**
+ * The body of one webhook event type, for the OpenAPI document's `webhooks` section: its resource is
+ * the answer of a documented REST read (`from`), or described whole (`resource`), plus what the event adds.
+ */
+export interface WebhookPayloadDoc {
+  /** As bodies spell it: `rescue.status_changed`. */
+  type: string;
+  summary: string;
+  /**
+   * The REST read whose answer the resource is: its operationId; `member`, when the resource is one member
+   * of that answer (`items` of it when that member is a list); `omit`, members the event never carries.
+   */
+  from?: { operationId: string; member?: string; items?: boolean; omit?: readonly string[] };
+  /** The resource's schema, when it is no REST read's answer. */
+  resource?: JsonSchema;
+  /** Members the event adds to the resource, all present. */
+  adds?: Record<string, JsonSchema>;
+}
