@@ -2194,7 +2194,20 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description the request's id, as the logs and traces name it */
+        "X-Request-Id": string;
+        /**
+         * @description The quota policies that counted this answer, an RFC 8941 list: name, `q` quota, `w` window in seconds. Policies: `client` (RATE_LIMIT_PER_MINUTE requests a minute per client, per address without a token, over REST and GraphQL together), `issuer` (every user of one trusted issuer registration together), `token-address` and `token-client` (failed token attempts a minute from one address, and for one client id from one address: the token endpoints).
+         * @example "client";q=1200;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description Where the caller stands in each policy of RateLimit-Policy, an RFC 8941 list: name, `r` what remains of the quota, `t` seconds until the window ends. At `r=0`, wait `t` seconds (a 429 also says Retry-After). The request limit's answers also carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset, saying the same of `client` for older clients (deprecated: read this field).
+         * @example "client";r=1187;t=42
+         */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2235,6 +2248,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2268,6 +2284,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2277,6 +2294,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2286,6 +2304,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2295,6 +2314,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2304,6 +2324,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2313,6 +2334,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,6 +2344,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2331,6 +2354,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2340,6 +2364,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2349,6 +2374,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2358,6 +2386,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2367,6 +2396,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2390,6 +2420,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2423,6 +2456,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2432,6 +2466,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2441,6 +2476,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2450,6 +2486,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2459,6 +2496,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,6 +2506,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2477,6 +2518,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2486,6 +2528,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2528,6 +2571,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2561,6 +2607,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2570,6 +2617,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2579,6 +2627,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2588,6 +2637,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2597,6 +2647,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2606,6 +2657,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2615,6 +2667,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2624,6 +2677,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2633,6 +2687,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2642,6 +2699,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2651,6 +2709,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2698,6 +2757,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2731,6 +2793,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2740,6 +2803,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2749,6 +2813,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2758,6 +2823,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2767,6 +2833,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2776,6 +2843,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2785,6 +2853,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2794,6 +2863,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2803,6 +2873,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2812,6 +2883,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2821,6 +2895,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2830,6 +2905,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2877,6 +2953,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2910,6 +2989,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2919,6 +2999,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2928,6 +3009,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2937,6 +3019,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2946,6 +3029,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2955,6 +3039,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2964,6 +3049,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,6 +3059,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2982,6 +3069,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2991,6 +3079,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3000,6 +3091,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3009,6 +3101,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3052,6 +3145,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3085,6 +3181,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3094,6 +3191,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3103,6 +3201,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,6 +3211,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3121,6 +3221,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3130,6 +3231,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3139,6 +3241,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,6 +3251,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,6 +3261,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3166,6 +3273,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3175,6 +3283,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3256,6 +3365,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3312,6 +3424,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,6 +3434,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3330,6 +3444,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3339,6 +3454,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3348,6 +3464,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3357,6 +3474,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,6 +3484,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3375,6 +3494,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3384,6 +3504,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3393,6 +3516,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3402,6 +3526,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3481,6 +3606,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3533,6 +3661,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3542,6 +3671,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3551,6 +3681,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3560,6 +3691,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3569,6 +3701,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3578,6 +3711,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3587,6 +3721,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3596,6 +3731,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3605,6 +3741,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3614,6 +3753,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3623,6 +3763,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3646,6 +3787,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3694,6 +3838,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3703,6 +3848,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3712,6 +3858,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3721,6 +3868,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3730,6 +3878,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3739,6 +3888,7 @@ export interface operations {
             /** @description dateOfBirth, homeZip or an MVR is missing: code MISSING_DATA with missingFields */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3748,6 +3898,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3757,6 +3910,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3766,6 +3920,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3812,6 +3967,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +3999,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3850,6 +4009,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3859,6 +4019,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3868,6 +4029,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3877,6 +4039,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3886,6 +4049,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3895,6 +4059,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3904,6 +4069,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3913,6 +4079,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3922,6 +4089,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3931,6 +4101,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3940,6 +4111,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3966,6 +4138,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,6 +4170,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4004,6 +4180,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4013,6 +4190,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4022,6 +4200,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4031,6 +4210,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4040,6 +4220,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4049,6 +4232,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4058,6 +4242,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4109,6 +4294,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4138,6 +4326,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4147,6 +4336,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4156,6 +4346,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4165,6 +4356,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4174,6 +4366,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4183,6 +4376,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4192,6 +4386,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4201,6 +4396,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4210,6 +4406,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4219,6 +4416,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4228,6 +4428,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4237,6 +4438,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4273,6 +4475,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4302,6 +4507,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4311,6 +4517,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4320,6 +4527,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4329,6 +4537,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4338,6 +4547,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4347,6 +4557,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4356,6 +4567,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4365,6 +4577,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4374,6 +4589,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4383,6 +4599,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4439,6 +4656,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4503,6 +4723,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4512,6 +4733,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4521,6 +4743,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4530,6 +4753,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4539,6 +4763,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4548,6 +4775,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4557,6 +4785,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4616,6 +4845,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4669,6 +4901,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4678,6 +4911,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4687,6 +4921,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4696,6 +4931,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4705,6 +4941,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4714,6 +4951,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4723,6 +4961,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4732,6 +4971,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4741,6 +4981,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4750,6 +4991,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4759,6 +5003,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4768,6 +5013,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4791,6 +5037,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4844,6 +5093,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4853,6 +5103,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4862,6 +5113,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4871,6 +5123,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4880,6 +5133,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4889,6 +5143,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4898,6 +5155,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4907,6 +5165,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4946,6 +5205,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4999,6 +5261,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5008,6 +5271,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5017,6 +5281,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5026,6 +5291,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5035,6 +5301,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5044,6 +5311,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5053,6 +5321,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5062,6 +5331,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5071,6 +5341,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5080,6 +5353,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5089,6 +5363,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5209,6 +5484,9 @@ export interface operations {
                     Link?: string;
                     /** @description `no-store`: the answer includes real-time traffic */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6682,6 +6960,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6691,6 +6970,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6700,6 +6980,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6709,6 +6990,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6718,6 +7002,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6727,6 +7012,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6833,6 +7119,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6998,6 +7287,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7005,6 +7297,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7014,6 +7307,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7023,6 +7317,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7032,6 +7327,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7041,6 +7339,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7050,6 +7349,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7156,6 +7456,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8349,6 +8652,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8356,6 +8662,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8365,6 +8672,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8374,6 +8682,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8383,6 +8692,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8392,6 +8704,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8401,6 +8714,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8529,6 +8843,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8658,6 +8975,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8665,6 +8985,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8674,6 +8995,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8683,6 +9005,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8692,6 +9015,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8701,6 +9027,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8710,6 +9037,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8808,6 +9136,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer includes real-time traffic */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8928,6 +9259,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8937,6 +9269,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8946,6 +9279,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8955,6 +9289,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8964,6 +9301,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8973,6 +9311,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9079,6 +9418,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9192,6 +9534,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9199,6 +9544,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9208,6 +9554,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9217,6 +9564,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9226,6 +9574,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9235,6 +9586,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9244,6 +9596,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9352,6 +9705,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9402,6 +9758,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9409,6 +9768,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9418,6 +9778,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9427,6 +9788,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9436,6 +9798,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9445,6 +9810,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9454,6 +9820,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9562,6 +9929,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10093,6 +10463,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10100,6 +10473,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10109,6 +10483,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10118,6 +10493,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10127,6 +10503,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10136,6 +10515,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10145,6 +10525,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10277,6 +10658,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10390,6 +10774,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10397,6 +10784,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10406,6 +10794,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10415,6 +10804,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10424,6 +10814,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10433,6 +10826,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10442,6 +10836,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10574,6 +10969,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10712,6 +11110,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10719,6 +11120,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10728,6 +11130,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10737,6 +11140,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10746,6 +11150,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10755,6 +11162,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10764,6 +11172,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10811,6 +11220,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10842,6 +11254,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10851,6 +11264,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10860,6 +11274,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10869,6 +11284,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10878,6 +11294,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10887,6 +11304,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10896,6 +11314,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10905,6 +11324,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10914,6 +11334,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10923,6 +11346,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10932,6 +11356,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10977,6 +11402,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11051,6 +11479,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11060,6 +11489,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11069,6 +11499,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11078,6 +11509,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11087,6 +11519,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11096,6 +11529,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11105,6 +11539,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11114,6 +11549,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11123,6 +11559,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11132,6 +11571,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11141,6 +11581,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11180,6 +11621,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11204,6 +11648,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11213,6 +11658,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11222,6 +11668,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11231,6 +11678,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11240,6 +11688,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11249,6 +11698,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11258,6 +11708,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11267,6 +11718,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11276,6 +11728,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11285,6 +11740,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11294,6 +11750,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11340,6 +11797,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11405,6 +11865,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11414,6 +11875,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11423,6 +11885,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11432,6 +11895,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11441,6 +11905,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11450,6 +11915,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11459,6 +11925,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11468,6 +11935,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11477,6 +11945,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11486,6 +11957,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11495,6 +11967,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11533,6 +12006,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11607,6 +12083,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11616,6 +12093,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11625,6 +12103,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11634,6 +12113,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11643,6 +12123,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11652,6 +12133,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11661,6 +12143,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11670,6 +12153,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11679,6 +12163,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11688,6 +12175,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11697,6 +12185,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11726,6 +12215,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11823,6 +12315,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11832,6 +12325,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11841,6 +12335,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11850,6 +12345,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11859,6 +12355,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11868,6 +12365,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11877,6 +12377,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11886,6 +12387,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11909,6 +12411,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11974,6 +12479,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11983,6 +12489,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11992,6 +12499,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12001,6 +12509,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12010,6 +12519,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12019,6 +12529,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12028,6 +12541,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12037,6 +12551,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12076,6 +12591,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12100,6 +12618,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12109,6 +12628,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12118,6 +12638,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12127,6 +12648,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12136,6 +12658,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12145,6 +12668,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12154,6 +12678,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12163,6 +12688,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12172,6 +12698,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12181,6 +12710,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12190,6 +12720,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12257,6 +12788,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12320,6 +12854,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12329,6 +12864,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12338,6 +12874,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12347,6 +12884,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12356,6 +12894,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12365,6 +12904,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12374,6 +12914,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12383,6 +12924,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12392,6 +12934,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12401,6 +12944,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12410,6 +12956,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12419,6 +12966,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12442,6 +12990,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12499,6 +13050,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12508,6 +13060,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12517,6 +13070,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12526,6 +13080,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12535,6 +13090,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12544,6 +13100,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12553,6 +13112,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12562,6 +13122,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12606,6 +13167,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12663,6 +13227,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12672,6 +13237,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12681,6 +13247,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12690,6 +13257,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12699,6 +13267,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12708,6 +13277,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12717,6 +13287,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12726,6 +13297,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12735,6 +13307,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12744,6 +13319,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12753,6 +13329,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12790,6 +13367,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12826,6 +13406,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12835,6 +13416,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12844,6 +13426,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12853,6 +13436,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12862,6 +13446,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12871,6 +13456,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12880,6 +13466,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12889,6 +13476,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12898,6 +13486,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12907,6 +13498,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12916,6 +13508,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12965,6 +13558,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13022,6 +13618,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13031,6 +13628,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13040,6 +13638,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13049,6 +13648,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13058,6 +13658,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13067,6 +13668,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13076,6 +13678,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13085,6 +13688,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13094,6 +13698,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13103,6 +13708,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13112,6 +13720,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13121,6 +13730,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13144,6 +13754,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13195,6 +13808,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13204,6 +13818,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13213,6 +13828,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13222,6 +13838,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13231,6 +13848,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13240,6 +13858,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13249,6 +13870,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13258,6 +13880,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13281,6 +13904,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13335,6 +13961,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13344,6 +13971,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13353,6 +13981,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13362,6 +13991,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13371,6 +14001,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13380,6 +14011,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13389,6 +14023,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13398,6 +14033,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13437,6 +14073,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13453,6 +14092,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13462,6 +14102,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13471,6 +14112,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13480,6 +14122,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13489,6 +14132,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13498,6 +14142,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13507,6 +14152,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13516,6 +14162,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13525,6 +14172,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13534,6 +14182,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13543,6 +14194,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13552,6 +14204,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13598,6 +14251,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13659,6 +14315,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13668,6 +14325,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13677,6 +14335,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13686,6 +14345,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13695,6 +14355,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13704,6 +14365,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13713,6 +14375,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13722,6 +14385,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13731,6 +14395,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13740,6 +14407,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13749,6 +14417,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13799,6 +14468,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13860,6 +14532,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13869,6 +14542,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13878,6 +14552,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13887,6 +14562,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13896,6 +14572,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13905,6 +14582,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13914,6 +14592,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13923,6 +14602,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13932,6 +14612,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13941,6 +14622,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13950,6 +14634,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13959,6 +14644,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14006,6 +14692,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14052,6 +14741,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14061,6 +14751,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14070,6 +14761,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14079,6 +14771,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14088,6 +14781,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14097,6 +14791,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14106,6 +14801,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14115,6 +14811,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14124,6 +14821,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14133,6 +14831,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14142,6 +14843,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14151,6 +14853,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14193,6 +14896,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14200,6 +14906,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14209,6 +14916,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14218,6 +14926,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14227,6 +14936,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14236,6 +14946,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14245,6 +14956,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14254,6 +14966,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14263,6 +14976,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14272,6 +14986,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14281,6 +14996,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14290,6 +15008,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14299,6 +15018,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14327,6 +15047,9 @@ export interface operations {
             /** @description No content */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14334,6 +15057,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14343,6 +15067,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14352,6 +15077,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14361,6 +15087,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14370,6 +15097,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14379,6 +15107,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14388,6 +15117,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14397,6 +15129,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14406,6 +15139,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14473,6 +15207,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14508,6 +15245,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14517,6 +15255,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14526,6 +15265,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14535,6 +15275,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14544,6 +15285,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14553,6 +15295,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14562,6 +15305,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14571,6 +15315,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14580,6 +15325,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14589,6 +15335,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14598,6 +15347,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14607,6 +15357,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14630,6 +15381,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14722,6 +15476,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14731,6 +15486,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14740,6 +15496,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14749,6 +15506,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14758,6 +15516,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14767,6 +15526,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14776,6 +15538,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14785,6 +15548,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14845,6 +15609,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14873,6 +15640,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14882,6 +15650,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14891,6 +15660,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14900,6 +15670,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14909,6 +15680,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14918,6 +15690,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14927,6 +15700,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14936,6 +15710,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14945,6 +15720,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14954,6 +15732,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14963,6 +15742,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14991,6 +15771,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15082,6 +15865,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15091,6 +15875,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15100,6 +15885,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15109,6 +15895,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15118,6 +15905,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15127,6 +15915,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15136,6 +15927,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15145,6 +15937,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15283,6 +16076,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15322,6 +16118,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15331,6 +16128,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15340,6 +16138,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15349,6 +16148,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15358,6 +16158,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15367,6 +16168,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15376,6 +16178,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15385,6 +16188,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15394,6 +16198,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15403,6 +16210,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15412,6 +16220,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15442,6 +16251,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15481,6 +16293,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15490,6 +16303,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15499,6 +16313,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15508,6 +16323,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15517,6 +16333,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15526,6 +16343,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15535,6 +16355,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15544,6 +16365,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15659,6 +16481,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15698,6 +16523,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15707,6 +16533,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15716,6 +16543,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15725,6 +16553,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15734,6 +16563,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15743,6 +16573,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15752,6 +16583,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15761,6 +16593,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json, application/x-www-form-urlencoded) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15770,6 +16603,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15779,6 +16615,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15788,6 +16625,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15808,6 +16646,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15861,6 +16702,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15870,6 +16712,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15879,6 +16722,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15888,6 +16732,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15897,6 +16744,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15906,6 +16754,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15929,6 +16778,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15960,6 +16812,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15969,6 +16822,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15978,6 +16832,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15987,6 +16842,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15996,6 +16852,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16005,6 +16862,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16014,6 +16874,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16023,6 +16884,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16059,6 +16921,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16101,6 +16966,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16110,6 +16976,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16119,6 +16986,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16128,6 +16996,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16137,6 +17006,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16146,6 +17018,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16155,6 +17028,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16227,6 +17101,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16350,6 +17227,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16359,6 +17237,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16368,6 +17247,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16377,6 +17257,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16386,6 +17267,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16395,6 +17277,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16404,6 +17287,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16413,6 +17297,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16422,6 +17307,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16431,6 +17317,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16440,6 +17329,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16449,6 +17339,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16521,6 +17412,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16644,6 +17538,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16653,6 +17548,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16662,6 +17558,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16671,6 +17568,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16680,6 +17578,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16689,6 +17588,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16698,6 +17598,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16707,6 +17608,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16716,6 +17618,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16725,6 +17628,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16734,6 +17640,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16743,6 +17650,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16815,6 +17723,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16938,6 +17849,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16947,6 +17859,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16956,6 +17869,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16965,6 +17879,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16974,6 +17889,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16983,6 +17899,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16992,6 +17909,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17001,6 +17919,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17010,6 +17929,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17019,6 +17939,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17028,6 +17951,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17037,6 +17961,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17111,6 +18036,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17243,6 +18171,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17252,6 +18181,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17261,6 +18191,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17270,6 +18201,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17279,6 +18211,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17288,6 +18221,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17297,6 +18231,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17306,6 +18241,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17315,6 +18251,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17324,6 +18261,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17333,6 +18273,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17342,6 +18283,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17414,6 +18356,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17537,6 +18482,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17546,6 +18492,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17555,6 +18502,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17564,6 +18512,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17573,6 +18522,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17582,6 +18532,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17591,6 +18542,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17600,6 +18552,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17609,6 +18562,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17618,6 +18572,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17627,6 +18584,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17636,6 +18594,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17715,6 +18674,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17741,6 +18703,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17750,6 +18713,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17759,6 +18723,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17768,6 +18733,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17777,6 +18743,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17786,6 +18753,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17795,6 +18763,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17804,6 +18773,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17813,6 +18783,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17822,6 +18793,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17831,6 +18805,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17840,6 +18815,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17894,6 +18870,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17962,6 +18941,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17971,6 +18951,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17980,6 +18961,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17989,6 +18971,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17998,6 +18981,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18007,6 +18991,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18016,6 +19001,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18025,6 +19011,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18034,6 +19021,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18043,6 +19033,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18052,6 +19043,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18081,6 +19073,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18204,6 +19199,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18213,6 +19209,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18222,6 +19219,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18231,6 +19229,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18240,6 +19239,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18249,6 +19249,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18258,6 +19261,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18267,6 +19271,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18296,6 +19301,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18422,6 +19430,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18431,6 +19440,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18440,6 +19450,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18449,6 +19460,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18458,6 +19470,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18467,6 +19480,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18476,6 +19492,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18485,6 +19502,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18526,6 +19544,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18545,6 +19566,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18554,6 +19576,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18563,6 +19586,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18572,6 +19596,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18581,6 +19606,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18590,6 +19616,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18599,6 +19626,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18608,6 +19636,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18617,6 +19646,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18626,6 +19656,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18635,6 +19668,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18644,6 +19678,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18675,6 +19710,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18709,6 +19747,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18718,6 +19757,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18727,6 +19767,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18736,6 +19777,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18745,6 +19787,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18754,6 +19797,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18763,6 +19809,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18772,6 +19819,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18828,6 +19876,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18856,6 +19907,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18865,6 +19917,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18874,6 +19927,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18883,6 +19937,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18892,6 +19947,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18901,6 +19957,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18910,6 +19967,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18919,6 +19977,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18928,6 +19987,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18937,6 +19997,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18946,6 +20009,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18955,6 +20019,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18998,6 +20063,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19027,6 +20095,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19036,6 +20105,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19045,6 +20115,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19054,6 +20125,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19063,6 +20135,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19072,6 +20145,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19081,6 +20155,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19090,6 +20165,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19099,6 +20175,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19108,6 +20185,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19117,6 +20197,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19126,6 +20207,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19210,6 +20292,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19232,6 +20317,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19241,6 +20327,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19250,6 +20337,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19259,6 +20347,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19268,6 +20357,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19277,6 +20367,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19286,6 +20377,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19295,6 +20387,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json, multipart/form-data) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19304,6 +20397,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19313,6 +20407,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19322,6 +20419,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19331,6 +20429,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19385,6 +20484,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19413,6 +20515,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19422,6 +20525,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19431,6 +20535,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19440,6 +20545,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19449,6 +20555,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19458,6 +20565,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19467,6 +20575,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19476,6 +20585,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19485,6 +20595,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19494,6 +20605,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19503,6 +20617,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19512,6 +20627,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19539,6 +20655,9 @@ export interface operations {
                     "Content-Disposition"?: string;
                     /** @description SHA-256 of the bytes, hex */
                     "X-Content-SHA256"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19555,6 +20674,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19564,6 +20684,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19573,6 +20694,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19582,6 +20704,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19591,6 +20714,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19600,6 +20724,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19609,6 +20736,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19618,6 +20746,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19638,6 +20767,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19679,6 +20811,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19688,6 +20821,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19697,6 +20831,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19706,6 +20843,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19715,6 +20853,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19759,6 +20898,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19797,6 +20939,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19806,6 +20949,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19815,6 +20959,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19824,6 +20969,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19833,6 +20979,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19842,6 +20989,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19851,6 +20999,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19860,6 +21009,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19869,6 +21019,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19878,6 +21031,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19887,6 +21041,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19910,6 +21065,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19945,6 +21103,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19954,6 +21113,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19963,6 +21123,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19972,6 +21133,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19981,6 +21143,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19990,6 +21155,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19999,6 +21165,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20022,6 +21189,9 @@ export interface operations {
             /** @description No content */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -20029,6 +21199,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20038,6 +21209,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20047,6 +21219,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20056,6 +21229,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20065,6 +21239,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20074,6 +21249,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20083,6 +21261,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20092,6 +21271,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20126,6 +21306,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20332,6 +21515,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20341,6 +21525,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20350,6 +21535,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20359,6 +21545,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20368,6 +21555,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20377,6 +21567,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20386,6 +21577,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20411,6 +21603,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20611,6 +21806,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20620,6 +21816,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20629,6 +21826,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20638,6 +21836,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20647,6 +21846,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20656,6 +21858,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20665,6 +21868,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20695,6 +21899,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20895,6 +22102,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20904,6 +22112,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20913,6 +22122,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20922,6 +22132,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20931,6 +22142,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20940,6 +22152,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20949,6 +22162,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20958,6 +22172,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20967,6 +22184,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20976,6 +22194,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21015,6 +22234,9 @@ export interface operations {
             /** @description Token */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21039,6 +22261,7 @@ export interface operations {
             /** @description invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2); a body that cannot be parsed is a problem */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21053,6 +22276,7 @@ export interface operations {
             /** @description invalid_client */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21066,6 +22290,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21075,6 +22300,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21084,6 +22310,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21095,6 +22322,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21108,6 +22338,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21117,6 +22348,7 @@ export interface operations {
             /** @description The service is overloaded or the database is unavailable (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21162,6 +22394,9 @@ export interface operations {
             /** @description Token */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21201,6 +22436,7 @@ export interface operations {
             /** @description invalid_request (including client credentials in the query string, RFC 6749 2.3.1), unsupported_grant_type, or invalid_scope (a client not allowed the roadside scope) (RFC 6749 5.2); a body that cannot be parsed is a problem */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21216,6 +22452,7 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21229,6 +22466,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21238,6 +22476,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21247,6 +22486,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21258,6 +22498,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21271,6 +22514,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21280,6 +22524,7 @@ export interface operations {
             /** @description The service is overloaded or the database is unavailable (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21300,6 +22545,9 @@ export interface operations {
             /** @description Every client, without secrets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21351,6 +22599,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21360,6 +22609,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21369,6 +22619,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21378,6 +22629,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21387,6 +22641,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21396,6 +22651,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21434,6 +22690,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21459,6 +22718,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21468,6 +22728,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21477,6 +22738,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21486,6 +22748,7 @@ export interface operations {
             /** @description A client with that id exists; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21495,6 +22758,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21504,6 +22768,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21513,6 +22778,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21522,6 +22788,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21531,6 +22798,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21540,6 +22810,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21549,6 +22820,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21577,6 +22849,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21602,6 +22877,7 @@ export interface operations {
             /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21611,6 +22887,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21620,6 +22897,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21629,6 +22907,7 @@ export interface operations {
             /** @description Unknown client */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21638,6 +22917,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21647,6 +22927,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21656,6 +22937,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21665,6 +22947,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21674,6 +22959,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21683,6 +22969,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21711,6 +22998,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21729,6 +23019,7 @@ export interface operations {
             /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21738,6 +23029,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21747,6 +23039,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21756,6 +23049,7 @@ export interface operations {
             /** @description Unknown client */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21765,6 +23059,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21774,6 +23069,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21783,6 +23079,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21792,6 +23089,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21801,6 +23101,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21810,6 +23111,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21838,6 +23140,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21856,6 +23161,7 @@ export interface operations {
             /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21865,6 +23171,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21874,6 +23181,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21883,6 +23191,7 @@ export interface operations {
             /** @description Unknown client */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21892,6 +23201,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21901,6 +23211,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21910,6 +23221,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21919,6 +23231,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21928,6 +23243,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21937,6 +23253,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21957,6 +23274,9 @@ export interface operations {
             /** @description Every registration */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22008,6 +23328,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22017,6 +23338,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22026,6 +23348,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22035,6 +23358,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22044,6 +23370,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22053,6 +23380,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22099,6 +23427,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22144,6 +23475,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22153,6 +23485,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22162,6 +23495,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22171,6 +23505,7 @@ export interface operations {
             /** @description The issuer is trusted for that audience already (in any organisation); or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22180,6 +23515,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22189,6 +23525,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22198,6 +23535,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22207,6 +23545,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22216,6 +23555,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22225,6 +23567,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22234,6 +23577,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22257,6 +23601,9 @@ export interface operations {
             /** @description The removed registration */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22302,6 +23649,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22311,6 +23659,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22320,6 +23669,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22329,6 +23679,7 @@ export interface operations {
             /** @description Unknown registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22338,6 +23689,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22347,6 +23699,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22356,6 +23711,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22365,6 +23721,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22396,6 +23753,9 @@ export interface operations {
             /** @description Manifests and modes */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22451,6 +23811,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22460,6 +23821,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22469,6 +23831,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22478,6 +23841,7 @@ export interface operations {
             /** @description Unknown client or issuer registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22487,6 +23851,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22496,6 +23861,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22505,6 +23873,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22514,6 +23883,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22572,6 +23942,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22611,6 +23984,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22620,6 +23994,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22629,6 +24004,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22638,6 +24014,7 @@ export interface operations {
             /** @description Unknown client or issuer registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22647,6 +24024,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22656,6 +24034,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22665,6 +24044,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22674,6 +24054,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22683,6 +24064,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22692,6 +24074,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22701,6 +24086,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22710,6 +24096,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22738,6 +24125,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22777,6 +24167,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22786,6 +24177,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22795,6 +24187,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22804,6 +24197,7 @@ export interface operations {
             /** @description Unknown manifest */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22813,6 +24207,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22822,6 +24217,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22831,6 +24227,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22840,6 +24237,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22849,6 +24249,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22858,6 +24259,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22895,6 +24297,9 @@ export interface operations {
             /** @description The mode, in force */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22921,6 +24326,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22930,6 +24336,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22939,6 +24346,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22948,6 +24356,7 @@ export interface operations {
             /** @description Unknown client or issuer registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22957,6 +24366,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22966,6 +24376,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22975,6 +24386,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22984,6 +24396,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22993,6 +24408,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23002,6 +24418,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -13,6 +13,8 @@ import { subgraphDefinitions } from '../../subgraphs/index.ts';
 import { withExamples } from './examples.ts';
 import { cacheDocs, noStoreDocs } from './http-cache.ts';
 import { componentSchemas } from '../../subgraphs/platform/rest/components.ts';
+import { answerHeaderComponents, withAnswerHeaders } from './openapi-headers.ts';
+import { securityFor, securitySchemes } from './openapi-security.ts';
 
 const DESCRIPTION = [
   'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).',
@@ -74,7 +76,7 @@ function operation(route: RestRoute) {
     summary: route.summary,
     description: route.docs?.description,
     tags: [route.tag],
-    security: route.scope ? [{ bearer: route.scope === 'any' ? [] : [route.scope] }] : [],
+    security: route.scope ? securityFor(route.scope) : [],
     parameters: [...params, ...query, ...(idempotent ? [idempotencyKeyParameter] : []), ...(cache ? [cache.parameter] : [])],
     ...(route.docs?.requestBody ? {
       requestBody: {
@@ -211,14 +213,18 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
   };
   for (const endpoint of areaTokenEndpoints) paths[endpoint.path] = { post: areaTokenOperation(endpoint) };
   Object.assign(paths, withIdempotency(adminClientPaths), withIdempotency(adminIssuerPaths), withIdempotency(adminDocumentPaths));
+  for (const [path, item] of Object.entries(paths)) {
+    paths[path] = Object.fromEntries(Object.entries(item).map(([method, op]) => [method, withAnswerHeaders(op as never)]));
+  }
   return {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: DESCRIPTION },
     servers: [{ url: '/' }],
     paths: withExamples(paths),
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
+      securitySchemes,
       schemas: { Problem: problemSchema, ...componentSchemas() },
+      headers: answerHeaderComponents,
     },
   };
 }
