@@ -13,12 +13,13 @@ export interface AttemptLimiter {
    * Counts an attempt before its secret is checked: where it leaves the caller in each policy that
    * counted it, and the seconds to wait when the address is over a limit.
    */
-  begin(ip: string, clientId: string | undefined): Promise<{ wait: number | null; states: readonly LimitState[] }>;
+  begin(ip: string, clientId: string | undefined):
+    Promise<{ wait: number | null; states: readonly LimitState[] }>;
   /** The secret was right: the attempt is not a failure; where the caller stands then (none when unknown). */
   succeeded(ip: string, clientId: string): Promise<readonly LimitState[]>;
 }
 
-/** The limiter for one request, remembering where its attempt left the caller, for the answer's RateLimit fields. */
+/** The limiter for one request, remembering where its attempt left the caller (the RateLimit fields). */
 function recording(limit: AttemptLimiter | undefined) {
   let states: readonly LimitState[] = [];
   const limiter: AttemptLimiter | undefined = limit && {

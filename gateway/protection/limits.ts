@@ -124,8 +124,10 @@ export function addRequestRateLimit(scope: FastifyInstance, config: Config) {
   const clientPolicy = perMinute('client', config.RATE_LIMIT_PER_MINUTE);
   scope.addHook('onSend', async (request, reply) => {
     const remaining = reply.getHeader('x-ratelimit-remaining');
-    if (remaining === undefined) return; // not counted: refused before the limit (401, 413, ...) or counters down
-    const client = stateOf(clientPolicy, Number(remaining), Number(reply.getHeader('x-ratelimit-reset')) * 1000);
+    // Not counted: refused before the limit (401, 413, ...), or the counters are down.
+    if (remaining === undefined) return;
+    const resetMs = Number(reply.getHeader('x-ratelimit-reset')) * 1000;
+    const client = stateOf(clientPolicy, Number(remaining), resetMs);
     const issuer = issuerStates.get(request);
     setLimitFields(reply, issuer ? [client, issuer] : [client]);
   });
@@ -151,12 +153,13 @@ export function attemptAddress(ip: string): string {
  * fields name the two as policies `token-address` and `token-client`.
  */
 export function tokenAttemptLimiter(app: FastifyInstance, config: Config, redis: Redis | undefined): AttemptLimiter {
-  const counter = (policy: QuotaPolicy) => ({
-    policy,
-    limiter: redis
-      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${config.REDIS_KEY_PREFIX}${policy.name}`, points: policy.quota, duration: policy.windowSeconds })
-      : new RateLimiterMemory({ keyPrefix: policy.name, points: policy.quota, duration: policy.windowSeconds }),
-  });
+  const counter = (policy: QuotaPolicy) => {
+    const options = { points: policy.quota, duration: policy.windowSeconds };
+    const limiter = redis
+      ? new RateLimiterRedis({ ...options, storeClient: redis, keyPrefix: config.REDIS_KEY_PREFIX + policy.name })
+      : new RateLimiterMemory({ ...options, keyPrefix: policy.name });
+    return { policy, limiter };
+  };
   const byAddress = counter(perMinute('token-address', config.TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE));
   const byClient = counter(perMinute('token-client', config.TOKEN_RATE_LIMIT_PER_MINUTE));
   // A client id is as long as the caller makes it: its digest keeps the counter's key bounded.
@@ -165,8 +168,11 @@ export function tokenAttemptLimiter(app: FastifyInstance, config: Config, redis:
   const count = ({ policy, limiter }: ReturnType<typeof counter>, key: string) => limiter.consume(key).then(
     (counted) => ({ state: stateOf(policy, counted.remainingPoints, counted.msBeforeNext), wait: null }),
     (error: unknown) => {
-      if (!(error instanceof RateLimiterRes)) throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS);
-      return { state: stateOf(policy, 0, error.msBeforeNext), wait: Math.max(1, Math.ceil(error.msBeforeNext / 1000)) };
+      if (!(error instanceof RateLimiterRes)) {
+        throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS);
+      }
+      const wait = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+      return { state: stateOf(policy, 0, error.msBeforeNext), wait };
     },
   );
   return {

@@ -33,11 +33,15 @@ export const perMinute = (name: QuotaPolicy['name'], quota: number): QuotaPolicy
 
 /** A state from a counter's answer: points left and milliseconds before its window ends. */
 export const stateOf = (policy: QuotaPolicy, remaining: number, msBeforeReset: number): LimitState => ({
-  policy, remaining: Math.max(0, Math.min(policy.quota, remaining)), resetSeconds: Math.max(0, Math.ceil(msBeforeReset / 1000)),
+  policy,
+  remaining: Math.max(0, Math.min(policy.quota, remaining)),
+  resetSeconds: Math.max(0, Math.ceil(msBeforeReset / 1000)),
 });
 
-const policyMember = ({ name, quota, windowSeconds }: QuotaPolicy) => `"${name}";q=${quota};w=${windowSeconds}`;
-const stateMember = ({ policy, remaining, resetSeconds }: LimitState) => `"${policy.name}";r=${remaining};t=${resetSeconds}`;
+const policyMember = ({ name, quota, windowSeconds }: QuotaPolicy) =>
+  `"${name}";q=${quota};w=${windowSeconds}`;
+const stateMember = ({ policy, remaining, resetSeconds }: LimitState) =>
+  `"${policy.name}";r=${remaining};t=${resetSeconds}`;
 
 /** Sets both fields on an answer from the states of the policies that counted it (none: nothing is set). */
 export function setLimitFields(reply: FastifyReply, states: readonly LimitState[]) {

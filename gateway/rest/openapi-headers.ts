@@ -24,9 +24,9 @@ export const answerHeaderComponents = {
     example: '"client";q=1200;w=60',
   },
   RateLimit: {
-    description: 'Where the caller stands in each policy of RateLimit-Policy, an RFC 8941 list: name, `r` what '
-      + 'remains of the quota, `t` seconds until the window ends. At `r=0`, wait `t` seconds (a 429 also says '
-      + 'Retry-After). The request limit\'s answers also carry X-RateLimit-Limit, X-RateLimit-Remaining and '
+    description: 'Where the caller stands in each policy of RateLimit-Policy, an RFC 8941 list: name, '
+      + '`r` what remains of the quota, `t` seconds until the window ends. At `r=0`, wait `t` seconds '
+      + '(a 429 also says Retry-After). The request limit\'s answers also carry X-RateLimit-Limit, X-RateLimit-Remaining and '
       + 'X-RateLimit-Reset, saying the same of `client` for older clients (deprecated: read this field).',
     schema: { type: 'string', pattern: list(';r=[0-9]+;t=[0-9]+') },
     example: '"client";r=1187;t=42',

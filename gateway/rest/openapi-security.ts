@@ -26,11 +26,12 @@ export const securitySchemes = {
     [securityScheme.name, clientCredentials(path, securityScheme.scopes, securityScheme.description)])),
   bearer: {
     type: 'http', scheme: 'bearer', bearerFormat: 'JWT',
-    description: `A token obtained beforehand (from POST ${TOKEN_PATH}, an area's token endpoint, or a trusted issuer)`,
+    description: `A token obtained beforehand (from POST ${TOKEN_PATH}, an area's token endpoint, `
+      + 'or a trusted issuer)',
   },
 };
 
-/** The alternatives that satisfy an operation's scope (`any`: any valid token): every scheme that can grant it. */
+/** The alternatives that satisfy an operation's scope (`any`: any valid token): each scheme granting it. */
 export function securityFor(scope: Scope | 'any'): Record<string, string[]>[] {
   const scopes = scope === 'any' ? [] : [scope];
   const areas = areaTokenEndpoints.map((e) => e.openapi.securityScheme)

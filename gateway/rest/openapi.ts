@@ -214,7 +214,8 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
   for (const endpoint of areaTokenEndpoints) paths[endpoint.path] = { post: areaTokenOperation(endpoint) };
   Object.assign(paths, withIdempotency(adminClientPaths), withIdempotency(adminIssuerPaths), withIdempotency(adminDocumentPaths));
   for (const [path, item] of Object.entries(paths)) {
-    paths[path] = Object.fromEntries(Object.entries(item).map(([method, op]) => [method, withAnswerHeaders(op as never)]));
+    paths[path] = Object.fromEntries(Object.entries(item)
+      .map(([method, op]) => [method, withAnswerHeaders(op as Parameters<typeof withAnswerHeaders>[0])]));
   }
   return {
     openapi: '3.1.0',

@@ -128,12 +128,12 @@ describe('the REST docs page in headless Chromium', () => {
     const kept = () => page.evaluate<unknown>('({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
     expect(await kept()).toEqual({ local: {}, session: {}, cookie: '' });
     await page.reload({ waitUntil: 'load' });
-    await expect.poll(() => page.locator('.swagger-ui .auth-wrapper .authorize').getAttribute('class'), { timeout: 20_000 })
+    await expect.poll(() => page.locator('.swagger-ui .auth-wrapper .authorize').getAttribute('class'), { timeout: 60_000 })
       .toContain('unlocked');
     expect(await kept()).toEqual({ local: {}, session: {}, cookie: '' });
     expect(violations).toEqual([]);
     await page.close();
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('framing from another origin', () => {
