@@ -2603,7 +2603,20 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description the request's id, as the logs and traces name it */
+        "X-Request-Id": string;
+        /**
+         * @description The quota policies that counted this answer, an RFC 8941 list: name, `q` quota, `w` window in seconds. Policies: `client` (RATE_LIMIT_PER_MINUTE requests a minute per client, per address without a token, over REST and GraphQL together), `issuer` (every user of one trusted issuer registration together), `token-address` and `token-client` (failed token attempts a minute from one address, and for one client id from one address: the token endpoints).
+         * @example "client";q=1200;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description Where the caller stands in each policy of RateLimit-Policy, an RFC 8941 list: name, `r` what remains of the quota, `t` seconds until the window ends. At `r=0`, wait `t` seconds (a 429 also says Retry-After). The request limit's answers also carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset, saying the same of `client` for older clients (deprecated: read this field).
+         * @example "client";r=1187;t=42
+         */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2644,6 +2657,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2677,6 +2693,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2686,6 +2703,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2695,6 +2713,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2704,6 +2723,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2713,6 +2733,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2722,6 +2743,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2731,6 +2753,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2740,6 +2763,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2749,6 +2773,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2758,6 +2783,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2767,6 +2795,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2776,6 +2805,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2799,6 +2829,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2832,6 +2865,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,6 +2875,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +2885,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2859,6 +2895,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2868,6 +2905,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2877,6 +2915,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2886,6 +2927,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2895,6 +2937,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2937,6 +2980,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2970,6 +3016,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2979,6 +3026,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2988,6 +3036,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2997,6 +3046,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3006,6 +3056,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3015,6 +3066,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3024,6 +3076,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3033,6 +3086,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3042,6 +3096,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3051,6 +3108,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3060,6 +3118,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3107,6 +3166,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3140,6 +3202,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3149,6 +3212,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3158,6 +3222,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3167,6 +3232,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,6 +3242,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,6 +3252,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,6 +3262,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3203,6 +3272,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,6 +3282,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3221,6 +3292,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,6 +3304,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,6 +3314,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3286,6 +3362,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3319,6 +3398,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3328,6 +3408,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3337,6 +3418,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3346,6 +3428,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3355,6 +3438,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3364,6 +3448,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3373,6 +3458,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,6 +3468,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3391,6 +3478,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,6 +3488,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3409,6 +3500,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3418,6 +3510,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3461,6 +3554,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3494,6 +3590,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3503,6 +3600,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3512,6 +3610,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3521,6 +3620,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3530,6 +3630,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3539,6 +3640,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3548,6 +3650,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3557,6 +3660,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3566,6 +3670,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3575,6 +3682,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3584,6 +3692,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3665,6 +3774,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3721,6 +3833,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3730,6 +3843,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3739,6 +3853,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3748,6 +3863,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3757,6 +3873,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3766,6 +3883,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3775,6 +3893,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3784,6 +3903,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3793,6 +3913,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3802,6 +3925,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3811,6 +3935,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3890,6 +4015,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3942,6 +4070,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3951,6 +4080,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3960,6 +4090,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3969,6 +4100,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3978,6 +4110,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3987,6 +4120,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3996,6 +4130,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4005,6 +4140,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4014,6 +4150,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4023,6 +4162,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4032,6 +4172,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4055,6 +4196,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4103,6 +4247,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4112,6 +4257,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4121,6 +4267,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4130,6 +4277,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4139,6 +4287,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4148,6 +4297,7 @@ export interface operations {
             /** @description dateOfBirth, homeZip or an MVR is missing: code MISSING_DATA with missingFields */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4157,6 +4307,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4166,6 +4319,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4175,6 +4329,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4221,6 +4376,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4250,6 +4408,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4259,6 +4418,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4268,6 +4428,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4277,6 +4438,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4286,6 +4448,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4295,6 +4458,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4304,6 +4468,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4313,6 +4478,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4322,6 +4488,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4331,6 +4498,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4340,6 +4510,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4349,6 +4520,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4375,6 +4547,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,6 +4579,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4413,6 +4589,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4422,6 +4599,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4431,6 +4609,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4440,6 +4619,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4449,6 +4629,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4458,6 +4641,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4467,6 +4651,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4518,6 +4703,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4547,6 +4735,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4556,6 +4745,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4565,6 +4755,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4574,6 +4765,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4583,6 +4775,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4592,6 +4785,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4601,6 +4795,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4610,6 +4805,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4619,6 +4815,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4628,6 +4825,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4637,6 +4837,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4646,6 +4847,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4682,6 +4884,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4711,6 +4916,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4720,6 +4926,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4729,6 +4936,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4738,6 +4946,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4747,6 +4956,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4756,6 +4966,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,6 +4976,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4774,6 +4986,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4783,6 +4998,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4792,6 +5008,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4848,6 +5065,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4912,6 +5132,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4921,6 +5142,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4930,6 +5152,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4939,6 +5162,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4948,6 +5172,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4957,6 +5184,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4966,6 +5194,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5025,6 +5254,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5078,6 +5310,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5087,6 +5320,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5096,6 +5330,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5105,6 +5340,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5114,6 +5350,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5123,6 +5360,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5132,6 +5370,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5141,6 +5380,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5150,6 +5390,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5159,6 +5400,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5168,6 +5412,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5177,6 +5422,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5200,6 +5446,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5253,6 +5502,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5262,6 +5512,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5271,6 +5522,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5280,6 +5532,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5289,6 +5542,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +5552,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5307,6 +5564,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5316,6 +5574,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5355,6 +5614,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5408,6 +5670,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5417,6 +5680,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5426,6 +5690,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5435,6 +5700,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5444,6 +5710,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5453,6 +5720,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5462,6 +5730,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5471,6 +5740,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5480,6 +5750,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5489,6 +5762,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5498,6 +5772,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5618,6 +5893,9 @@ export interface operations {
                     Link?: string;
                     /** @description `no-store`: the answer includes real-time traffic */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7091,6 +7369,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7100,6 +7379,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7109,6 +7389,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7118,6 +7399,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7127,6 +7411,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7136,6 +7421,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7242,6 +7528,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7407,6 +7696,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7414,6 +7706,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7423,6 +7716,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7432,6 +7726,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7441,6 +7736,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7450,6 +7748,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7459,6 +7758,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7565,6 +7865,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8758,6 +9061,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8765,6 +9071,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8774,6 +9081,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8783,6 +9091,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8792,6 +9101,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8801,6 +9113,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8810,6 +9123,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8938,6 +9252,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9067,6 +9384,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9074,6 +9394,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9083,6 +9404,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9092,6 +9414,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9101,6 +9424,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9110,6 +9436,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9119,6 +9446,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9217,6 +9545,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer includes real-time traffic */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9337,6 +9668,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9346,6 +9678,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9355,6 +9688,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9364,6 +9698,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9373,6 +9710,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9382,6 +9720,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9488,6 +9827,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9601,6 +9943,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9608,6 +9953,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9617,6 +9963,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9626,6 +9973,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9635,6 +9983,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9644,6 +9995,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9653,6 +10005,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9761,6 +10114,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9811,6 +10167,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9818,6 +10177,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9827,6 +10187,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9836,6 +10197,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9845,6 +10207,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9854,6 +10219,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9863,6 +10229,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9971,6 +10338,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10502,6 +10872,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10509,6 +10882,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10518,6 +10892,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10527,6 +10902,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10536,6 +10912,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10545,6 +10924,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10554,6 +10934,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10686,6 +11067,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10799,6 +11183,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10806,6 +11193,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10815,6 +11203,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10824,6 +11213,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10833,6 +11223,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10842,6 +11235,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10851,6 +11245,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10983,6 +11378,9 @@ export interface operations {
                     ETag?: string;
                     /** @description `public, max-age=300` once the data are loaded; `no-store` while they are loading */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11121,6 +11519,9 @@ export interface operations {
             /** @description Not modified: the If-None-Match tag is the current answer's (ETag and Cache-Control repeated, no body) */
             304: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11128,6 +11529,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11137,6 +11539,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11146,6 +11549,7 @@ export interface operations {
             /** @description GEOMETRY_TOO_COMPLEX: the search area passes a limit, named in `limit` (vertices, areaKm2, cells, bufferedVertices, pointTests, timeMs, heapMb, crashes: the crash rows a filter reads) with `max` and `got` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11155,6 +11559,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11164,6 +11571,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11173,6 +11581,7 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: RISK_MAX_IN_FLIGHT Risk Index evaluations are running, or the geometry workers are busy: retry after Retry-After */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11208,6 +11617,9 @@ export interface operations {
                     "Idempotent-Replayed"?: "true";
                     /** @description The job's URL */
                     Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11242,6 +11654,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11251,6 +11664,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11260,6 +11674,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11269,6 +11684,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11278,6 +11694,7 @@ export interface operations {
             /** @description The body is over 5242880 bytes */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11287,6 +11704,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11296,6 +11714,7 @@ export interface operations {
             /** @description Neither GeoJSON nor CSV */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11305,6 +11724,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11314,6 +11734,9 @@ export interface operations {
             /** @description 5 jobs of the client are queued already */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11323,6 +11746,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11332,6 +11756,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11357,6 +11782,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer includes real-time traffic */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11391,6 +11819,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11400,6 +11829,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11409,6 +11839,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11418,6 +11849,7 @@ export interface operations {
             /** @description No such job of the caller's organisation (another organisation's, or one past its 7 days) */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11427,6 +11859,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11436,6 +11869,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11445,6 +11881,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11454,6 +11891,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11477,6 +11915,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11511,6 +11952,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11520,6 +11962,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11529,6 +11972,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11538,6 +11982,7 @@ export interface operations {
             /** @description No such job of the caller's organisation (another organisation's, or one past its 7 days) */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11547,6 +11992,7 @@ export interface operations {
             /** @description The job has finished already */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11556,6 +12002,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11565,6 +12012,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11574,6 +12024,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11583,6 +12034,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11611,6 +12063,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer includes real-time traffic */
                     "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11621,6 +12076,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11630,6 +12086,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11639,6 +12096,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11648,6 +12106,7 @@ export interface operations {
             /** @description No such job of the caller's organisation (another organisation's, or one past its 7 days) */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11657,6 +12116,7 @@ export interface operations {
             /** @description The job has not finished */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11666,6 +12126,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11675,6 +12136,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11684,6 +12148,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11693,6 +12158,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11740,6 +12206,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11771,6 +12240,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11780,6 +12250,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11789,6 +12260,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11798,6 +12270,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11807,6 +12280,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11816,6 +12290,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11825,6 +12300,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11834,6 +12310,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11843,6 +12320,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11852,6 +12332,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11861,6 +12342,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11906,6 +12388,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11980,6 +12465,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11989,6 +12475,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11998,6 +12485,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12007,6 +12495,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12016,6 +12505,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12025,6 +12515,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12034,6 +12525,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12043,6 +12535,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12052,6 +12545,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12061,6 +12557,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12070,6 +12567,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12109,6 +12607,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12133,6 +12634,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12142,6 +12644,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12151,6 +12654,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12160,6 +12664,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12169,6 +12674,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12178,6 +12684,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12187,6 +12694,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12196,6 +12704,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12205,6 +12714,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12214,6 +12726,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12223,6 +12736,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12269,6 +12783,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12334,6 +12851,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12343,6 +12861,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12352,6 +12871,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12361,6 +12881,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12370,6 +12891,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12379,6 +12901,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12388,6 +12911,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12397,6 +12921,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12406,6 +12931,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12415,6 +12943,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12424,6 +12953,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12462,6 +12992,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12536,6 +13069,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12545,6 +13079,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12554,6 +13089,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12563,6 +13099,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12572,6 +13109,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12581,6 +13119,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12590,6 +13129,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12599,6 +13139,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12608,6 +13149,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12617,6 +13161,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12626,6 +13171,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12655,6 +13201,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12752,6 +13301,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12761,6 +13311,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12770,6 +13321,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12779,6 +13331,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12788,6 +13341,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12797,6 +13351,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12806,6 +13363,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12815,6 +13373,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12838,6 +13397,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12903,6 +13465,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12912,6 +13475,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12921,6 +13485,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12930,6 +13495,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12939,6 +13505,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12948,6 +13515,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12957,6 +13527,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12966,6 +13537,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13005,6 +13577,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13029,6 +13604,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13038,6 +13614,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13047,6 +13624,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13056,6 +13634,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13065,6 +13644,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13074,6 +13654,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13083,6 +13664,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13092,6 +13674,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13101,6 +13684,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13110,6 +13696,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13119,6 +13706,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13186,6 +13774,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13249,6 +13840,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13258,6 +13850,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13267,6 +13860,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13276,6 +13870,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13285,6 +13880,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13294,6 +13890,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13303,6 +13900,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13312,6 +13910,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13321,6 +13920,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13330,6 +13930,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13339,6 +13942,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13348,6 +13952,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13371,6 +13976,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13428,6 +14036,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13437,6 +14046,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13446,6 +14056,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13455,6 +14066,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13464,6 +14076,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13473,6 +14086,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13482,6 +14098,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13491,6 +14108,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13535,6 +14153,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13592,6 +14213,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13601,6 +14223,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13610,6 +14233,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13619,6 +14243,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13628,6 +14253,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13637,6 +14263,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13646,6 +14273,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13655,6 +14283,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13664,6 +14293,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13673,6 +14305,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13682,6 +14315,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13719,6 +14353,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13755,6 +14392,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13764,6 +14402,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13773,6 +14412,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13782,6 +14422,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13791,6 +14432,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13800,6 +14442,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13809,6 +14452,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13818,6 +14462,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13827,6 +14472,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13836,6 +14484,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13845,6 +14494,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13894,6 +14544,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13951,6 +14604,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13960,6 +14614,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13969,6 +14624,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13978,6 +14634,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13987,6 +14644,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13996,6 +14654,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14005,6 +14664,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14014,6 +14674,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14023,6 +14684,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14032,6 +14694,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14041,6 +14706,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14050,6 +14716,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14073,6 +14740,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14124,6 +14794,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14133,6 +14804,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14142,6 +14814,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14151,6 +14824,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14160,6 +14834,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14169,6 +14844,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14178,6 +14856,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14187,6 +14866,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14210,6 +14890,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14264,6 +14947,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14273,6 +14957,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14282,6 +14967,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14291,6 +14977,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14300,6 +14987,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14309,6 +14997,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14318,6 +15009,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14327,6 +15019,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14366,6 +15059,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14382,6 +15078,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14391,6 +15088,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14400,6 +15098,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14409,6 +15108,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14418,6 +15118,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14427,6 +15128,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14436,6 +15138,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14445,6 +15148,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14454,6 +15158,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14463,6 +15168,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14472,6 +15180,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14481,6 +15190,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14527,6 +15237,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14588,6 +15301,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14597,6 +15311,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14606,6 +15321,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14615,6 +15331,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14624,6 +15341,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14633,6 +15351,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14642,6 +15361,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14651,6 +15371,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14660,6 +15381,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14669,6 +15393,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14678,6 +15403,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14728,6 +15454,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14789,6 +15518,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14798,6 +15528,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14807,6 +15538,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14816,6 +15548,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14825,6 +15558,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14834,6 +15568,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14843,6 +15578,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14852,6 +15588,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14861,6 +15598,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14870,6 +15608,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14879,6 +15620,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14888,6 +15630,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14935,6 +15678,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14981,6 +15727,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14990,6 +15737,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14999,6 +15747,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15008,6 +15757,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15017,6 +15767,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15026,6 +15777,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15035,6 +15787,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15044,6 +15797,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15053,6 +15807,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15062,6 +15817,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15071,6 +15829,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15080,6 +15839,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15122,6 +15882,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15129,6 +15892,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15138,6 +15902,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15147,6 +15912,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15156,6 +15922,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15165,6 +15932,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15174,6 +15942,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15183,6 +15952,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15192,6 +15962,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15201,6 +15972,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15210,6 +15982,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15219,6 +15994,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15228,6 +16004,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15256,6 +16033,9 @@ export interface operations {
             /** @description No content */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15263,6 +16043,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15272,6 +16053,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15281,6 +16063,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15290,6 +16073,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15299,6 +16083,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15308,6 +16093,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15317,6 +16103,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15326,6 +16115,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15335,6 +16125,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15402,6 +16193,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15437,6 +16231,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15446,6 +16241,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15455,6 +16251,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15464,6 +16261,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15473,6 +16271,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15482,6 +16281,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15491,6 +16291,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15500,6 +16301,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15509,6 +16311,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15518,6 +16321,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15527,6 +16333,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15536,6 +16343,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15559,6 +16367,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15651,6 +16462,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15660,6 +16472,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15669,6 +16482,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15678,6 +16492,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15687,6 +16502,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15696,6 +16512,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15705,6 +16524,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15714,6 +16534,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15774,6 +16595,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15802,6 +16626,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15811,6 +16636,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15820,6 +16646,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15829,6 +16656,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15838,6 +16666,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15847,6 +16676,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15856,6 +16686,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15865,6 +16696,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15874,6 +16706,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15883,6 +16718,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15892,6 +16728,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15920,6 +16757,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16011,6 +16851,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16020,6 +16861,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16029,6 +16871,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16038,6 +16881,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16047,6 +16891,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16056,6 +16901,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16065,6 +16913,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16074,6 +16923,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16212,6 +17062,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16251,6 +17104,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16260,6 +17114,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16269,6 +17124,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16278,6 +17134,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16287,6 +17144,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16296,6 +17154,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16305,6 +17164,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16314,6 +17174,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16323,6 +17184,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16332,6 +17196,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16341,6 +17206,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16371,6 +17237,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16410,6 +17279,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16419,6 +17289,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16428,6 +17299,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16437,6 +17309,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16446,6 +17319,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16455,6 +17329,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16464,6 +17341,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16473,6 +17351,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16588,6 +17467,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16627,6 +17509,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16636,6 +17519,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16645,6 +17529,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16654,6 +17539,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16663,6 +17549,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16672,6 +17559,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16681,6 +17569,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16690,6 +17579,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json, application/x-www-form-urlencoded) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16699,6 +17589,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16708,6 +17601,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16717,6 +17611,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16737,6 +17632,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16790,6 +17688,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16799,6 +17698,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16808,6 +17708,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16817,6 +17718,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16826,6 +17730,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16835,6 +17740,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16858,6 +17764,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16889,6 +17798,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16898,6 +17808,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16907,6 +17818,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16916,6 +17828,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16925,6 +17838,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16934,6 +17848,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16943,6 +17860,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16952,6 +17870,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16988,6 +17907,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17030,6 +17952,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17039,6 +17962,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17048,6 +17972,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17057,6 +17982,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17066,6 +17992,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17075,6 +18004,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17084,6 +18014,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17156,6 +18087,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17279,6 +18213,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17288,6 +18223,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17297,6 +18233,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17306,6 +18243,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17315,6 +18253,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17324,6 +18263,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17333,6 +18273,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17342,6 +18283,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17351,6 +18293,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17360,6 +18303,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17369,6 +18315,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17378,6 +18325,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17450,6 +18398,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17573,6 +18524,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17582,6 +18534,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17591,6 +18544,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17600,6 +18554,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17609,6 +18564,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17618,6 +18574,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17627,6 +18584,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17636,6 +18594,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17645,6 +18604,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17654,6 +18614,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17663,6 +18626,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17672,6 +18636,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17744,6 +18709,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17867,6 +18835,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17876,6 +18845,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17885,6 +18855,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17894,6 +18865,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17903,6 +18875,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17912,6 +18885,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17921,6 +18895,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17930,6 +18905,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17939,6 +18915,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17948,6 +18925,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17957,6 +18937,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17966,6 +18947,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18040,6 +19022,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18172,6 +19157,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18181,6 +19167,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18190,6 +19177,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18199,6 +19187,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18208,6 +19197,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18217,6 +19207,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18226,6 +19217,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18235,6 +19227,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18244,6 +19237,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18253,6 +19247,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18262,6 +19259,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18271,6 +19269,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18343,6 +19342,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18466,6 +19468,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18475,6 +19478,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18484,6 +19488,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18493,6 +19498,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18502,6 +19508,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18511,6 +19518,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18520,6 +19528,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18529,6 +19538,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18538,6 +19548,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18547,6 +19558,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18556,6 +19570,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18565,6 +19580,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18644,6 +19660,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18670,6 +19689,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18679,6 +19699,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18688,6 +19709,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18697,6 +19719,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18706,6 +19729,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18715,6 +19739,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18724,6 +19749,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18733,6 +19759,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18742,6 +19769,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18751,6 +19779,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18760,6 +19791,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18769,6 +19801,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18823,6 +19856,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18891,6 +19927,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18900,6 +19937,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18909,6 +19947,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18918,6 +19957,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18927,6 +19967,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18936,6 +19977,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18945,6 +19987,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18954,6 +19997,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18963,6 +20007,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18972,6 +20019,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18981,6 +20029,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19010,6 +20059,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19133,6 +20185,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19142,6 +20195,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19151,6 +20205,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19160,6 +20215,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19169,6 +20225,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19178,6 +20235,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19187,6 +20247,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19196,6 +20257,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19225,6 +20287,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19351,6 +20416,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19360,6 +20426,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19369,6 +20436,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19378,6 +20446,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19387,6 +20456,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19396,6 +20466,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19405,6 +20478,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19414,6 +20488,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19455,6 +20530,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19474,6 +20552,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19483,6 +20562,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19492,6 +20572,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19501,6 +20582,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19510,6 +20592,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19519,6 +20602,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19528,6 +20612,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19537,6 +20622,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19546,6 +20632,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19555,6 +20642,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19564,6 +20654,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19573,6 +20664,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19604,6 +20696,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19638,6 +20733,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19647,6 +20743,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19656,6 +20753,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19665,6 +20763,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19674,6 +20773,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19683,6 +20783,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19692,6 +20795,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19701,6 +20805,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19757,6 +20862,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19785,6 +20893,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19794,6 +20903,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19803,6 +20913,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19812,6 +20923,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19821,6 +20933,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19830,6 +20943,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19839,6 +20953,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19848,6 +20963,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19857,6 +20973,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19866,6 +20983,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19875,6 +20995,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19884,6 +21005,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19927,6 +21049,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19956,6 +21081,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19965,6 +21091,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19974,6 +21101,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19983,6 +21111,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19992,6 +21121,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20001,6 +21131,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20010,6 +21141,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20019,6 +21151,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20028,6 +21161,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20037,6 +21171,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20046,6 +21183,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20055,6 +21193,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20139,6 +21278,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20161,6 +21303,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20170,6 +21313,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20179,6 +21323,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20188,6 +21333,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20197,6 +21343,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20206,6 +21353,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20215,6 +21363,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20224,6 +21373,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json, multipart/form-data) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20233,6 +21383,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20242,6 +21393,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20251,6 +21405,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20260,6 +21415,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20314,6 +21470,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20342,6 +21501,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20351,6 +21511,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20360,6 +21521,7 @@ export interface operations {
             /** @description Token lacks the scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20369,6 +21531,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20378,6 +21541,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20387,6 +21551,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20396,6 +21561,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20405,6 +21571,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20414,6 +21581,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20423,6 +21591,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20432,6 +21603,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20441,6 +21613,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20468,6 +21641,9 @@ export interface operations {
                     "Content-Disposition"?: string;
                     /** @description SHA-256 of the bytes, hex */
                     "X-Content-SHA256"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20484,6 +21660,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20493,6 +21670,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20502,6 +21680,7 @@ export interface operations {
             /** @description Token lacks the scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20511,6 +21690,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20520,6 +21700,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20529,6 +21710,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20538,6 +21722,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20547,6 +21732,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20567,6 +21753,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20617,6 +21806,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20626,6 +21816,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20635,6 +21826,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20644,6 +21838,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20653,6 +21848,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20697,6 +21893,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20744,6 +21943,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20753,6 +21953,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20762,6 +21963,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20771,6 +21973,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20780,6 +21983,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20789,6 +21993,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20798,6 +22003,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20807,6 +22013,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20816,6 +22023,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20825,6 +22035,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20834,6 +22045,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20857,6 +22069,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20901,6 +22116,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20910,6 +22126,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20919,6 +22136,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20928,6 +22146,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20937,6 +22156,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20946,6 +22168,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20955,6 +22178,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20978,6 +22202,9 @@ export interface operations {
             /** @description No content */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -20985,6 +22212,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20994,6 +22222,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21003,6 +22232,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21012,6 +22242,7 @@ export interface operations {
             /** @description State conflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21021,6 +22252,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21030,6 +22262,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21039,6 +22274,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21048,6 +22284,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21093,6 +22330,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21137,6 +22377,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21146,6 +22387,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21155,6 +22397,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21164,6 +22407,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21173,6 +22417,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21182,6 +22427,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21191,6 +22437,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21200,6 +22447,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21209,6 +22457,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21218,6 +22467,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21227,6 +22479,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21236,6 +22489,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21270,6 +22524,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21481,6 +22738,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21490,6 +22748,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21499,6 +22758,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21508,6 +22768,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21517,6 +22778,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21526,6 +22790,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21535,6 +22800,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21560,6 +22826,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21765,6 +23034,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21774,6 +23044,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21783,6 +23054,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21792,6 +23064,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21801,6 +23074,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21810,6 +23086,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21819,6 +23096,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21849,6 +23127,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22054,6 +23335,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22063,6 +23345,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22072,6 +23355,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22081,6 +23365,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22090,6 +23375,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22099,6 +23385,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22108,6 +23395,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22117,6 +23405,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22126,6 +23417,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22135,6 +23427,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22160,6 +23453,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22178,6 +23474,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22187,6 +23484,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22196,6 +23494,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22205,6 +23504,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22214,6 +23514,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22223,6 +23524,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22232,6 +23534,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22241,6 +23546,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22250,6 +23556,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22290,6 +23597,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22337,6 +23647,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22346,6 +23657,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22355,6 +23667,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22364,6 +23677,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22373,6 +23687,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22382,6 +23697,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22391,6 +23707,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22400,6 +23717,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22409,6 +23727,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22418,6 +23737,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22427,6 +23749,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22436,6 +23759,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22464,6 +23788,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22556,6 +23883,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22565,6 +23893,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22574,6 +23903,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22583,6 +23913,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22592,6 +23923,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22601,6 +23933,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22610,6 +23943,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22619,6 +23953,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22628,6 +23965,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22637,6 +23975,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22677,6 +24016,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22695,6 +24037,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22704,6 +24047,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22713,6 +24057,7 @@ export interface operations {
             /** @description the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22722,6 +24067,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22731,6 +24077,7 @@ export interface operations {
             /** @description State conflict; or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22740,6 +24087,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22749,6 +24097,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22758,6 +24107,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22767,6 +24117,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22776,6 +24127,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22785,6 +24139,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22794,6 +24149,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22835,6 +24191,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23005,6 +24364,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23014,6 +24374,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23023,6 +24384,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23032,6 +24394,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23041,6 +24406,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23050,6 +24416,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23073,6 +24440,9 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23233,6 +24603,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23242,6 +24613,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23251,6 +24623,7 @@ export interface operations {
             /** @description Unknown id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23260,6 +24633,7 @@ export interface operations {
             /** @description A path parameter over 1000 characters, or a URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23269,6 +24643,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23278,6 +24655,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23287,6 +24665,7 @@ export interface operations {
             /** @description A subgraph or the database is unavailable, or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23326,6 +24705,9 @@ export interface operations {
             /** @description Token */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23350,6 +24732,7 @@ export interface operations {
             /** @description invalid_request (including client credentials sent in the query string, refused per RFC 6749 2.3.1), unsupported_grant_type or invalid_scope (RFC 6749 5.2); a body that cannot be parsed is a problem */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23364,6 +24747,7 @@ export interface operations {
             /** @description invalid_client */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23377,6 +24761,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23386,6 +24771,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23395,6 +24781,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23406,6 +24793,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23419,6 +24809,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23428,6 +24819,7 @@ export interface operations {
             /** @description The service is overloaded or the database is unavailable (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23473,6 +24865,9 @@ export interface operations {
             /** @description Token */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23512,6 +24907,7 @@ export interface operations {
             /** @description invalid_request (including client credentials in the query string, RFC 6749 2.3.1), unsupported_grant_type, or invalid_scope (a client not allowed the roadside scope) (RFC 6749 5.2); a body that cannot be parsed is a problem */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23527,6 +24923,7 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23540,6 +24937,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23549,6 +24947,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23558,6 +24957,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/x-www-form-urlencoded, application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23569,6 +24969,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23582,6 +24985,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23591,6 +24995,7 @@ export interface operations {
             /** @description The service is overloaded or the database is unavailable (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23611,6 +25016,9 @@ export interface operations {
             /** @description Every client, without secrets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23663,6 +25071,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23672,6 +25081,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23681,6 +25091,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23690,6 +25101,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23699,6 +25113,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23708,6 +25123,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23751,6 +25167,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23778,6 +25197,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23787,6 +25207,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23796,6 +25217,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23805,6 +25227,7 @@ export interface operations {
             /** @description A client with that id exists; or a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23814,6 +25237,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23823,6 +25247,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23832,6 +25257,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23841,6 +25267,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23850,6 +25277,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23859,6 +25289,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23868,6 +25299,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23896,6 +25328,9 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer carries a secret, shown this once */
                     "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23923,6 +25358,7 @@ export interface operations {
             /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23932,6 +25368,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23941,6 +25378,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23950,6 +25388,7 @@ export interface operations {
             /** @description Unknown client */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23959,6 +25398,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After); or the request with this Idempotency-Key ran and its answer carried a secret, which is never kept, shown again or run again for: IDEMPOTENT_SECRET_NOT_REPLAYED */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23968,6 +25408,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23977,6 +25418,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23986,6 +25428,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23995,6 +25440,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24004,6 +25450,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24032,6 +25479,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24050,6 +25500,7 @@ export interface operations {
             /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24059,6 +25510,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24068,6 +25520,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24077,6 +25530,7 @@ export interface operations {
             /** @description Unknown client */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24086,6 +25540,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24095,6 +25550,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24104,6 +25560,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24113,6 +25570,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24122,6 +25582,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24131,6 +25592,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24159,6 +25621,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24177,6 +25642,7 @@ export interface operations {
             /** @description Invalid input (an Idempotency-Key that is not a printable key) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24186,6 +25652,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24195,6 +25662,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24204,6 +25672,7 @@ export interface operations {
             /** @description Unknown client */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24213,6 +25682,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24222,6 +25692,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24231,6 +25702,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24240,6 +25712,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24249,6 +25724,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24258,6 +25734,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24278,6 +25755,9 @@ export interface operations {
             /** @description Every registration */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24331,6 +25811,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24340,6 +25821,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24349,6 +25831,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24358,6 +25841,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24367,6 +25853,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24376,6 +25863,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24426,6 +25914,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24473,6 +25964,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24482,6 +25974,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24491,6 +25984,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24500,6 +25994,7 @@ export interface operations {
             /** @description The issuer is trusted for that audience already (in any organisation); or a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24509,6 +26004,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24518,6 +26014,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24527,6 +26024,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24536,6 +26034,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24545,6 +26044,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24554,6 +26056,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24563,6 +26066,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24586,6 +26090,9 @@ export interface operations {
             /** @description The removed registration */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24633,6 +26140,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24642,6 +26150,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24651,6 +26160,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24660,6 +26170,7 @@ export interface operations {
             /** @description Unknown registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24669,6 +26180,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24678,6 +26190,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24687,6 +26202,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24696,6 +26212,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24727,6 +26244,9 @@ export interface operations {
             /** @description Manifests and modes */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24782,6 +26302,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24791,6 +26312,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24800,6 +26322,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24809,6 +26332,7 @@ export interface operations {
             /** @description Unknown client or issuer registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24818,6 +26342,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24827,6 +26352,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24836,6 +26364,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24845,6 +26374,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24903,6 +26433,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24942,6 +26475,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24951,6 +26485,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24960,6 +26495,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24969,6 +26505,7 @@ export interface operations {
             /** @description Unknown client or issuer registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24978,6 +26515,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24987,6 +26525,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24996,6 +26535,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25005,6 +26545,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25014,6 +26555,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25023,6 +26565,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25032,6 +26577,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25041,6 +26587,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25069,6 +26616,9 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25108,6 +26658,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25117,6 +26668,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25126,6 +26678,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope; or the token lacks a scope of the token that made the request with this Idempotency-Key, whose answer is not replayed to it */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25135,6 +26688,7 @@ export interface operations {
             /** @description Unknown manifest */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25144,6 +26698,7 @@ export interface operations {
             /** @description a request with the same Idempotency-Key is still running (see Retry-After) */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25153,6 +26708,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25162,6 +26718,7 @@ export interface operations {
             /** @description the Idempotency-Key was used for a different request (method, path or body): IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25171,6 +26728,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25180,6 +26740,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25189,6 +26750,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25226,6 +26788,9 @@ export interface operations {
             /** @description The mode, in force */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25252,6 +26817,7 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25261,6 +26827,7 @@ export interface operations {
             /** @description Missing, invalid or expired token */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25270,6 +26837,7 @@ export interface operations {
             /** @description Token lacks the 'admin' scope */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25279,6 +26847,7 @@ export interface operations {
             /** @description Unknown client or issuer registration */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25288,6 +26857,7 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25297,6 +26867,7 @@ export interface operations {
             /** @description A URL over 16 KiB */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25306,6 +26877,7 @@ export interface operations {
             /** @description Unsupported content type (accepted: application/json) */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25315,6 +26887,9 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25324,6 +26899,7 @@ export interface operations {
             /** @description Request line and headers over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25333,6 +26909,7 @@ export interface operations {
             /** @description The database is unavailable or the service is overloaded (see Retry-After) */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import { AppError, badInput, forbidden, unauthenticated } from '../../subgraphs/platform/errors.ts';
 import { problemFromErrors, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
+import { securityFor } from '../rest/openapi-security.ts';
 
 function requireAdmin(request: FastifyRequest): Caller {
   const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
@@ -48,4 +49,4 @@ export const adminErrors = {
   431: problem('Request line and headers over 16 KiB'), 503: problem('The database is unavailable or the service is overloaded (see Retry-After)'),
 };
 export const adminBodyErrors = { 400: problem('Invalid input'), 413: problem('Request body too large'), 415: problem('Unsupported content type (accepted: application/json)') };
-export const adminSecurity = [{ bearer: ['admin'] }];
+export const adminSecurity = securityFor('admin');

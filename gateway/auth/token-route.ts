@@ -3,15 +3,38 @@ import type { CryptoKey } from 'jose';
 import { issueToken, TOKEN_LIFETIME_SECONDS, type Scope } from '../../subgraphs/platform/auth/tokens.ts';
 import { SECRET_QUERY_PARAM } from '../../subgraphs/platform/log.ts';
 import type { ClientStore } from './clients.ts';
+import { setLimitFields, type LimitState } from '../protection/ratelimit-fields.ts';
 
 export const TOKEN_PATH = '/platform/oauth/v1/token';
 
 /** Counts failed token attempts (gateway/protection/limits.ts): an attempt counts from its start and is given back when it succeeds. */
 export interface AttemptLimiter {
-  /** Counts an attempt before its secret is checked; the seconds to wait when the address is over a limit. */
-  begin(ip: string, clientId: string | undefined): Promise<number | null>;
-  /** The secret was right: the attempt is not a failure. */
-  succeeded(ip: string, clientId: string): Promise<void>;
+  /**
+   * Counts an attempt before its secret is checked: where it leaves the caller in each policy that
+   * counted it, and the seconds to wait when the address is over a limit.
+   */
+  begin(ip: string, clientId: string | undefined):
+    Promise<{ wait: number | null; states: readonly LimitState[] }>;
+  /** The secret was right: the attempt is not a failure; where the caller stands then (none when unknown). */
+  succeeded(ip: string, clientId: string): Promise<readonly LimitState[]>;
+}
+
+/** The limiter for one request, remembering where its attempt left the caller (the RateLimit fields). */
+function recording(limit: AttemptLimiter | undefined) {
+  let states: readonly LimitState[] = [];
+  const limiter: AttemptLimiter | undefined = limit && {
+    async begin(ip, clientId) {
+      const counted = await limit.begin(ip, clientId);
+      states = counted.states;
+      return counted;
+    },
+    async succeeded(ip, clientId) {
+      const after = await limit.succeeded(ip, clientId);
+      if (after.length) states = after;
+      return after;
+    },
+  };
+  return { limiter, states: () => states };
 }
 
 export interface TokenDeps { clients: ClientStore; privateKey: CryptoKey; issuer: string; limit?: AttemptLimiter }
@@ -103,7 +126,7 @@ export async function grantClientCredentials(deps: TokenDeps, req: GrantRequest,
   if (grantType !== 'client_credentials') throw new TokenError('unsupported_grant_type', 'only grant_type=client_credentials is supported');
   const clientId = basic?.id ?? bodyId;
   const clientSecret = basic?.secret ?? bodySecret;
-  const wait = await deps.limit?.begin(req.ip, clientId);
+  const wait = (await deps.limit?.begin(req.ip, clientId))?.wait;
   if (wait) throw new TokenError('too_many_requests', `too many token requests; retry in ${wait} s`, 429, wait);
   if (!clientId || !clientSecret) throw new TokenError('invalid_client', 'client_id and client_secret are required', 401);
   const client = clientId.length <= MAX_CLIENT_ID && clientSecret.length <= MAX_CLIENT_SECRET ? await deps.clients.authenticate(clientId, clientSecret) : null;
@@ -153,13 +176,16 @@ const PLATFORM_TOKEN: TokenRoute = {
 /** A client-credentials token endpoint (by default the platform's). */
 export function registerTokenRoute(app: FastifyInstance, deps: TokenDeps, route: TokenRoute = PLATFORM_TOKEN) {
   app.post(route.path, async (request: FastifyRequest, reply: FastifyReply) => {
+    const counted = recording(deps.limit);
     try {
-      const grant = await grantClientCredentials(deps, {
+      const grant = await grantClientCredentials({ ...deps, limit: counted.limiter }, {
         body: request.body, authorization: request.headers.authorization, ip: request.ip, url: request.url,
         query: route.readsQuery ? request.query as Record<string, unknown> : undefined,
       }, route.defaultScopes);
+      setLimitFields(reply, counted.states());
       return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(route.answer(grant));
     } catch (error) {
+      setLimitFields(reply, counted.states());
       if (sendTokenError(error, reply, /^Basic\s/i.test(request.headers.authorization ?? ''))) return reply;
       throw error;
     }

@@ -33,7 +33,9 @@ export const CORS_EXPOSED_HEADERS = {
   Link: 'paged answers: `rel="next"`',
   'Content-Disposition': 'files (Risk Index exports, roadside documents): the file name',
   'X-Sandbox': '`true` on every answer to a sandbox client\'s token (docs/sandbox.md)',
-  'X-RateLimit-Limit': 'requests a minute the client may make',
-  'X-RateLimit-Remaining': 'requests left in this minute',
-  'X-RateLimit-Reset': 'seconds until the minute ends',
+  'RateLimit-Policy': 'the quota policies that counted the answer: `"client";q=1200;w=60` (IETF draft)',
+  RateLimit: 'where the caller stands in each: `"client";r=1187;t=42` (remaining, seconds to reset)',
+  'X-RateLimit-Limit': 'requests a minute the client may make (kept for older clients: read `RateLimit`)',
+  'X-RateLimit-Remaining': 'requests left in this minute (kept for older clients)',
+  'X-RateLimit-Reset': 'seconds until the minute ends (kept for older clients)',
 } as const;

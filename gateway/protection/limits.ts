@@ -10,6 +10,7 @@ import type { Caller } from '../../subgraphs/platform/auth/tokens.ts';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import { TokenError, type AttemptLimiter } from '../auth/token-route.ts';
 import { problem, sendProblem } from '../../subgraphs/platform/rest/problem.ts';
+import { perMinute, setLimitFields, stateOf, type LimitState, type QuotaPolicy } from './ratelimit-fields.ts';
 
 /** Seconds a caller is asked to wait while the shared counters (Redis) cannot be reached. */
 const COUNTERS_DOWN_RETRY_SECONDS = 5;
@@ -79,7 +80,8 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance, { config }: { con
 /**
  * Per-client (per-user, for an end user's token) request rate limit on GraphQL and REST, and the
  * limit of each issuer registration over all its users; runs after the token gate and answers 429
- * with Retry-After.
+ * with Retry-After. Every answer it counted says so in the RateLimit fields (policies `client`, and
+ * `issuer` for an end user's token: gateway/protection/ratelimit-fields.ts).
  */
 export function addRequestRateLimit(scope: FastifyInstance, config: Config) {
   const limit = scope.rateLimit();
@@ -88,12 +90,18 @@ export function addRequestRateLimit(scope: FastifyInstance, config: Config) {
   const byIssuer = redis
     ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${config.REDIS_KEY_PREFIX}limit:issuer`, points, duration: 60 })
     : new RateLimiterMemory({ keyPrefix: 'issuer', points, duration: 60 });
+  const issuerPolicy = perMinute('issuer', points);
+  const issuerStates = new WeakMap<FastifyRequest, LimitState>();
   const issuerLimit = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callerOf(request);
     if (caller?.userId === undefined) return;
-    const over = await byIssuer.consume(caller.clientId).then(() => null, (error: unknown) => {
-      if (error instanceof RateLimiterRes) return Math.max(1, Math.ceil(error.msBeforeNext / 1000));
-      throw error;
+    const over = await byIssuer.consume(caller.clientId).then((counted) => {
+      issuerStates.set(request, stateOf(issuerPolicy, counted.remainingPoints, counted.msBeforeNext));
+      return null;
+    }, (error: unknown) => {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      issuerStates.set(request, stateOf(issuerPolicy, 0, error.msBeforeNext));
+      return Math.max(1, Math.ceil(error.msBeforeNext / 1000));
     });
     if (over === null) return;
     reply.header('retry-after', String(over));
@@ -110,6 +118,18 @@ export function addRequestRateLimit(scope: FastifyInstance, config: Config) {
       reply.header('retry-after', String(COUNTERS_DOWN_RETRY_SECONDS));
       return sendProblem(reply, problem(503, 'SERVICE_UNAVAILABLE', countersDown));
     }
+  });
+  // The RateLimit fields of every counted answer (429s included), from the counters'
+  // X-RateLimit-* headers (which stay, for the clients that read them) and the issuer's state.
+  const clientPolicy = perMinute('client', config.RATE_LIMIT_PER_MINUTE);
+  scope.addHook('onSend', async (request, reply) => {
+    const remaining = reply.getHeader('x-ratelimit-remaining');
+    // Not counted: refused before the limit (401, 413, ...), or the counters are down.
+    if (remaining === undefined) return;
+    const resetMs = Number(reply.getHeader('x-ratelimit-reset')) * 1000;
+    const client = stateOf(clientPolicy, Number(remaining), resetMs);
+    const issuer = issuerStates.get(request);
+    setLimitFields(reply, issuer ? [client, issuer] : [client]);
   });
 }
 
@@ -129,33 +149,51 @@ export function attemptAddress(ip: string): string {
  * id) and per client id from one address (TOKEN_RATE_LIMIT_PER_MINUTE), in fixed one-minute windows
  * (in Redis with REDIS_URL). An attempt is counted before its secret is checked, so that a burst
  * from one address hashes no more secrets than its limit, and given back when the secret was right:
- * only failures stay counted, and only against the address they came from.
+ * only failures stay counted, and only against the address they came from. The token answers' RateLimit
+ * fields name the two as policies `token-address` and `token-client`.
  */
 export function tokenAttemptLimiter(app: FastifyInstance, config: Config, redis: Redis | undefined): AttemptLimiter {
-  const counter = (name: string, points: number) => (redis
-    ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${config.REDIS_KEY_PREFIX}${name}`, points, duration: 60 })
-    : new RateLimiterMemory({ keyPrefix: name, points, duration: 60 }));
-  const byAddress = counter('token-address', config.TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE);
-  const byClient = counter('token-client', config.TOKEN_RATE_LIMIT_PER_MINUTE);
+  const counter = (policy: QuotaPolicy) => {
+    const options = { points: policy.quota, duration: policy.windowSeconds };
+    const limiter = redis
+      ? new RateLimiterRedis({ ...options, storeClient: redis, keyPrefix: config.REDIS_KEY_PREFIX + policy.name })
+      : new RateLimiterMemory({ ...options, keyPrefix: policy.name });
+    return { policy, limiter };
+  };
+  const byAddress = counter(perMinute('token-address', config.TOKEN_ADDRESS_RATE_LIMIT_PER_MINUTE));
+  const byClient = counter(perMinute('token-client', config.TOKEN_RATE_LIMIT_PER_MINUTE));
   // A client id is as long as the caller makes it: its digest keeps the counter's key bounded.
   const clientKey = (address: string, clientId: string) => `${address} ${createHash('sha256').update(clientId).digest('base64url')}`;
-  const waitOf = (error: unknown) => {
-    if (error instanceof RateLimiterRes) return Math.max(1, Math.ceil(error.msBeforeNext / 1000));
-    throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS);
-  };
+  /** Counts one attempt: where it leaves the caller, and the seconds to wait when over the quota. */
+  const count = ({ policy, limiter }: ReturnType<typeof counter>, key: string) => limiter.consume(key).then(
+    (counted) => ({ state: stateOf(policy, counted.remainingPoints, counted.msBeforeNext), wait: null }),
+    (error: unknown) => {
+      if (!(error instanceof RateLimiterRes)) {
+        throw new TokenError('temporarily_unavailable', countersDown, 503, COUNTERS_DOWN_RETRY_SECONDS);
+      }
+      const wait = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+      return { state: stateOf(policy, 0, error.msBeforeNext), wait };
+    },
+  );
   return {
     async begin(ip, clientId) {
       const address = attemptAddress(ip);
       // The address first: an address over its limit adds no per-client keys.
-      const overAddress = await byAddress.consume(address).then(() => null, waitOf);
-      if (overAddress || !clientId) return overAddress;
-      return byClient.consume(clientKey(address, clientId)).then(() => null, waitOf);
+      const overAddress = await count(byAddress, address);
+      if (overAddress.wait || !clientId) return { wait: overAddress.wait, states: [overAddress.state] };
+      const overClient = await count(byClient, clientKey(address, clientId));
+      return { wait: overClient.wait, states: [overAddress.state, overClient.state] };
     },
     async succeeded(ip, clientId) {
       const address = attemptAddress(ip);
-      await Promise.all([byAddress.reward(address), byClient.reward(clientKey(address, clientId))]).catch((error: Error) => {
+      const given = [[byAddress, address], [byClient, clientKey(address, clientId)]] as const;
+      return Promise.all(given.map(async ([{ policy, limiter }, key]) => {
+        const after = await limiter.reward(key);
+        return stateOf(policy, after.remainingPoints, after.msBeforeNext);
+      })).catch((error: Error) => {
         // The token is issued all the same; the attempt stays counted until its window ends.
         app.log.warn({ err: { type: error.name, message: error.message } }, 'could not uncount a successful token attempt');
+        return [];
       });
     },
   };

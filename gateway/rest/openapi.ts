@@ -14,6 +14,8 @@ import { withExamples } from './examples.ts';
 import { webhooksSection } from './openapi-webhooks.ts';
 import { cacheDocs, noStoreDocs } from './http-cache.ts';
 import { componentSchemas } from '../../subgraphs/platform/rest/components.ts';
+import { answerHeaderComponents, withAnswerHeaders } from './openapi-headers.ts';
+import { securityFor, securitySchemes } from './openapi-security.ts';
 
 const DESCRIPTION = [
   'Each path runs the same GraphQL resolvers as /graphql. Errors are application/problem+json (RFC 9457).',
@@ -75,7 +77,7 @@ function operation(route: RestRoute) {
     summary: route.summary,
     description: route.docs?.description,
     tags: [route.tag],
-    security: route.scope ? [{ bearer: route.scope === 'any' ? [] : [route.scope] }] : [],
+    security: route.scope ? securityFor(route.scope) : [],
     parameters: [...params, ...query, ...(idempotent ? [idempotencyKeyParameter] : []), ...(cache ? [cache.parameter] : [])],
     ...(route.docs?.requestBody ? {
       requestBody: {
@@ -212,6 +214,10 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
   };
   for (const endpoint of areaTokenEndpoints) paths[endpoint.path] = { post: areaTokenOperation(endpoint) };
   Object.assign(paths, withIdempotency(adminClientPaths), withIdempotency(adminIssuerPaths), withIdempotency(adminDocumentPaths));
+  for (const [path, item] of Object.entries(paths)) {
+    paths[path] = Object.fromEntries(Object.entries(item)
+      .map(([method, op]) => [method, withAnswerHeaders(op as Parameters<typeof withAnswerHeaders>[0])]));
+  }
   return {
     openapi: '3.1.0',
     info: { title: 'Fleet mobility and insurance risk: REST compatibility paths', version: '1.0.0', description: DESCRIPTION },
@@ -219,8 +225,9 @@ export function buildOpenApi(routes: readonly RestRoute[]) {
     paths: withExamples(paths),
     webhooks: webhooksSection(routes),
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `From POST ${TOKEN_PATH}` } },
+      securitySchemes,
       schemas: { Problem: problemSchema, ...componentSchemas() },
+      headers: answerHeaderComponents,
     },
   };
 }

@@ -121,6 +121,8 @@ export interface TokenEndpoint {
     response: Record<string, unknown>;
     /** The 400 answer's description. */
     badRequest: string;
+    /** Its OAuth 2.0 client-credentials security scheme: its name, what it says, the scopes it grants. */
+    securityScheme: { name: string; description: string; scopes: Record<string, string> };
   };
 }
 

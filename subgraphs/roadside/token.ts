@@ -58,5 +58,11 @@ export const roadsideToken: TokenEndpoint = {
     badRequest: 'invalid_request (including client credentials in the query string, RFC 6749 2.3.1), '
       + 'unsupported_grant_type, or invalid_scope (a client not allowed the roadside scope) (RFC 6749 5.2); '
       + 'a body that cannot be parsed is a problem',
+    securityScheme: {
+      name: 'roadsideOAuth2',
+      description: 'OAuth 2.0 client credentials at the roadside services\' own token endpoint '
+        + '(client id and secret in HTTP Basic); its token carries the `roadside` scope only.',
+      scopes: { roadside: 'Roadside rescue' },
+    },
   },
 };

@@ -4,6 +4,7 @@
  * (walk-through.ts) compiled with `tsc --strict`, free of casts, then run against a live server.
  */
 import { readFileSync } from 'node:fs';
+import { parseList, type Item } from 'structured-headers';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
@@ -76,5 +77,11 @@ describe('typed client (openapi-typescript + openapi-fetch)', () => {
     expect(result.risk.coverage).toBe('COVERED');
     expect(result.risk.index).toBeGreaterThanOrEqual(0);
     expect(result.risk.svg).toBe(true);
+    // The RateLimit fields it read are RFC 8941 lists naming the client policy.
+    const [[policy, quota]] = parseList(result.limits['RateLimit-Policy'] ?? '') as Item[];
+    expect([policy, Object.fromEntries(quota!)]).toEqual(['client', { q: t.config.RATE_LIMIT_PER_MINUTE, w: 60 }]);
+    const [[name, state]] = parseList(result.limits.RateLimit ?? '') as Item[];
+    expect(name).toBe('client');
+    expect(state!.get('r')).toBeLessThan(t.config.RATE_LIMIT_PER_MINUTE);
   });
 });

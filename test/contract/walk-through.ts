@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
-import type { operations, paths } from '../../schema/openapi-types.ts';
+import type { components, operations, paths } from '../../schema/openapi-types.ts';
 
 /** The answer's body, or an error naming the step and the problem the server answered. */
 function ok<T>(step: string, result: { data?: T; error?: unknown; response: Response }): T {
@@ -19,6 +19,9 @@ const CHICAGO = { latitude: 41.8789, longitude: -87.6359, address1: '233 S Wacke
 /** The statuses a provider reports a rescue through, as the contract names them. */
 type RescueStatus = operations['statusUpdate']['requestBody']['content']['application/json']['status'];
 
+/** The rate-limit fields the contract declares (a name it lacks does not compile): read to pace the calls. */
+const RATE_LIMIT_FIELDS: (keyof components['headers'])[] = ['RateLimit-Policy', 'RateLimit'];
+
 export interface Credentials { clientId: string; clientSecret: string }
 
 export async function walkThrough(baseUrl: string, { clientId, clientSecret }: Credentials) {
@@ -30,7 +33,9 @@ export async function walkThrough(baseUrl: string, { clientId, clientSecret }: C
   const SMI = '/shared-mobility-insights/v2';
 
   // A. users, vehicles, bookings (a retried POST carries the same Idempotency-Key)
-  const user = ok('createUser', await api.POST(`${SMI}/users`, { body: { userID: 'driver-1' } }));
+  const created = await api.POST(`${SMI}/users`, { body: { userID: 'driver-1' } });
+  const user = ok('createUser', created);
+  const limits = Object.fromEntries(RATE_LIMIT_FIELDS.map((name) => [name, created.response.headers.get(name)]));
   const vehicle = ok('createVehicle', await api.POST(`${SMI}/vehicles`, { body: { VIN: '1HGCM82633A004352', deviceID: '356938035643809' } }));
   const key = randomUUID();
   const bookingRequest = {
@@ -110,5 +115,6 @@ export async function walkThrough(baseUrl: string, { clientId, clientSecret }: C
     },
     registration: { devices: devices.devices?.map((d) => [d.deviceId, d.vehicleId]), consents: consents.consents?.map((c) => [c.type, c.action]) },
     risk: { index: risk.riskInfo.index, coverage: risk.area.coverage, svg: map.startsWith('<svg') },
+    limits,
   };
 }

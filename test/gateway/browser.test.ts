@@ -7,10 +7,11 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, watchedPage } from '../support/browser.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { TOKEN_PATH } from '../../gateway/auth/token-route.ts';
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 const USERS_PATH = '/shared-mobility-insights/v2/users';
@@ -30,6 +31,21 @@ afterAll(async () => {
 
 const openPage = () => watchedPage(browser);
 
+/** Authorize's `oauth2` section (client credentials at the token endpoint): the default client's id and secret. */
+async function authorizeWithClientCredentials(page: Page) {
+  await page.locator('.swagger-ui .auth-wrapper .authorize').click();
+  const dialog = page.locator('.swagger-ui .modal-ux');
+  const oauth2 = dialog.locator('.auth-container')
+    .filter({ has: page.locator('#client_id_clientCredentials') }).filter({ hasText: TOKEN_PATH });
+  await oauth2.locator('#client_id_clientCredentials').fill(DEFAULT_CLIENT.id);
+  await oauth2.locator('#client_secret_clientCredentials').fill(DEFAULT_CLIENT.secret);
+  await oauth2.locator('button.authorize').click();
+  // Authorized, the section shows the client id masked and offers Logout ("Remove authorization").
+  const logout = dialog.getByRole('button', { name: 'Remove authorization' });
+  await expect.poll(() => logout.count(), { timeout: 15_000 }).toBe(1);
+  await dialog.locator('button.btn-done').first().click();
+}
+
 describe('the REST docs page in headless Chromium', () => {
   it('renders the REST docs page from /openapi.json, and Try it out calls the API', async () => {
     const { page, requested, violations } = await openPage();
@@ -37,7 +53,8 @@ describe('the REST docs page in headless Chromium', () => {
     const operations = Object.values(openapi.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
     await page.goto(`${t.url}/docs`, { waitUntil: 'load' });
     const blocks = page.locator('.swagger-ui .opblock');
-    await expect.poll(() => blocks.count(), { timeout: 20_000 }).toBe(operations);
+    // The whole document renders at once: on a busy machine this takes a while.
+    await expect.poll(() => blocks.count(), { timeout: 60_000 }).toBe(operations);
     expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('REST compatibility paths');
     await page.screenshot({ path: `${ARTIFACTS}rest-docs.png`, fullPage: false });
 
@@ -61,11 +78,7 @@ describe('the REST docs page in headless Chromium', () => {
       if (request.method() !== 'POST' || new URL(request.url()).pathname !== USERS_PATH) return;
       sent.push({ key: (await request.allHeaders())['idempotency-key'], status: response.status(), replayed: response.headers()['idempotent-replayed'] });
     });
-    await page.locator('.swagger-ui .auth-wrapper .authorize').click();
-    const dialog = page.locator('.swagger-ui .modal-ux');
-    await dialog.locator('input').first().fill(t.token);
-    await dialog.getByRole('button', { name: 'Apply credentials' }).click();
-    await dialog.locator('button.btn-done').click();
+    await authorizeWithClientCredentials(page);
     const create = page.locator('#operations-Users-createUser');
     await create.locator('.opblock-summary').click();
     await create.getByRole('button', { name: 'Try it out' }).click();
@@ -91,7 +104,36 @@ describe('the REST docs page in headless Chromium', () => {
     expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
     expect(violations).toEqual([]);
     await page.close();
-  }, 60_000);
+  }, 120_000);
+
+  it('Authorize fetches a token with the client id and secret, and the page keeps neither', async () => {
+    const { page, violations } = await openPage();
+    await page.goto(`${t.url}/docs`, { waitUntil: 'load' });
+    await page.locator('.swagger-ui .auth-wrapper .authorize').waitFor({ timeout: 60_000 });
+    const tokenAnswers: number[] = [];
+    page.on('response', (response) => {
+      if (response.url() === `${t.url}${TOKEN_PATH}`) tokenAnswers.push(response.status());
+    });
+    await authorizeWithClientCredentials(page);
+    expect(tokenAnswers).toEqual([200]);
+    // Try it out on a write behind the b2b scope: the fetched token is sent.
+    const create = page.locator('#operations-Users-createUser');
+    await create.locator('.opblock-summary').click();
+    await create.getByRole('button', { name: 'Try it out' }).click();
+    await create.locator('textarea.body-param__text').fill('{"homeZip": "60601"}');
+    await create.getByRole('button', { name: 'Execute' }).click();
+    const live = create.locator('.live-responses-table tbody .response-col_status').first();
+    await expect.poll(() => live.innerText().catch(() => ''), { timeout: 15_000 }).toBe('201');
+    // Nothing of it is kept by the page: no storage, no cookie; a reload starts signed out.
+    const kept = () => page.evaluate<unknown>('({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
+    expect(await kept()).toEqual({ local: {}, session: {}, cookie: '' });
+    await page.reload({ waitUntil: 'load' });
+    await expect.poll(() => page.locator('.swagger-ui .auth-wrapper .authorize').getAttribute('class'), { timeout: 60_000 })
+      .toContain('unlocked');
+    expect(await kept()).toEqual({ local: {}, session: {}, cookie: '' });
+    expect(violations).toEqual([]);
+    await page.close();
+  }, 180_000);
 });
 
 describe('framing from another origin', () => {

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import { parseList, type Item } from 'structured-headers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
@@ -72,7 +73,7 @@ describe('a browser app on an origin in CORS_ORIGINS', () => {
 
     const created = { method: 'POST', path: `${SMI}/users`, body: { userId: 'cors-browser-2' }, headers: { 'idempotency-key': 'cors-browser-key' } };
     const answers = await fromPage(page, [
-      { method: 'PATCH', path: `${SMI}/users/${userId}`, body: { homeZip: '94105' }, read: ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] },
+      { method: 'PATCH', path: `${SMI}/users/${userId}`, body: { homeZip: '94105' }, read: ['x-request-id', 'ratelimit-policy', 'ratelimit', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] },
       { method: 'PUT', path: `${SMI}/users/${userId}/enrollment`, body: { enrollmentStatus: 'accepted' } },
       { method: 'DELETE', path: `/platform/webhooks/v1/subscriptions/${subscription.body.id}` },
       { method: 'PUT', path: '/graphql/stream', headers: { 'if-none-match': '"x"', 'last-event-id': '0', 'apollographql-client-name': 'cors-test', 'apollographql-client-version': '1' } },
@@ -87,6 +88,11 @@ describe('a browser app on an origin in CORS_ORIGINS', () => {
     expect(Number(patched!.headers!['x-ratelimit-limit'])).toBe(t.config.RATE_LIMIT_PER_MINUTE);
     expect(Number(patched!.headers!['x-ratelimit-remaining'])).toBeGreaterThan(0);
     expect(Number(patched!.headers!['x-ratelimit-reset'])).toBeGreaterThan(0);
+    // The IETF fields, parsed as RFC 8941 lists, say the same.
+    const [[policy, quota]] = parseList(patched!.headers!['ratelimit-policy']!) as Item[];
+    expect([policy, Object.fromEntries(quota!)]).toEqual(['client', { q: t.config.RATE_LIMIT_PER_MINUTE, w: 60 }]);
+    const [[name, state]] = parseList(patched!.headers!.ratelimit!) as Item[];
+    expect([name, state!.get('r')]).toEqual(['client', Number(patched!.headers!['x-ratelimit-remaining'])]);
     expect(first!.headers).toEqual({ 'idempotent-replayed': null });
     expect(replayed!.headers).toEqual({ 'idempotent-replayed': 'true' });
 

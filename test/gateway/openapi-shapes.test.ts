@@ -162,7 +162,7 @@ describe('real answers conform to the strict document', () => {
     expect([file.status, file.body]).toEqual([200, 'Paid $95']);
     const retrieve = contract.operations().find((o) => o.operation.operationId === 'retrieveFile')!;
     const headers = ((retrieve.operation.responses as Json)[200] as { headers: Record<string, { schema: { pattern: string } }> }).headers;
-    expect(Object.keys(headers)).toEqual(['Content-Disposition', 'X-Content-SHA256']);
+    expect(Object.keys(headers)).toEqual(['Content-Disposition', 'X-Content-SHA256', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit']);
     for (const [name, { schema }] of Object.entries(headers)) expect(file.headers.get(name), name).toMatch(new RegExp(schema.pattern));
     await call('POST', `${RS}/provider/fileservice/search`, 200, { body: { requestId: reqId, from: '2020-01-01' } });
     expect(violations).toEqual([]);
