@@ -55,12 +55,14 @@ it('recovers at most 10,000 FAILED deliveries a call, oldest first, and says whe
   const { subscription: bystander } = await own.subscribe({
     url: 'https://93.184.215.14/other', eventTypes: ['rescue.status_changed'],
   });
+  // The database's clock before the inserts, which may take seconds on a busy machine.
+  const [{ now }] = await run('select now() as now');
+  const since = new Date(new Date(now as string).getTime() - 25_000);
   await deliveries(subscription.id, 'FAILED', MAX_RECOVERED + 5, 20);
-  await deliveries(subscription.id, 'FAILED', 3, 30);
+  await deliveries(subscription.id, 'FAILED', 3, 300);
   await deliveries(subscription.id, 'SUCCEEDED', 7, 10);
   await deliveries(bystander.id, 'FAILED', 4, 10);
-  const since = new Date(Date.now() - 25_000);
-  // The 10,005 span from 20 s to 10 s ago; the 3 are 30 s old; the others 10 s.
+  // The 10,005 span from 20 s to 10 s before their insert, after `since`; the 3 are 300 s old; the others 10 s.
 
   expect(await serviceOf('org-else').recover(subscription.id, since).catch((e: { extensions: unknown }) => e.extensions))
     .toMatchObject({ code: 'NOT_FOUND' });
