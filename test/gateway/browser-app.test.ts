@@ -5,8 +5,10 @@
  * entity normalised; an `updateUser` shows on screen with no refetch. The rescue tracker
  * (rescue-tracker.js) dispatches a rescue and shows each status the provider commits, pushed over
  * GraphQLWsLink or graphql-sse's client, and, paused and resumed, resumes after the last event it got
- * (the webhooks area runs too: it keeps the event history subscriptions resume from).
- * A screen (deferred-map.js) shows the driver from the primary part of an @defer query before its deferred Risk Index map (HttpLink and Defer20220824Handler). From an origin not in CORS_ORIGINS both fail clearly.
+ * (the webhooks area runs too: it keeps the event history subscriptions resume from); a raw fetch of the
+ * SSE stream from the page resumes with Last-Event-ID. A screen (deferred-map.js) shows the driver from
+ * the primary part of an @defer query before its deferred Risk Index map (HttpLink and
+ * Defer20220824Handler). From an origin not in CORS_ORIGINS both fail clearly.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -260,8 +262,33 @@ const eventIds = (page: Page) => page.locator('#statuses li[data-event-id]').eva
   (items) => items.map((item) => (item as unknown as { dataset: { eventId: string } }).dataset.eventId),
 );
 
+/**
+ * The event ids (SSE `id:` fields) of the first `count` results of a raw fetch, from the page, of rescue
+ * `reqId`'s stream (graphql-sse's stream per subscription, a GET) with `Last-Event-ID`, as an EventSource
+ * sends it when it reconnects (an EventSource itself cannot send the Authorization header).
+ */
+async function resumedOverSse(page: Page, reqId: string, lastEventId: string, count: number) {
+  const query = 'subscription($id: ID!) { rescueUpdated(reqId: $id) { status } }';
+  const params = new URLSearchParams({ query, variables: JSON.stringify({ id: reqId }) });
+  const url = `${t.url}/graphql/stream?${params}`;
+  return page.evaluate(async ({ url, token, last, count }) => {
+    const headers = { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'last-event-id': last };
+    const reader = (await fetch(url, { headers })).body!.pipeThrough(new TextDecoderStream()).getReader();
+    let ids: string[] = [];
+    let text = '';
+    while (ids.length < count) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      ids = [...text.matchAll(/^id: ?(.*)\n/gm)].map((match) => match[1]!);
+    }
+    await reader.cancel();
+    return ids;
+  }, { url, token: t.token, last: lastEventId, count });
+}
+
 describe('a rescue tracker that lost its connection (GraphQLWsLink)', () => {
-  it('resumes after the last extensions.event.id: missed events in order, none twice, then live', async () => {
+  it('resumes after the last extensions.event.id: missed ones in order, none twice, then live', async () => {
     const member = await provision(t, t.token);
     const sessionId = await session(t, t.token, [{ key: 'vin', value: member.vin }]);
     const path = `/rescue?transport=ws&session=${sessionId}`;
@@ -291,6 +318,8 @@ describe('a rescue tracker that lost its connection (GraphQLWsLink)', () => {
     const history = await recorded(reqId);
     expect(history).toHaveLength(4);
     expect(await eventIds(page)).toEqual(history);
+    // The stream, fetched again from the page with the second event's id as Last-Event-ID: those after it.
+    expect(await resumedOverSse(page, reqId, history[1]!, 2)).toEqual(history.slice(2));
     expect(sockets).toEqual(Array(2).fill(`${t.url.replace(/^http/, 'ws')}/graphql`));
     expect(await page.locator('#error').innerText()).toBe('');
     expect(messages).toEqual([]);

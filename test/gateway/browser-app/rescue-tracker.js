@@ -77,7 +77,8 @@ function fail(error) {
 function watchWithApolloClient(reqId, after) {
   const variables = { reqId, after };
   const subscription = client.subscribe({ query: gql(RESCUE_UPDATED), variables }).subscribe({
-    next: ({ data, error, extensions }) => (error ? fail(error) : show(data.rescueUpdated, extensions?.event)),
+    next: ({ data, error, extensions }) => (
+      error ? fail(error) : show(data.rescueUpdated, extensions?.event)),
     error: fail,
   });
   return () => subscription.unsubscribe();
