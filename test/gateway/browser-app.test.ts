@@ -4,8 +4,11 @@
  * The driver profile (driver-profile.js), with `new InMemoryCache()`, loads in one query, every
  * entity normalised; an `updateUser` shows on screen with no refetch. The rescue tracker
  * (rescue-tracker.js) dispatches a rescue and shows each status the provider commits, pushed over
- * GraphQLWsLink or graphql-sse's client. A screen (deferred-map.js) shows the driver from the primary part of
- * an @defer query before its deferred Risk Index map (HttpLink and Defer20220824Handler). From an origin not in CORS_ORIGINS both fail clearly.
+ * GraphQLWsLink or graphql-sse's client, and, paused and resumed, resumes after the last event it got
+ * (the webhooks area runs too: it keeps the event history subscriptions resume from); a raw fetch of the
+ * SSE stream from the page resumes with Last-Event-ID. A screen (deferred-map.js) shows the driver from
+ * the primary part of an @defer query before its deferred Risk Index map (HttpLink and
+ * Defer20220824Handler). From an origin not in CORS_ORIGINS both fail clearly.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -18,6 +21,7 @@ import { startTestStack, type TestStack } from '../support/stack.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { sourceBFull } from '../scoring/mvr-fixtures.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
+import { runner } from '../../subgraphs/platform/db/run.ts';
 import { CHICAGO, dispatch, provision, session } from '../roadside/helpers.ts';
 
 const USER_ID = 'browser-driver-1';
@@ -67,6 +71,7 @@ const rescuePage = (bundle: string): AppPage => ({
 <ol id="statuses"></ol>
 <p id="error"></p>
 <p>Connection closed: <span id="closed"></span></p>
+<button id="pause">Pause live updates</button> <button id="resume">Resume</button>
 <script src="${script}"></script>
 </body></html>`,
 });
@@ -108,7 +113,8 @@ beforeAll(async () => {
     : { graphqlUrl: `${t.url}/graphql`, token: t.token, userId: USER_ID, wkt: 'POINT(-87.6298 41.8781)' });
   allowed = await serveApp(pages, settings);
   refused = await serveApp(pages, settings);
-  t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside', 'risk'], env: { CORS_ORIGINS: allowed.origin } });
+  const subgraphs = ['booking', 'scoring', 'roadside', 'risk', 'webhooks'];
+  t = await startTestStack({ subgraphs, env: { CORS_ORIGINS: allowed.origin } });
   await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
   const seeded = [
     await t.graphql(`mutation { createUser(input: { userId: "${USER_ID}", dateOfBirth: "1985-04-12", homeZip: "60601" }) { userId } }`),
@@ -205,6 +211,13 @@ describe('a browser app on an origin not in CORS_ORIGINS', () => {
 
 const STATUSES = ['EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED'];
 const shown = (page: Page) => page.locator('#statuses li').allInnerTexts();
+/** The provider moves rescue `reqId` to `status`: one committed event. */
+const moveRescue = async (reqId: string, status: string) => {
+  const moved = await t.graphql(`mutation($id: ID!, $st: RescueStatus!) {
+    updateRescueStatus(input: { reqId: $id, status: $st, latitude: 41.88, longitude: -87.636 }) { status }
+  }`, { id: reqId, st: status });
+  expect(moved.data).toEqual({ updateRescueStatus: { status: 'OK' } });
+};
 
 describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
   const transports = [['ws', 'GraphQLWsLink (graphql-ws)'], ['http', "HttpLink's multipart subscriptions"], ['sse', "graphql-sse's client"]] as const;
@@ -219,8 +232,7 @@ describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
       await untilHeld(t.url, 1);
 
       for (const [i, status] of STATUSES.entries()) {
-        const moved = await t.graphql('mutation($id: ID!, $st: RescueStatus!) { updateRescueStatus(input: { reqId: $id, status: $st, latitude: 41.88, longitude: -87.636 }) { status } }', { id: reqId, st: status });
-        expect(moved.data).toEqual({ updateRescueStatus: { status: 'OK' } });
+        await moveRescue(reqId, status);
         await expect.poll(() => shown(page), { timeout: 15_000 }).toHaveLength(i + 2);
       }
       expect(await shown(page)).toEqual(['BOOKED', ...STATUSES]);
@@ -237,6 +249,83 @@ describe('a rescue tracked live from an origin in CORS_ORIGINS', () => {
       expect(metrics).toMatch(/gateway_graphql_operations_total\{[^}]*operation_name="DispatchRescue"[^}]*client_name="rescue-tracker"\}/);
     }, 90_000);
   }
+});
+
+/** The rescue's event ids in the history (the webhooks area's), in commit order. */
+async function recorded(reqId: string): Promise<string[]> {
+  const history = runner(t.stack.subgraphs.find((s) => s.name === 'webhooks')!.db);
+  const sql = 'select id from "webhooks"."events" where resource_key = ? order by seq';
+  const rows = await history(sql, [`rescue:${reqId}`]);
+  return rows.map((row) => String(row.id));
+}
+const eventIds = (page: Page) => page.locator('#statuses li[data-event-id]').evaluateAll(
+  (items) => items.map((item) => (item as unknown as { dataset: { eventId: string } }).dataset.eventId),
+);
+
+/**
+ * The event ids (SSE `id:` fields) of the first `count` results of a raw fetch, from the page, of rescue
+ * `reqId`'s stream (graphql-sse's stream per subscription, a GET) with `Last-Event-ID`, as an EventSource
+ * sends it when it reconnects (an EventSource itself cannot send the Authorization header).
+ */
+async function resumedOverSse(page: Page, reqId: string, lastEventId: string, count: number) {
+  const query = 'subscription($id: ID!) { rescueUpdated(reqId: $id) { status } }';
+  const params = new URLSearchParams({ query, variables: JSON.stringify({ id: reqId }) });
+  const url = `${t.url}/graphql/stream?${params}`;
+  return page.evaluate(async ({ url, token, last, count }) => {
+    const headers = { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'last-event-id': last };
+    const reader = (await fetch(url, { headers })).body!.pipeThrough(new TextDecoderStream()).getReader();
+    let ids: string[] = [];
+    let text = '';
+    while (ids.length < count) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      ids = [...text.matchAll(/^id: ?(.*)\n/gm)].map((match) => match[1]!);
+    }
+    await reader.cancel();
+    return ids;
+  }, { url, token: t.token, last: lastEventId, count });
+}
+
+describe('a rescue tracker that lost its connection (GraphQLWsLink)', () => {
+  it('resumes after the last extensions.event.id: missed ones in order, none twice, then live', async () => {
+    const member = await provision(t, t.token);
+    const sessionId = await session(t, t.token, [{ key: 'vin', value: member.vin }]);
+    const path = `/rescue?transport=ws&session=${sessionId}`;
+    const { page, sockets, console: messages } = await open(allowed.origin, path);
+    await expect.poll(() => state(page), { timeout: 20_000 }).toBe('watching');
+    const reqId = await page.locator('#req-id').innerText();
+    await untilHeld(t.url, 1);
+    await moveRescue(reqId, 'EN_ROUTE');
+    await expect.poll(() => shown(page), { timeout: 15_000 }).toEqual(['BOOKED', 'EN_ROUTE']);
+
+    // Paused, its subscription ends and GraphQLWsLink's socket closes; two events commit meanwhile.
+    await page.locator('#pause').click();
+    await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
+    await moveRescue(reqId, 'APPROACHING');
+    await moveRescue(reqId, 'ARRIVED_ONSITE');
+    await expect.poll(() => recorded(reqId)).toHaveLength(3);
+
+    await page.locator('#resume').click();
+    // Replayed results run the query as they are replayed: both show the rescue as it is now.
+    const replayed = ['BOOKED', 'EN_ROUTE', 'ARRIVED_ONSITE', 'ARRIVED_ONSITE'];
+    await expect.poll(() => shown(page), { timeout: 15_000 }).toEqual(replayed);
+    await untilHeld(t.url, 1);
+    await moveRescue(reqId, 'COMPLETED');
+    await expect.poll(() => state(page), { timeout: 15_000 }).toBe('finished');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await shown(page)).toEqual([...replayed, 'COMPLETED']);
+    const history = await recorded(reqId);
+    expect(history).toHaveLength(4);
+    expect(await eventIds(page)).toEqual(history);
+    // The stream, fetched again from the page with the second event's id as Last-Event-ID: those after it.
+    expect(await resumedOverSse(page, reqId, history[1]!, 2)).toEqual(history.slice(2));
+    expect(sockets).toEqual(Array(2).fill(`${t.url.replace(/^http/, 'ws')}/graphql`));
+    expect(await page.locator('#error').innerText()).toBe('');
+    expect(messages).toEqual([]);
+    await page.close();
+    await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
+  }, 90_000);
 });
 
 describe('a rescue tracked live from an origin not in CORS_ORIGINS', () => {

@@ -5,8 +5,10 @@
  * subscription and lists each status as it arrives. `transport` picks how the subscription travels: `ws` is Apollo's
  * GraphQLWsLink (graphql-ws) behind a split link, `http` is Apollo's HttpLink alone (multipart
  * subscriptions), `sse` is graphql-sse's own client (distinct connections mode). The app names itself
- * with Apollo Client's client awareness headers. Bundled by esbuild in test/gateway/browser-rescue.test.ts; reads its settings
- * from the page's #config element.
+ * with Apollo Client's client awareness headers. It keeps the
+ * `extensions.event.id` of the last result pushed: paused (as a dropped connection would) and resumed, it
+ * subscribes again `after` it and gets the events it missed, then live ones. Bundled by esbuild in
+ * test/gateway/browser-app.test.ts; reads its settings from the page's #config element.
  */
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
@@ -41,17 +43,24 @@ const DISPATCH = gql`
     dispatchRescue(service: BATTERY, input: $input) { id reqId status }
   }`;
 const RESCUE_UPDATED = `
-  subscription TrackRescue($reqId: ID!) {
-    rescueUpdated(reqId: $reqId) { id reqId status etaMinutes updatedAt }
+  subscription TrackRescue($reqId: ID!, $after: ID) {
+    rescueUpdated(reqId: $reqId, after: $after) { id reqId status etaMinutes updatedAt }
   }`;
 
 const byId = (id) => document.getElementById(id);
 const setState = (state) => { document.body.dataset.state = state; };
 
-/** Appends each status pushed, as it arrives (the test asserts none is missing or repeated). */
-function show(rescue) {
+/** The id of the last event pushed (a result's `extensions.event.id`): where to resume. */
+let lastEventId;
+
+/** Appends each status pushed as it arrives, with its event (the test asserts none missing or repeated). */
+function show(rescue, event) {
   const item = document.createElement('li');
   item.textContent = rescue.status;
+  if (event) {
+    item.dataset.eventId = event.id;
+    lastEventId = event.id;
+  }
   byId('statuses').append(item);
   if (rescue.status === 'COMPLETED' || rescue.status === 'CANCELLED') setState('finished');
 }
@@ -61,29 +70,45 @@ function fail(error) {
   setState('error');
 }
 
-/** Over GraphQLWsLink, or over HttpLink's multipart subscriptions when it is the only link. */
-function watchWithApolloClient(reqId) {
-  client.subscribe({ query: gql(RESCUE_UPDATED), variables: { reqId } }).subscribe({
-    next: ({ data, error }) => (error ? fail(error) : show(data.rescueUpdated)),
+/**
+ * Over GraphQLWsLink, or over HttpLink's multipart subscriptions when it is the only link; Apollo
+ * Client hands each result's `extensions` with its data. Returns how to stop watching.
+ */
+function watchWithApolloClient(reqId, after) {
+  const variables = { reqId, after };
+  const subscription = client.subscribe({ query: gql(RESCUE_UPDATED), variables }).subscribe({
+    next: ({ data, error, extensions }) => (
+      error ? fail(error) : show(data.rescueUpdated, extensions?.event)),
     error: fail,
   });
+  return () => subscription.unsubscribe();
 }
 
-function watchOverSse(reqId) {
+function watchOverSse(reqId, after) {
   const sse = createSseClient({ url: config.streamUrl, headers: { authorization }, retryAttempts: 0 });
-  sse.subscribe({ query: RESCUE_UPDATED, variables: { reqId }, operationName: 'TrackRescue' }, {
-    next: ({ data, errors }) => (errors ? fail(errors[0]) : show(data.rescueUpdated)),
+  return sse.subscribe({ query: RESCUE_UPDATED, variables: { reqId, after }, operationName: 'TrackRescue' }, {
+    next: ({ data, errors, extensions }) => (
+      errors ? fail(errors[0]) : show(data.rescueUpdated, extensions?.event)),
     error: fail,
     complete: () => {},
   });
 }
 
-/** Shows the rescue and watches it over the configured transport. */
-function track(reqId) {
+/** Stops the subscription watching now. */
+let stopWatching = () => {};
+
+/** Shows the rescue and watches it over the configured transport, after the event `after` when given. */
+function track(reqId, after) {
   byId('req-id').textContent = reqId;
-  (config.transport === 'sse' ? watchOverSse : watchWithApolloClient)(reqId);
+  stopWatching = (config.transport === 'sse' ? watchOverSse : watchWithApolloClient)(reqId, after);
   setState('watching');
 }
+
+byId('pause').addEventListener('click', () => {
+  stopWatching();
+  setState('paused');
+});
+byId('resume').addEventListener('click', () => track(byId('req-id').textContent, lastEventId));
 
 // Opened with a rescue (a link from elsewhere), the screen watches it; else it books one first.
 if (config.reqId) {
