@@ -11623,6 +11623,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "QUEUED",
+                     *       "total": 2,
+                     *       "processed": 0,
+                     *       "progress": 0,
+                     *       "failedRows": 0,
+                     *       "error": null,
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "startedAt": null,
+                     *       "finishedAt": null,
+                     *       "expiresAt": "2026-12-04T17:44:38.471Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         id: string;
@@ -11770,7 +11785,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The job's id (answered by POST /riskIndex/v1/batches) */
+                /**
+                 * @description The job's id (answered by POST /riskIndex/v1/batches)
+                 * @example 00000000-0000-4000-8000-000000000001
+                 */
                 id: string;
             };
             cookie?: never;
@@ -11788,6 +11806,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "QUEUED",
+                     *       "total": 2,
+                     *       "processed": 0,
+                     *       "progress": 0,
+                     *       "failedRows": 0,
+                     *       "error": null,
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "startedAt": null,
+                     *       "finishedAt": null,
+                     *       "expiresAt": "2026-12-04T17:44:38.471Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         id: string;
@@ -11905,7 +11938,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The job's id (answered by POST /riskIndex/v1/batches) */
+                /**
+                 * @description The job's id (answered by POST /riskIndex/v1/batches)
+                 * @example 00000000-0000-4000-8000-000000000001
+                 */
                 id: string;
             };
             cookie?: never;
@@ -11921,6 +11957,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "00000000-0000-4000-8000-000000000001",
+                     *       "status": "CANCELLED",
+                     *       "total": 2000,
+                     *       "processed": 0,
+                     *       "progress": 0,
+                     *       "failedRows": 0,
+                     *       "error": null,
+                     *       "createdAt": "2026-01-15T12:00:00.000Z",
+                     *       "startedAt": null,
+                     *       "finishedAt": "2026-01-15T12:00:00.000Z",
+                     *       "expiresAt": "2026-12-04T17:44:41.709Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         id: string;
@@ -12046,12 +12097,18 @@ export interface operations {
     getRiskBatchResult: {
         parameters: {
             query?: {
-                /** @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON) */
+                /**
+                 * @description geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)
+                 * @example csv
+                 */
                 format?: "geojson" | "csv";
             };
             header?: never;
             path: {
-                /** @description The job's id (answered by POST /riskIndex/v1/batches) */
+                /**
+                 * @description The job's id (answered by POST /riskIndex/v1/batches)
+                 * @example 00000000-0000-4000-8000-000000000001
+                 */
                 id: string;
             };
             cookie?: never;
@@ -12070,6 +12127,11 @@ export interface operations {
                 };
                 content: {
                     "application/geo+json": Record<string, never>;
+                    /**
+                     * @example id,index,crashes,fatalities,areaKm2,error
+                     *     depot-1,80.5,6,6,3.859,
+                     *     route-2,78.7,6,6,4.744,
+                     */
                     "text/csv": string;
                 };
             };
@@ -23459,6 +23521,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deleted": {
+                     *         "booking": 0,
+                     *         "scoring": 0,
+                     *         "roadside": 0,
+                     *         "registration": 0,
+                     *         "webhooks": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description Records deleted, per area */
                         deleted: {
@@ -24326,7 +24399,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "WyIyMDI2LTExLTI3VDE3OjIwOjAxLjQxOVoiLCIwMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAyNTAiXQ"
+                     *       "nextCursor": "WyIyMDI2LTExLTI3VDE3OjQ0OjMwLjk0MFoiLCIwMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAyNTAiXQ"
                      *     }
                      */
                     "application/json": {
@@ -25034,6 +25107,7 @@ export interface operations {
                      *             "admin"
                      *           ],
                      *           "disabled": false,
+                     *           "sandbox": false,
                      *           "createdAt": "2026-01-15T12:00:00.000Z",
                      *           "secretRotatedAt": "2026-01-15T12:00:00.000Z",
                      *           "secretGeneration": 0
@@ -25045,6 +25119,7 @@ export interface operations {
                      *             "b2b"
                      *           ],
                      *           "disabled": false,
+                     *           "sandbox": false,
                      *           "createdAt": "2026-01-15T12:00:00.000Z",
                      *           "secretRotatedAt": "2026-01-15T12:00:00.000Z",
                      *           "secretGeneration": 0
@@ -25781,6 +25856,8 @@ export interface operations {
                      *             ]
                      *           },
                      *           "scopes": [],
+                     *           "ideClientId": null,
+                     *           "ideName": null,
                      *           "createdAt": "2026-01-15T12:00:00.000Z"
                      *         }
                      *       ]
@@ -25938,6 +26015,8 @@ export interface operations {
                      *         ]
                      *       },
                      *       "scopes": [],
+                     *       "ideClientId": null,
+                     *       "ideName": null,
                      *       "createdAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */
@@ -26114,6 +26193,8 @@ export interface operations {
                      *         ]
                      *       },
                      *       "scopes": [],
+                     *       "ideClientId": null,
+                     *       "ideName": null,
                      *       "createdAt": "2026-01-15T12:00:00.000Z"
                      *     }
                      */

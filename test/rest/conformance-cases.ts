@@ -39,6 +39,7 @@ const REG_VEHICLE = 'veh-42';
 const DEVICE = 'obd-7781';
 const PRODUCT = 'Driving Behavior';
 const MISSING = 'unknown-0';
+const BATCH_CSV = 'id,wkt,radius\ndepot-1,"POINT(-87.6766 41.8813)",0.01\nroute-2,"LINESTRING(-87.6766 41.8813, -87.6718 41.8814)",0.01\n';
 const RISK_LINE = 'LINESTRING(-87.6766 41.8813, -87.6718 41.8814)';
 const LOCATION = { ...CHICAGO };
 const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
@@ -331,4 +332,39 @@ export const CASES: Record<string, Case> = {
   },
   getWebhookEvent: { valid: (ids) => ({ params: { id: ids.eventId } }), invalid: () => ({ params: { id: MISSING } }) },
   deleteWebhookSubscription: { valid: (ids) => ({ params: { id: ids.subscriptionId } }), invalid: () => ({ params: { id: MISSING } }) },
+  // Risk Index batches: a two-row job scored, and a long one cancelled before the walk cancels it again
+  submitRiskBatch: {
+    valid: () => ({ body: BATCH_CSV, headers: { 'content-type': 'text/csv' } }),
+    after: (body, ids) => { ids.batchId = String(body.id); },
+    invalid: () => ({ body: 'name,geometry\nd1,POINT(0 0)\n', headers: { 'content-type': 'text/csv' } }),
+  },
+  getRiskBatch: { valid: (ids) => ({ params: { id: ids.batchId } }), invalid: () => ({ params: { id: MISSING } }) },
+  getRiskBatchResult: {
+    before: async ({ t, ids, waitFor }) => {
+      await waitFor(async () => (await t.request('GET', `/riskIndex/v1/batches/${ids.batchId}`, { token: t.token })).body.status === 'SUCCEEDED' || undefined, 60_000, 'the batch scored');
+    },
+    valid: (ids) => ({ params: { id: ids.batchId }, query: { format: 'csv' } }),
+    invalid: (ids) => ({ params: { id: ids.batchId }, query: { format: 'kml' } }),
+  },
+  cancelRiskBatch: {
+    before: async ({ t, ids }) => {
+      const rows = Array.from({ length: 2000 }, (_, i) => `c${i},"POINT(-87.${6000 + i} 41.88)",0.01`);
+      const long = await t.request('POST', '/riskIndex/v1/batches', { token: t.token, body: ['id,wkt,radius', ...rows].join('\n'), headers: { 'content-type': 'text/csv' } });
+      ids.cancelledBatchId = String(long.body.id);
+      await t.request('DELETE', `/riskIndex/v1/batches/${ids.cancelledBatchId}`, { token: t.token });
+    },
+    valid: (ids) => ({ params: { id: ids.cancelledBatchId } }),
+    invalid: () => ({ params: { id: MISSING } }),
+  },
+  // The sandbox: emptied with a sandbox client's token; the live organisation's is refused
+  resetSandbox: {
+    before: async ({ t, ids }) => {
+      const created = await t.request('POST', '/platform/admin/v1/clients', { token: ids.adminToken, body: { organisation: 'docs-org', sandbox: true } });
+      const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
+      const token = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
+      ids.sandboxToken = String(token.body.access_token);
+    },
+    valid: (ids) => ({ token: ids.sandboxToken }),
+    invalid: () => ({}),
+  },
 };
