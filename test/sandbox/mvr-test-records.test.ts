@@ -69,6 +69,14 @@ describe('the sandbox test driving records', () => {
     expect(mvr.body.summary.violations[0].date).toBe(daysAgo(today, { months: 18 }));
     expect(mvr.body.summary.license.firstIssueDate).toBe(daysAgo(today, { years: 20 }));
     expect(daysAgo(new Date('2028-03-31T12:00:00Z'), { months: 1 })).toBe('2028-02-29');
+    const query = `mutation M($id: ID!) {
+      createMvr(userId: $id, source: SOURCE_A, report: {testRecord: "sbx_mvr_dui"}) {
+        summary { violations { acdCode } }
+      }
+    }`;
+    const body = { query, variables: { id: user.body.userId } };
+    const graphql = await t.request('POST', '/graphql', { token: sandbox, body });
+    expect(graphql.body.data.createMvr.summary.violations).toEqual([{ acdCode: 'A21' }]);
   });
 
   it('refuses an unknown test record in a sandbox, and test records in a live organisation', async () => {
