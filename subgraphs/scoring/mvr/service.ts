@@ -5,6 +5,7 @@ import { recordMvrCreated } from '../events.ts';
 import { recordScoreChange } from '../prequal.ts';
 import { UserService } from '../service.ts';
 import { keyringFor } from './crypto.ts';
+import { expandTestRecord } from './sandbox-records.ts';
 import { currentVault } from './keyring-db.ts';
 import type { MvrSource, MvrSummary } from './summary.ts';
 import { latestMvr, storedReportText, storedSummary } from './stored.ts';
@@ -24,15 +25,17 @@ export class MvrService {
 
   /**
    * Validates and stores a full MVR for an existing user. The stored text is `reportJson` as
-   * received, or the JSON text of `report`. Records are never updated; a new one supersedes.
+   * received, or the JSON text of `report` (in a sandbox, a test record's report).
+   * Records are never updated; a new one supersedes.
    */
   async create(userId: string, source: MvrSource, input: MvrInput): Promise<MvrRecord> {
     const hasText = input.reportJson !== undefined && input.reportJson !== null;
     const hasValue = input.report !== undefined && input.report !== null;
     if (hasText === hasValue) throw badInput('Send the report exactly once: as `report` (JSON) or as `reportJson` (its text)', 'report');
     const user = await new UserService(this.em).get(userId);
-    const text = hasText ? (input.reportJson as string) : JSON.stringify(input.report);
-    validateReport(source, hasText ? parseReportText(text) : input.report);
+    const sent = hasText ? (input.reportJson as string) : JSON.stringify(input.report);
+    const text = expandTestRecord(this.em, source, sent);
+    validateReport(source, hasText || text !== sent ? parseReportText(text) : input.report);
 
     const vault = await currentVault(this.em, keyringFor(this.em));
     const previous = await latestMvr(this.em, userId);
