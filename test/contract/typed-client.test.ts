@@ -73,7 +73,9 @@ describe('typed client (openapi-typescript + openapi-fetch)', () => {
     expect(result.roadside).toMatchObject({ tokenExpiresIn: '3600', memberStatus: 'Active', finalStatus: 'COMPLETED', rating: 5, fileIntact: true });
     expect(result.roadside.eta).toBeGreaterThan(0);
     // The verified rescue.status_changed delivery, typed by the contract's webhooks section.
-    expect(result.roadside.webhook).toEqual({ requestId: expect.any(String), from: 'ARRIVED_ONSITE', to: 'COMPLETED' });
+    expect(result.roadside.webhook).toEqual({
+      requestId: expect.any(String), from: 'ARRIVED_ONSITE', to: 'COMPLETED',
+    });
     expect(result.roadside.unsubscribed).toBe(204);
     expect(result.roadside.history).toEqual(['BOOKED', 'EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']);
     expect(result.registration).toEqual({ devices: [['dev-1', 'veh-1']], consents: [['location-tracking', 'granted']] });

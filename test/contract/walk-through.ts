@@ -25,20 +25,22 @@ type RescueStatus = operations['statusUpdate']['requestBody']['content']['applic
 const RATE_LIMIT_FIELDS: (keyof components['headers'])[] = ['RateLimit-Policy', 'RateLimit'];
 
 /** The body of a `rescue.status_changed` delivery, as the contract's `webhooks` section types it. */
-type RescueStatusChanged = webhooks['rescue.status_changed']['post']['requestBody']['content']['application/json'];
+type RescueStatusChanged =
+  webhooks['rescue.status_changed']['post']['requestBody']['content']['application/json'];
 
 const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
 
 /** The runtime check that lets a verified body be used as the generated payload type. */
 function isRescueStatusChanged(body: unknown): body is RescueStatusChanged {
   if (!isObject(body) || !('type' in body) || body.type !== 'rescue.status_changed') return false;
-  if (!('id' in body) || typeof body.id !== 'string' || !('data' in body) || !isObject(body.data)) return false;
+  if (!('id' in body) || typeof body.id !== 'string') return false;
+  if (!('data' in body) || !isObject(body.data)) return false;
   const resource = 'resource' in body.data ? body.data.resource : undefined;
   return isObject(resource) && 'requestId' in resource && typeof resource.requestId === 'string'
     && 'status' in resource && typeof resource.status === 'string';
 }
 
-/** What a partner's handler takes from a rescue's status change: typed, so a field the contract lacks does not compile. */
+/** A partner's handler of a rescue's status change: typed, so a field the contract lacks does not compile. */
 const onRescueStatusChanged = ({ data: { resource } }: RescueStatusChanged) =>
   ({ requestId: resource.requestId, from: resource.previousStatus, to: resource.status });
 
@@ -53,7 +55,7 @@ async function startReceiver() {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([name, v]) => [name, String(v)]));
       let body: unknown;
       try {
         body = new Webhook(secret.value).verify(Buffer.concat(chunks).toString('utf8'), headers);
@@ -66,10 +68,12 @@ async function startReceiver() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
-  return {
-    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`, changes, secret,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const close = () => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  return { url: `http://127.0.0.1:${port}/hooks`, changes, secret, close };
 }
 
 /** Polls until `check` answers, for at most 10 s. */
@@ -156,7 +160,9 @@ export async function walkThrough(baseUrl: string, { clientId, clientSecret }: C
   }));
   const completed = await eventually('the COMPLETED webhook', () =>
     receiver.changes.find((change) => change.requestId === requestId && change.to === 'COMPLETED'));
-  const unsubscribed = await api.DELETE(`${WH}/subscriptions/{id}`, { params: { path: { id: subscription.id } } });
+  const unsubscribed = await api.DELETE(`${WH}/subscriptions/{id}`, {
+    params: { path: { id: subscription.id } },
+  });
   await receiver.close();
   const file = ok('retrieveFile', await roadside.GET(`${RS}/provider/fileservice/retrieve/{contentid}`, { params: { path: { contentid: upload.contentId } }, parseAs: 'arrayBuffer' }));
 
