@@ -11605,8 +11605,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/geo+json": unknown;
-                "text/csv": unknown;
+                "application/geo+json": {
+                    /** @constant */
+                    type: "FeatureCollection";
+                    /** @description each: an `id` property, an optional `radius` property in degrees, a geometry */
+                    features: unknown[];
+                };
+                "text/csv": string;
             };
         };
         responses: {
@@ -12126,7 +12131,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/geo+json": Record<string, never>;
+                    "application/geo+json": {
+                        /** @constant */
+                        type: "FeatureCollection";
+                        /** @description each: a row's geometry, id,index,crashes,fatalities,areaKm2,error */
+                        features: unknown[];
+                    };
                     /**
                      * @example id,index,crashes,fatalities,areaKm2,error
                      *     depot-1,80.5,6,6,3.859,

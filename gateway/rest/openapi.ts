@@ -82,7 +82,7 @@ function operation(route: RestRoute) {
     ...(route.docs?.requestBody ? {
       requestBody: {
         required: true,
-        content: Object.fromEntries(contentTypes.map((t) => [t, { schema: route.docs?.requestBody, ...(route.docs?.requestExample !== undefined ? { example: route.docs.requestExample } : {}) }])),
+        content: Object.fromEntries(contentTypes.map((t) => [t, { schema: route.docs?.requestContent?.[t] ?? route.docs?.requestBody, ...(route.docs?.requestExample !== undefined ? { example: route.docs.requestExample } : {}) }])),
       },
     } : {}),
     responses: {

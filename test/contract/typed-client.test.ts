@@ -16,7 +16,7 @@ const walkThroughFile = new URL('./walk-through.ts', import.meta.url).pathname;
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack();
+  t = await startTestStack({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' } });
   await riskDataLoaded(t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em);
 }, 600_000);
 afterAll(async () => { await t?.close(); });
@@ -72,6 +72,11 @@ describe('typed client (openapi-typescript + openapi-fetch)', () => {
     expect(result.scoring.enrollment).toBe('accepted');
     expect(result.roadside).toMatchObject({ tokenExpiresIn: '3600', memberStatus: 'Active', finalStatus: 'COMPLETED', rating: 5, fileIntact: true });
     expect(result.roadside.eta).toBeGreaterThan(0);
+    // The verified rescue.status_changed delivery, typed by the contract's webhooks section.
+    expect(result.roadside.webhook).toEqual({
+      requestId: expect.any(String), from: 'ARRIVED_ONSITE', to: 'COMPLETED',
+    });
+    expect(result.roadside.unsubscribed).toBe(204);
     expect(result.roadside.history).toEqual(['BOOKED', 'EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']);
     expect(result.registration).toEqual({ devices: [['dev-1', 'veh-1']], consents: [['location-tracking', 'granted']] });
     expect(result.risk.coverage).toBe('COVERED');

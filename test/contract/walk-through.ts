@@ -4,8 +4,10 @@
  * no casts. typed-client.test.ts compiles this file with `tsc --strict` and runs it against a server.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import createClient from 'openapi-fetch';
-import type { components, operations, paths } from '../../schema/openapi-types.ts';
+import { Webhook } from 'standardwebhooks';
+import type { components, operations, paths, webhooks } from '../../schema/openapi-types.ts';
 
 /** The answer's body, or an error naming the step and the problem the server answered. */
 function ok<T>(step: string, result: { data?: T; error?: unknown; response: Response }): T {
@@ -21,6 +23,67 @@ type RescueStatus = operations['statusUpdate']['requestBody']['content']['applic
 
 /** The rate-limit fields the contract declares (a name it lacks does not compile): read to pace the calls. */
 const RATE_LIMIT_FIELDS: (keyof components['headers'])[] = ['RateLimit-Policy', 'RateLimit'];
+
+/** The body of a `rescue.status_changed` delivery, as the contract's `webhooks` section types it. */
+type RescueStatusChanged =
+  webhooks['rescue.status_changed']['post']['requestBody']['content']['application/json'];
+
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/** The runtime check that lets a verified body be used as the generated payload type. */
+function isRescueStatusChanged(body: unknown): body is RescueStatusChanged {
+  if (!isObject(body) || !('type' in body) || body.type !== 'rescue.status_changed') return false;
+  if (!('id' in body) || typeof body.id !== 'string') return false;
+  if (!('data' in body) || !isObject(body.data)) return false;
+  const resource = 'resource' in body.data ? body.data.resource : undefined;
+  return isObject(resource) && 'requestId' in resource && typeof resource.requestId === 'string'
+    && 'status' in resource && typeof resource.status === 'string';
+}
+
+/** A partner's handler of a rescue's status change: typed, so a field the contract lacks does not compile. */
+const onRescueStatusChanged = ({ data: { resource } }: RescueStatusChanged) =>
+  ({ requestId: resource.requestId, from: resource.previousStatus, to: resource.status });
+
+/**
+ * A webhook receiver on loopback: verifies each delivery with the official Standard Webhooks verifier and
+ * the subscription's secret, then hands each verified rescue status change to `onRescueStatusChanged`.
+ */
+async function startReceiver() {
+  const changes: ReturnType<typeof onRescueStatusChanged>[] = [];
+  const secret = { value: '' };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([name, v]) => [name, String(v)]));
+      let body: unknown;
+      try {
+        body = new Webhook(secret.value).verify(Buffer.concat(chunks).toString('utf8'), headers);
+      } catch {
+        return void res.writeHead(401).end();
+      }
+      if (isRescueStatusChanged(body)) changes.push(onRescueStatusChanged(body));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const close = () => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  return { url: `http://127.0.0.1:${port}/hooks`, changes, secret, close };
+}
+
+/** Polls until `check` answers, for at most 10 s. */
+async function eventually<T>(what: string, check: () => T | undefined): Promise<T> {
+  for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    const value = check();
+    if (value !== undefined) return value;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
 
 export interface Credentials { clientId: string; clientSecret: string }
 
@@ -67,6 +130,12 @@ export async function walkThrough(baseUrl: string, { clientId, clientSecret }: C
   }));
   const roadside = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${roadsideToken.access_token}` } });
   const RS = '/services/roadside/v1';
+  const WH = '/platform/webhooks/v1';
+  const receiver = await startReceiver();
+  const subscription = ok('createWebhookSubscription', await api.POST(`${WH}/subscriptions`, {
+    body: { url: receiver.url, eventTypes: ['rescue.status_changed'] },
+  }));
+  receiver.secret.value = subscription.secret;
   const MEMBER_VIN = '1HGCM82633A100001';
   const member = ok('provisionMember', await roadside.POST(`${RS}/ars_provisioning_v1/formpost`, {
     body: {
@@ -89,6 +158,12 @@ export async function walkThrough(baseUrl: string, { clientId, clientSecret }: C
   const upload = ok('uploadFile', await roadside.POST(`${RS}/provider/fileservice/upload`, {
     body: { requestId, fileType: 'INVOICE', fileName: 'invoice 42.pdf', contentType: 'application/pdf', content: pdf.toString('base64') },
   }));
+  const completed = await eventually('the COMPLETED webhook', () =>
+    receiver.changes.find((change) => change.requestId === requestId && change.to === 'COMPLETED'));
+  const unsubscribed = await api.DELETE(`${WH}/subscriptions/{id}`, {
+    params: { path: { id: subscription.id } },
+  });
+  await receiver.close();
   const file = ok('retrieveFile', await roadside.GET(`${RS}/provider/fileservice/retrieve/{contentid}`, { params: { path: { contentid: upload.contentId } }, parseAs: 'arrayBuffer' }));
 
   // D. registration: a user, a vehicle, a device of the user's in the vehicle, a consent
@@ -112,6 +187,7 @@ export async function walkThrough(baseUrl: string, { clientId, clientSecret }: C
     roadside: {
       tokenExpiresIn: roadsideToken.expires_in, memberStatus: member.status, eta: eta.eta, finalStatus: done.serviceRequest.status,
       history: done.serviceRequest.statusHistory.map((entry) => entry.status), rating: feedback.rating, fileIntact: Buffer.from(file).equals(pdf),
+      webhook: completed, unsubscribed: unsubscribed.response.status,
     },
     registration: { devices: devices.devices?.map((d) => [d.deviceId, d.vehicleId]), consents: consents.consents?.map((c) => [c.type, c.action]) },
     risk: { index: risk.riskInfo.index, coverage: risk.area.coverage, svg: map.startsWith('<svg') },

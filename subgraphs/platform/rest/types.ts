@@ -79,6 +79,8 @@ export interface RestRoute {
     requestExample?: unknown;
     response?: JsonSchema;
     contentTypes?: string[];
+    /** The request body's schema by media type, where it differs from `requestBody` (e.g. GeoJSON or CSV). */
+    requestContent?: Record<string, JsonSchema>;
     /** The success body's media type when it is not JSON (e.g. image/svg+xml); its schema is then a string. */
     responseContentType?: string;
     /** The success body is stored bytes in one of these media types (e.g. a retrieved file): each documented as a binary string. */

@@ -37,6 +37,14 @@ function inputFormat(req: RestRequest): 'GEOJSON' | 'CSV' {
 const idParam = { id: { type: 'string', description: 'The job\'s id (answered by POST /riskIndex/v1/batches)' } };
 const NOT_FOUND = 'No such job of the caller\'s organisation (another organisation\'s, or one past its 7 days)';
 
+const AREA_ROWS = 'RFC 4180 CSV with the header id,wkt,radius (radius may be empty)';
+const AREA_FEATURES = 'each: an `id` property, an optional `radius` property in degrees, a geometry';
+/** An RFC 7946 FeatureCollection, its features as `features` says. */
+const featureCollection = (features: string) => ({
+  type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'],
+  properties: { type: { const: 'FeatureCollection' }, features: { type: 'array', description: features } },
+});
+
 /** `POST/GET/DELETE /riskIndex/v1/batches...`: batch scoring jobs, an organisation's, with a b2b token. */
 export const batchRoutes: readonly RestRoute[] = [
   typedRoute(SubmitRiskBatch, {
@@ -56,6 +64,10 @@ export const batchRoutes: readonly RestRoute[] = [
         + 'the job runs beside the interactive Risk Index without taking its capacity. GraphQL: `submitRiskBatch`. See docs/analysts.md, "Batch scoring".',
       contentTypes: ['application/geo+json', 'text/csv'],
       requestBody: { description: 'A GeoJSON FeatureCollection, or CSV with the header id,wkt,radius' },
+      requestContent: {
+        'application/geo+json': featureCollection(AREA_FEATURES),
+        'text/csv': { type: 'string', description: AREA_ROWS },
+      },
       query: { format: { type: 'string', enum: ['geojson', 'csv'], description: 'The input\'s format, when the media type does not say it' } },
       response: batchSchema,
       responseHeaders: { Location: { description: 'The job\'s URL', schema: str } },
@@ -88,7 +100,7 @@ export const batchRoutes: readonly RestRoute[] = [
       params: idParam,
       query: { format: { type: 'string', enum: ['geojson', 'csv'], description: 'geojson or csv; without it, the Accept header chooses (text/csv, else GeoJSON)' } },
       responseContent: {
-        'application/geo+json': { type: 'object', description: 'RFC 7946 FeatureCollection', required: ['type', 'features'] },
+        'application/geo+json': featureCollection(`each: a row's geometry, ${BATCH_RESULT_FIELDS}`),
         'text/csv': { type: 'string', description: `RFC 4180 CSV with the header ${BATCH_RESULT_FIELDS.join(',')}` },
       },
       problems: { 404: NOT_FOUND, 409: 'The job has not finished' },
