@@ -109,8 +109,13 @@ export function graphqlWsConnections(
         awaitingPong = true;
         return socket.ping();
       }
-      clearInterval(keepAlive);
-      unresponsive(connection);
+      // Judged after this turn's reads: a process that stalled (an overloaded machine) runs its timers
+      // before it reads the pong that came meanwhile.
+      setImmediate(() => {
+        if (!awaitingPong || socket.readyState !== socket.OPEN) return;
+        clearInterval(keepAlive);
+        unresponsive(connection);
+      });
     }, keepAliveMs);
     socket.on('pong', () => { awaitingPong = false; connection.unread = false; });
     // Logged by the plugin's errorHandler (index.ts). A frame `ws` refused (WS_ERR_*: too big, malformed) closes the

@@ -140,6 +140,21 @@ describe('an idle or unresponsive WebSocket', () => {
     await untilClosed(t.stack.gateway, before, 'keepalive_timeout');
   });
 
+  it('stays open when the gateway itself stalls past SUBSCRIPTIONS_KEEPALIVE_MS right after a ping it was answered', async () => {
+    const before = await closedByReason(t.stack.gateway);
+    const ws = wsClient(t.url, `Bearer ${t.token}`);
+    ws.subscribe(WATCH);
+    await subscriptionsActive(t.stack.gateway, 1);
+    // The client answers the ping at once (ws's auto-pong), then the process holding the gateway stalls for
+    // more than two keep-alive periods, as an overloaded machine would: the pong waits unread on its socket.
+    ws.sockets[0]!.once('ping', () => { const until = Date.now() + 800; while (Date.now() < until); });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(ws.closes).toEqual([]);
+    expect((await closedByReason(t.stack.gateway)).keepalive_timeout ?? 0).toBe(before.keepalive_timeout ?? 0);
+    ws.dispose();
+    await subscriptionsActive(t.stack.gateway, 0);
+  });
+
   it('that stops reading while results wait is closed as a slow consumer (4408), not cut by the keep-alive', async () => {
     const before = await closedByReason(t.stack.gateway);
     const ws = wsClient(t.url, `Bearer ${t.token}`);
