@@ -24438,6 +24438,11 @@ export interface operations {
                                 failed: number;
                                 succeeded: number;
                             };
+                            /**
+                             * @description Present, true, on a sandbox organisation's events only (docs/sandbox.md)
+                             * @constant
+                             */
+                            sandbox?: true;
                         }[];
                         hasNextPage: boolean;
                         nextCursor: string | null;
@@ -24680,6 +24685,11 @@ export interface operations {
                             failed: number;
                             succeeded: number;
                         };
+                        /**
+                         * @description Present, true, on a sandbox organisation's events only (docs/sandbox.md)
+                         * @constant
+                         */
+                        sandbox?: true;
                     };
                 };
             };

@@ -63,6 +63,8 @@ export const resolvers = {
   },
   WebhookEvent: {
     type: (e: ListedEvent) => eventTypeToEnum(e.type),
+    // The caller sees only its own organisation's events: a sandbox token's are all its sandbox's.
+    sandbox: (_: ListedEvent, __: unknown, ctx: Ctx) => ctx.caller?.sandbox === true,
   },
   WebhookDelivery: {
     eventType: (d: WebhookDelivery) => eventTypeToEnum(d.eventType),

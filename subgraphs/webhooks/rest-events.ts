@@ -20,6 +20,7 @@ const restEvent = (e: RestWebhookEventFragment) => ({
   resource: e.resource,
   data: e.data,
   deliveries: e.deliveries,
+  ...(e.sandbox ? { sandbox: true as const } : {}),
 });
 
 function listVariables(req: RestRequest) {
@@ -65,6 +66,7 @@ const eventSchema: JsonSchema = {
       description: 'Its deliveries by state',
       properties: { pending: int, failed: int, succeeded: int },
     },
+    sandbox: { ...bool, const: true, description: "Present, true, on a sandbox organisation's events only (docs/sandbox.md)" },
   },
 };
 const idsDoc =

@@ -173,7 +173,7 @@ export type RecoverWebhookDeliveriesMutationVariables = Exact<{
 
 export type RecoverWebhookDeliveriesMutation = { recoverWebhookDeliveries: { recovered: number, more: boolean } };
 
-export type RestWebhookEventFragment = { id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, deliveries: { pending: number, failed: number, succeeded: number } };
+export type RestWebhookEventFragment = { id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, sandbox: boolean, deliveries: { pending: number, failed: number, succeeded: number } };
 
 export type WebhookEventsQueryVariables = Exact<{
   filter?: WebhookEventFilter | null | undefined;
@@ -182,14 +182,14 @@ export type WebhookEventsQueryVariables = Exact<{
 }>;
 
 
-export type WebhookEventsQuery = { webhookEvents: { nodes: Array<{ id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, deliveries: { pending: number, failed: number, succeeded: number } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type WebhookEventsQuery = { webhookEvents: { nodes: Array<{ id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, sandbox: boolean, deliveries: { pending: number, failed: number, succeeded: number } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type WebhookEventQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type WebhookEventQuery = { webhookEvent: { id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, deliveries: { pending: number, failed: number, succeeded: number } } | null };
+export type WebhookEventQuery = { webhookEvent: { id: string, type: WebhookEventType, occurredAt: string, resource: string, data: unknown, sandbox: boolean, deliveries: { pending: number, failed: number, succeeded: number } } | null };
 
 export const CreateWebhookSubscription: RestOperation<CreateWebhookSubscriptionMutation> = {
   text: "mutation CreateWebhookSubscription($input: WebhookSubscriptionInput!) {\n  createWebhookSubscription(input: $input) {\n    secret\n    subscription {\n      ...RestWebhookSubscription\n    }\n  }\n}\n\nfragment RestWebhookSubscription on WebhookSubscription {\n  id\n  url\n  eventTypes\n  description\n  createdAt\n  pausedUntil\n  paused\n  previousSecretExpiresAt\n}",
@@ -240,9 +240,9 @@ export const RecoverWebhookDeliveries: RestOperation<RecoverWebhookDeliveriesMut
 };
 
 export const WebhookEvents: RestOperation<WebhookEventsQuery> = {
-  text: "query WebhookEvents($filter: WebhookEventFilter, $first: Int, $after: String) {\n  webhookEvents(filter: $filter, first: $first, after: $after) {\n    nodes {\n      ...RestWebhookEvent\n    }\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n  }\n}\n\nfragment RestWebhookEvent on WebhookEvent {\n  id\n  type\n  occurredAt\n  resource\n  data\n  deliveries {\n    pending\n    failed\n    succeeded\n  }\n}",
+  text: "query WebhookEvents($filter: WebhookEventFilter, $first: Int, $after: String) {\n  webhookEvents(filter: $filter, first: $first, after: $after) {\n    nodes {\n      ...RestWebhookEvent\n    }\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n  }\n}\n\nfragment RestWebhookEvent on WebhookEvent {\n  id\n  type\n  occurredAt\n  resource\n  data\n  deliveries {\n    pending\n    failed\n    succeeded\n  }\n  sandbox\n}",
 };
 
 export const WebhookEvent: RestOperation<WebhookEventQuery> = {
-  text: "query WebhookEvent($id: ID!) {\n  webhookEvent(id: $id) {\n    ...RestWebhookEvent\n  }\n}\n\nfragment RestWebhookEvent on WebhookEvent {\n  id\n  type\n  occurredAt\n  resource\n  data\n  deliveries {\n    pending\n    failed\n    succeeded\n  }\n}",
+  text: "query WebhookEvent($id: ID!) {\n  webhookEvent(id: $id) {\n    ...RestWebhookEvent\n  }\n}\n\nfragment RestWebhookEvent on WebhookEvent {\n  id\n  type\n  occurredAt\n  resource\n  data\n  deliveries {\n    pending\n    failed\n    succeeded\n  }\n  sandbox\n}",
 };

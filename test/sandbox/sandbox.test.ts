@@ -89,6 +89,14 @@ describe('sandbox organisations', () => {
     const statuses = hits.map((r) => r.json.data.resource.status as string);
     expect(statuses.filter((s, i) => s !== statuses[i - 1])).toEqual(['EN-ROUTE', 'APPROACHING', 'ARRIVED_ONSITE', 'COMPLETED']);
     for (const hit of hits) expect(hit.json.sandbox).toBe(true);
+    // The events list says it too, on REST and GraphQL.
+    const listed = await t.request('GET', '/platform/webhooks/v1/events?type=rescue.status_changed', { token: sandbox.token });
+    expect(listed.body.events.length).toBeGreaterThan(0);
+    for (const event of listed.body.events as { sandbox?: boolean }[]) expect(event.sandbox).toBe(true);
+    const viaGraph = await t.request('POST', '/graphql', {
+      token: sandbox.token, body: { query: '{ webhookEvents(first: 5) { nodes { sandbox } } }' },
+    });
+    expect(viaGraph.body.data.webhookEvents.nodes).toContainEqual({ sandbox: true });
     // The driver moves from where the provider was dispatched onto the disablement, the ETA shrinking to 0.
     const positions = new Set(hits.map((r) => JSON.stringify(r.json.data.resource.driver.position)));
     expect(positions.size).toBe(4);
@@ -110,6 +118,8 @@ describe('sandbox organisations', () => {
     await t.request('POST', `${RS}/rescue/statusUpdate`, { token: t.token, body: { requestId: live.body.requestId, status: 'EN-ROUTE' } });
     const liveHit = await waitFor(() => receiver.received.find((r) => r.path === '/live'), 10_000, 'the live webhook');
     expect(liveHit.json).not.toHaveProperty('sandbox');
+    const liveEvents = await t.request('GET', '/platform/webhooks/v1/events', { token: t.token });
+    for (const event of liveEvents.body.events as object[]) expect(event).not.toHaveProperty('sandbox');
   });
 
   it('bounds what a sandbox holds (SANDBOX_MAX_RECORDS), and not a live organisation', async () => {
