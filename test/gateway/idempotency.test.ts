@@ -152,7 +152,11 @@ describe('retried creates make one record and get the same answer', () => {
       const first = await send(route.method, path, key, { body });
       expect(first.status, `${route.method} ${route.path}: ${JSON.stringify(first.body)}`).toBeLessThan(500);
       const before = await countRows(t.stack);
-      expectSameAnswer(await send(route.method, path, key, { body }), first);
+      const retry = await send(route.method, path, key, { body });
+      // Refusals of the caller (a live token on the sandbox reset) are not kept: the retry is refused afresh.
+      if ([401, 403, 429].includes(first.status)) {
+        expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([first.status, null]);
+      } else expectSameAnswer(retry, first);
       expect(await countRows(t.stack), `${route.method} ${route.path}`).toEqual(before);
       answered.push(`${first.status} ${route.method} ${route.path}`);
     }
@@ -486,7 +490,8 @@ describe('OpenAPI', () => {
     }
     const adminWrites = Object.values({ ...adminClientPaths, ...adminDocumentPaths, ...adminIssuerPaths }).flatMap((item) => Object.keys(item)).filter((m) => m === 'post' || m === 'patch').length;
     expect(documented).toBe(restRoutes.filter((r) => r.method === 'POST' || r.method === 'PATCH').length + adminWrites);
-    expect(secrets.sort()).toEqual(['post /platform/admin/v1/clients', 'post /platform/admin/v1/clients/{clientId}/rotate', 'post /platform/webhooks/v1/subscriptions']);
+    expect(secrets.sort()).toEqual(['post /platform/admin/v1/clients', 'post /platform/admin/v1/clients/{clientId}/rotate', 'post /platform/webhooks/v1/subscriptions',
+      'post /platform/webhooks/v1/subscriptions/{id}/rotate-secret']);
   });
 
   it('gives the header no example value, which Swagger UI would pre-fill on every Try it out (a replay or a 422 the second time)', () => {
