@@ -11593,7 +11593,10 @@ export interface operations {
     submitRiskBatch: {
         parameters: {
             query?: {
-                /** @description The input's format, when the media type does not say it */
+                /**
+                 * @description The input's format, when the media type does not say it
+                 * @example csv
+                 */
                 format?: "geojson" | "csv";
             };
             header?: {
@@ -24249,20 +24252,35 @@ export interface operations {
                  * @example rescue.status_changed
                  */
                 type?: "rescue.status_changed" | "rescue.updated" | "rescue.cancelled" | "booking.started" | "booking.ended" | "device.status_changed" | "consent.changed" | "mvr.created" | "user.updated" | "score.changed";
-                /** @description Only events about this resource, `<kind>:<id>` */
+                /**
+                 * @description Only events about this resource, `<kind>:<id>`
+                 * @example rescue:5b0c7a9e-2f6d-4d7a-9a43-0c2b8d1e6f10
+                 */
                 resource?: string;
-                /** @description Events that occurred at or after */
+                /**
+                 * @description Events that occurred at or after
+                 * @example 2026-11-01T00:00:00Z
+                 */
                 from?: string;
-                /** @description Events that occurred before */
+                /**
+                 * @description Events that occurred before
+                 * @example 2026-12-01T00:00:00Z
+                 */
                 to?: string;
-                /** @description Any case */
+                /**
+                 * @description Any case
+                 * @example failed
+                 */
                 deliveryState?: "pending" | "failed" | "delivered";
                 /**
                  * @description Page size (default 20, at most 100)
                  * @example 1
                  */
                 first?: number;
-                /** @description nextCursor of the previous page */
+                /**
+                 * @description nextCursor of the previous page
+                 * @example MjAyNi0xMS0yN1QxMjowMDowMFp8MTIz
+                 */
                 after?: string;
             };
             header?: never;

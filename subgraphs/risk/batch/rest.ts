@@ -68,7 +68,7 @@ export const batchRoutes: readonly RestRoute[] = [
         'application/geo+json': featureCollection(AREA_FEATURES),
         'text/csv': { type: 'string', description: AREA_ROWS },
       },
-      query: { format: { type: 'string', enum: ['geojson', 'csv'], description: 'The input\'s format, when the media type does not say it' } },
+      query: { format: { type: 'string', enum: ['geojson', 'csv'], description: 'The input\'s format, when the media type does not say it', example: 'csv' } },
       response: batchSchema,
       responseHeaders: { Location: { description: 'The job\'s URL', schema: str } },
       problems: { 413: `The body is over ${RISK_BATCH_MAX_BYTES} bytes`, 415: 'Neither GeoJSON nor CSV', 429: `${RISK_BATCH_MAX_QUEUED} jobs of the client are queued already` },
