@@ -11643,7 +11643,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
                      *       "startedAt": null,
                      *       "finishedAt": null,
-                     *       "expiresAt": "2026-12-04T17:44:38.471Z"
+                     *       "expiresAt": "2026-01-22T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -11817,16 +11817,16 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "00000000-0000-4000-8000-000000000001",
-                     *       "status": "QUEUED",
+                     *       "status": "SUCCEEDED",
                      *       "total": 2,
-                     *       "processed": 0,
-                     *       "progress": 0,
+                     *       "processed": 2,
+                     *       "progress": 1,
                      *       "failedRows": 0,
                      *       "error": null,
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
-                     *       "startedAt": null,
-                     *       "finishedAt": null,
-                     *       "expiresAt": "2026-12-04T17:44:38.471Z"
+                     *       "startedAt": "2026-01-15T12:00:00.000Z",
+                     *       "finishedAt": "2026-01-15T12:00:00.000Z",
+                     *       "expiresAt": "2026-01-22T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -11977,7 +11977,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T12:00:00.000Z",
                      *       "startedAt": null,
                      *       "finishedAt": "2026-01-15T12:00:00.000Z",
-                     *       "expiresAt": "2026-12-04T17:44:41.709Z"
+                     *       "expiresAt": "2026-01-22T12:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -24427,7 +24427,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "WyIyMDI2LTExLTI3VDE3OjQ0OjMwLjk0MFoiLCIwMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAyNTAiXQ"
+                     *       "nextCursor": "WyIyMDI2LTAxLTE1VDEyOjAwOjAwLjAwMFoiLCIwMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAyNTAiXQ"
                      *     }
                      */
                     "application/json": {

@@ -338,11 +338,14 @@ export const CASES: Record<string, Case> = {
     after: (body, ids) => { ids.batchId = String(body.id); },
     invalid: () => ({ body: 'name,geometry\nd1,POINT(0 0)\n', headers: { 'content-type': 'text/csv' } }),
   },
-  getRiskBatch: { valid: (ids) => ({ params: { id: ids.batchId } }), invalid: () => ({ params: { id: MISSING } }) },
-  getRiskBatchResult: {
+  getRiskBatch: {
     before: async ({ t, ids, waitFor }) => {
       await waitFor(async () => (await t.request('GET', `/riskIndex/v1/batches/${ids.batchId}`, { token: t.token })).body.status === 'SUCCEEDED' || undefined, 60_000, 'the batch scored');
     },
+    valid: (ids) => ({ params: { id: ids.batchId } }),
+    invalid: () => ({ params: { id: MISSING } }),
+  },
+  getRiskBatchResult: {
     valid: (ids) => ({ params: { id: ids.batchId }, query: { format: 'csv' } }),
     invalid: (ids) => ({ params: { id: ids.batchId }, query: { format: 'kml' } }),
   },

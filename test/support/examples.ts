@@ -17,6 +17,21 @@ const MEASURED_KEYS: Record<string, number> = { durationMs: 120 };
 const SECRET_KEYS: Record<string, string> = { access_token: 'example-access-token', clientSecret: 'example-client-secret', secret: 'whsec_ZXhhbXBsZS1zZWNyZXQ=' };
 
 const isNow = (ms: number) => Math.abs(ms - Date.now()) < NOW_WINDOW_MS;
+const DAY_MS = 86_400_000;
+/** Whole days from now, for a reading days ahead (an expiry): it keeps its distance from EXAMPLE_NOW. */
+const daysAhead = (ms: number) => {
+  const days = Math.round((ms - Date.now()) / DAY_MS);
+  return days > 0 && days <= 31 && Math.abs(ms - Date.now() - days * DAY_MS) < DAY_MS / 24 ? days : undefined;
+};
+/** A cursor that encodes where its page ended (base64url JSON): its readings fixed like the rest. */
+function fixCursor(value: string): string {
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+    return Buffer.from(JSON.stringify(fixValue(decoded, undefined))).toString('base64url');
+  } catch {
+    return value;
+  }
+}
 /**
  * Realtime traffic states the current hour of the week in the area's time zone. The walk's areas are in
  * Chicago, where EXAMPLE_NOW (Thursday 12:00 UTC) is Thursday 06:00: hour 78 of the week (0 = Monday 00:00).
@@ -27,6 +42,7 @@ const isRealtimeTraffic = (value: Record<string, unknown>) => 'freshWithinMinute
 function fixValue(value: unknown, key: string | undefined): unknown {
   if (key !== undefined && key in SECRET_KEYS && typeof value === 'string') return SECRET_KEYS[key];
   if (key !== undefined && key in MEASURED_KEYS && typeof value === 'number') return MEASURED_KEYS[key];
+  if (key === 'nextCursor' && typeof value === 'string') return fixCursor(value);
   if (Array.isArray(value)) return value.map((v) => fixValue(v, undefined));
   if (typeof value === 'object' && value !== null) {
     const fixed = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fixValue(v, k)]));
@@ -35,6 +51,11 @@ function fixValue(value: unknown, key: string | undefined): unknown {
   if (typeof value === 'string' && ISO_INSTANT.test(value) && isNow(Date.parse(value))) {
     const iso = new Date(EXAMPLE_NOW).toISOString();
     return value.includes('.') ? iso : iso.replace('.000Z', 'Z');
+  }
+  const ahead = typeof value === 'string' && ISO_INSTANT.test(value) ? daysAhead(Date.parse(value)) : undefined;
+  if (ahead !== undefined) {
+    const iso = new Date(EXAMPLE_NOW + ahead * DAY_MS).toISOString();
+    return (value as string).includes('.') ? iso : iso.replace('.000Z', 'Z');
   }
   if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && isNow(Date.parse(value))) return new Date(EXAMPLE_NOW).toISOString().slice(0, 10);
   if (typeof value === 'string' && /^\d{13}$/.test(value) && isNow(Number(value))) return String(EXAMPLE_NOW);
