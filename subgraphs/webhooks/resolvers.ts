@@ -46,7 +46,7 @@ export const resolvers = {
       service(ctx).subscribe({ ...a.input, eventTypes: a.input.eventTypes.map((type) => subscribableFromEnum(type)) }),
     deleteWebhookSubscription: (_: unknown, a: { id: string }, ctx: Ctx) => service(ctx).delete(a.id),
     retryWebhookDelivery: (_: unknown, a: { subscriptionId: string; deliveryId: string }, ctx: Ctx) => service(ctx).retry(a.subscriptionId, a.deliveryId),
-    resetSandbox: async (_: unknown, __: unknown, ctx: Ctx) => ({ resetId: crypto.randomUUID(), webhooks: await emptySandbox(ctx) }),
+    resetSandbox: async (_: unknown, __: unknown, ctx: Ctx) => ({ id: crypto.randomUUID(), webhooks: await emptySandbox(ctx) }),
     updateWebhookSubscription: (_: unknown, { id, input }: PatchArgs, ctx: Ctx) => service(ctx).update(id, {
       ...input, ...(input.eventTypes ? { eventTypes: input.eventTypes.map((type) => subscribableFromEnum(type)) } : {}),
     }),

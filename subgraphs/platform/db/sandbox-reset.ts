@@ -54,5 +54,5 @@ export async function emptySandbox(ctx: SubgraphContext): Promise<number> {
  * fetches it from every area the reset selects, after the mutation's own area.
  */
 export const sandboxResetPart = (field: string) => ({
-  __resolveReference: async (ref: { resetId: string }, ctx: SubgraphContext) => ({ resetId: ref.resetId, [field]: await emptySandbox(ctx) }),
+  __resolveReference: async (ref: { id: string }, ctx: SubgraphContext) => ({ id: ref.id, [field]: await emptySandbox(ctx) }),
 });
