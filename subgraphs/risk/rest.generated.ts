@@ -35,25 +35,39 @@ export type CrashFilter = {
   minFatalities?: number | null | undefined;
 };
 
+/** The areas of a batch job (docs/analysts.md, Batch scoring). */
 export type RiskBatchInput = {
+  /** How `content` is written. */
   format: RiskBatchInputFormat;
   /** The FeatureCollection's JSON text, or the CSV text (UTF-8, at most 5 MB). */
   content: string;
 };
 
+/** How a batch's areas are written. */
 export type RiskBatchInputFormat =
+  /** A FeatureCollection: each feature's `id` property, an optional `radius` property in degrees, its geometry. */
   | 'GEOJSON'
+  /** CSV with the header `id,wkt,radius` (radius may be empty). */
   | 'CSV';
 
+/** How a batch's result is written. */
 export type RiskBatchResultFormat =
+  /** An RFC 7946 FeatureCollection, one feature per input row. */
   | 'GEOJSON'
+  /** RFC 4180 CSV, one line per input row. */
   | 'CSV';
 
+/** Where a batch job stands. */
 export type RiskBatchStatus =
+  /** Waiting for a runner (at most 5 per client). */
   | 'QUEUED'
+  /** Being scored (at most 2 per client). */
   | 'RUNNING'
+  /** Every row scored or refused: the result is ready. */
   | 'SUCCEEDED'
+  /** Its total budget passed: rows not scored say so. */
   | 'FAILED'
+  /** Cancelled: rows scored before keep their figures. */
   | 'CANCELLED';
 
 /** Whether the search area lies in the covered states (California, Illinois). */
