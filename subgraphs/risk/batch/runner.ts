@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Worker, WorkerContext } from '../../platform/subgraph.ts';
+import { inBackground } from '../../platform/db/statements.ts';
 import { riskDataLoaded } from '../data/status.ts';
 import { createAreaPool, type AreaPool } from '../geometry/pool.ts';
 import {
@@ -99,7 +100,8 @@ export function startBatchRunner({ db, config, log }: WorkerContext): Worker {
       await pause(config.RISK_BATCH_POLL_MS);
     }
   };
-  const running = loop();
+  // A job's statements are the process's own work, not a request's (statement counts leave them out).
+  const running = inBackground(loop);
   return {
     async stop() {
       stopping.abort();
