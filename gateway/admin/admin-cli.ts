@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import type { Config } from '../../subgraphs/platform/config.ts';
 import type { OrmOptions } from '../../subgraphs/platform/db/orm.ts';
 import { refuseCleanly, StartRefused } from '../../subgraphs/platform/start-refused.ts';
@@ -6,8 +7,49 @@ import { TOKEN_PATH } from '../auth/token-route.ts';
 /** The operator client's credentials as a CLI is given them (flags win; an empty variable counts as unset, as in loadConfig). */
 export interface OperatorFlags { 'client-id'?: string; 'client-secret'?: string }
 
-/** Whether a gateway answers at `base`. */
-export const gatewayAnswers = (base: string) => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+/** How long the CLI waits for a connection to `--url`, and then for its /healthz. */
+const CONNECT_TIMEOUT_MS = 2_000;
+const HEALTH_TIMEOUT_MS = 5_000;
+
+/** Whether the connection was refused: nothing listens (every address tried, for a name with several). */
+const refused = (error: NodeJS.ErrnoException): boolean =>
+  error.code === 'ECONNREFUSED' || (error instanceof AggregateError && error.errors.length > 0 && error.errors.every((e) => refused(e as NodeJS.ErrnoException)));
+
+/** Whether anything listens at `base`'s host and port: false only when the connection is refused. */
+function listens(base: string): Promise<boolean> {
+  const { hostname, port, protocol } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || (protocol === 'https:' ? 443 : 80)), timeout: CONNECT_TIMEOUT_MS });
+    const done = (outcome: () => void) => { socket.destroy(); outcome(); };
+    socket.once('connect', () => done(() => resolve(true)));
+    socket.once('timeout', () => done(() => reject(new Error(`no connection to ${base} within ${CONNECT_TIMEOUT_MS / 1000} s`))));
+    socket.once('error', (error: NodeJS.ErrnoException) => done(() => (refused(error) ? resolve(false) : reject(new Error(`${base}: ${error.code ?? error.message}`)))));
+  });
+}
+
+/**
+ * Whether a gateway runs at `base`: true when its /healthz answers 200, false only when nothing
+ * listens there (the connection is refused). Anything else (no connection or no answer in time, an
+ * answer other than 200) throws: a slow or unwell gateway is still running, and a CLI that opened
+ * its own database instead might write to another one than the gateway serves.
+ */
+export async function gatewayRuns(base: string): Promise<boolean> {
+  const unsure = (why: string) => new Error(`${why}. Nothing was changed: the CLI opens the database itself only when nothing listens at ` +
+    `${base} (a running gateway may serve another database than this CLI's DATABASE_URL / DATA_DIR). Retry when the gateway answers, or pass the address of one that does with --url.`);
+  let listening: boolean;
+  try {
+    listening = await listens(base);
+  } catch (error) {
+    throw unsure(`Cannot tell whether a gateway runs at ${base} (${(error as Error).message})`);
+  }
+  if (!listening) return false;
+  const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) }).catch((error: Error) => {
+    throw unsure(`Something listens at ${base} but its /healthz did not answer${error.name === 'TimeoutError' ? ` within ${HEALTH_TIMEOUT_MS / 1000} s` : ` (${String((error.cause as Error | undefined)?.message ?? error.message)})`}`);
+  });
+  await health.body?.cancel();
+  if (!health.ok) throw unsure(`Something listens at ${base} but its /healthz answered ${health.status}`);
+  return true;
+}
 
 export type AdminCall = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
 
@@ -52,7 +94,7 @@ export interface AdminCommand<O extends AdminOperations> {
   valid: boolean;
   usage: string;
   throughServer: () => Promise<O>;
-  /** The database, when no gateway answers; without it that is an error. */
+  /** The database, when nothing listens at `url` (connection refused); without it that is an error. */
   direct?: () => Promise<O>;
   run: (operations: O) => Promise<unknown>;
 }
@@ -62,8 +104,9 @@ export const adminUrl = (flag: string | undefined, config: Config) => (flag ?? `
 
 /**
  * Runs one admin CLI command and ends the process: checks the command line (exit 2), opens its
- * operations through the gateway answering at `url`, or directly when none does (a StartRefused
- * ends with its message), runs, prints the result as JSON; any error is printed alone (exit 1).
+ * operations through the gateway answering at `url`, or directly only when nothing listens there
+ * (gatewayRuns; a StartRefused ends with its message), runs, prints the result as JSON; any error is
+ * printed alone (exit 1).
  */
 export async function runAdminCommand<O extends AdminOperations>(command: AdminCommand<O>): Promise<never> {
   if (!command.valid) {
@@ -72,9 +115,9 @@ export async function runAdminCommand<O extends AdminOperations>(command: AdminC
   }
   const { url, throughServer, direct } = command;
   const open = async () => {
-    if (await gatewayAnswers(url)) return throughServer();
+    if (await gatewayRuns(url)) return throughServer();
     if (direct) return direct();
-    throw new Error(`No gateway answers at ${url}: start it, or pass its address with --url`);
+    throw new Error(`Nothing listens at ${url}: start the gateway, or pass its address with --url`);
   };
   const operations = await refuseCleanly(open).catch((error: Error) => {
     console.error(error.message);

@@ -9,7 +9,8 @@
  * API, authenticated as an operator client (--client-id/--client-secret, default ADMIN_CLIENT_ID /
  * ADMIN_CLIENT_SECRET, else BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, else CLIENT_ID / CLIENT_SECRET
  * as the start prints them for the development client); every gateway process
- * sees it at once. Only when none answers does it open the database (DATABASE_URL / DATA_DIR) directly.
+ * sees it at once. Only when nothing listens there (connection refused) does it open the database
+ * (DATABASE_URL / DATA_DIR) directly; a gateway that listens but does not answer /healthz is an error.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
@@ -51,7 +52,7 @@ async function throughServer(): Promise<Operations> {
   };
 }
 
-/** The database, when no gateway answers. On the embedded default a running server holds the data folder, and this is refused. */
+/** The database, when nothing listens at --url. On the embedded default a running server holds the data folder, and this is refused. */
 async function direct(): Promise<Operations> {
   const db = await openDirect(config, url, { name: 'platform', entities: [Client, SandboxOrganisation], migrationsPath: GATEWAY_MIGRATIONS });
   const store = new ClientStore(db.orm.em);

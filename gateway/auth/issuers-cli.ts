@@ -6,7 +6,7 @@
  *   npm run issuers -- list
  *   npm run issuers -- distrust <registration id>
  * Through the running gateway's admin API like `npm run clients` (same operator client options), so
- * every gateway process sees the change within 2 s; only when none answers, the database directly.
+ * every gateway process sees the change within 2 s; only when nothing listens at --url, the database directly.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
@@ -60,7 +60,7 @@ async function throughServer(): Promise<Operations> {
   };
 }
 
-/** The database, when no gateway answers: its modules (the whole stack's) are loaded only then. */
+/** The database, when nothing listens at --url: its modules (the whole stack's) are loaded only then. */
 async function direct(): Promise<Operations> {
   const [{ GATEWAY_ENTITIES, GATEWAY_MIGRATIONS }, { IssuerStore, viewOf }] = await Promise.all([import('../stack.ts'), import('./issuers.ts')]);
   const db = await openDirect(config, url, { name: 'platform', entities: GATEWAY_ENTITIES, migrationsPath: GATEWAY_MIGRATIONS });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_HOP_HEADER, signHop } from '../../subgraphs/platform/internal-hop.ts';
-import { DEFAULT_CLIENT, startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, startTestStack, TEST_HOP_KEY, type TestStack } from '../support/stack.ts';
 
 const ADMIN = '/platform/admin/v1/clients';
 const TOKEN = '/platform/oauth/v1/token';
@@ -12,7 +12,7 @@ const tokenFor = async (id: string, secret: string, scope?: string) => t.request
 beforeAll(async () => {
   // The scoring subgraph listens (behind the signed hop) so it can be called directly, as in compose.
   t = await startTestStack({ subgraphs: ['scoring'], env: { SUBGRAPH_TRANSPORT: 'http' } });
-  admin = (await tokenFor(DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret, 'admin')).body.access_token as string;
+  admin = await adminToken(t);
 }, 240_000);
 afterAll(async () => { await t?.close(); });
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { clipboardContext, fillVariables, openIde, responseText, runOperation, showSignIn } from '../support/ide-page.ts';
 import { signInAtProvider, startOidcProvider, type TestProvider } from '../support/oidc-provider-server.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 const RESOURCE = 'https://graph.fleet.example/';
 const IDE_CLIENT_ID = 'graphql-ide';
@@ -26,7 +26,7 @@ let provider: TestProvider;
 beforeAll(async () => {
   t = await startTestStack({ subgraphs: ['scoring'], env: { OIDC_ALLOW_LOOPBACK: 'true' } });
   provider = await startOidcProvider([{ clientId: IDE_CLIENT_ID, redirectUri: `${t.url}/graphql` }], RESOURCE, TOKEN_TTL_S);
-  const admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
+  const admin = await adminToken(t);
   const trusted = await t.request('POST', '/platform/admin/v1/issuers', {
     token: admin, body: { issuer: provider.issuer, organisation: DEFAULT_CLIENT.org, audience: RESOURCE, ideClientId: IDE_CLIENT_ID, ideName: 'Acme SSO' },
   });

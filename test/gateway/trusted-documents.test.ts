@@ -19,7 +19,7 @@ import { TrustedDocuments } from '../../gateway/trusted/registry.ts';
 import { documentBreakingChanges, documentsOfDatabase, documentsOfFile } from '../../schema/contract/document-diff.ts';
 import { CREATE_DRIVER, DRIVER } from './trusted-app/src/driver.ts';
 import { sseClient, wsClient } from '../support/subscriptions.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
 const APP = fileURLToPath(new URL('./trusted-app/', import.meta.url));
 const GENERATE = fileURLToPath(new URL('../../node_modules/@apollo/generate-persisted-query-manifest/cli.js', import.meta.url));
@@ -67,9 +67,7 @@ const apq = (sha256Hash: string) => ({ persistedQuery: { version: 1, sha256Hash 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'frg-trusted-app-'));
   [manifest, t] = await Promise.all([buildManifest(), startTestStack({ subgraphs: ['scoring'] })]);
-  admin = (await t.request('POST', '/platform/oauth/v1/token', {
-    form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' },
-  })).body.access_token as string;
+  admin = await adminToken(t);
   app = await t.clientFor(t.org);
 }, 240_000);
 afterAll(async () => {

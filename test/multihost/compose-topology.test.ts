@@ -20,7 +20,7 @@ import { startNatsServer, type NatsServer } from '../support/nats-server.ts';
 import { gatewayClient } from '../support/http.ts';
 import { hostKeys } from '../support/host-keys.ts';
 import { createLan, namespacesUnavailable, removeLeftovers, type HostProcess, type Lan } from '../support/netns.ts';
-import { DEFAULT_CLIENT } from '../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT } from '../support/stack.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
 import { waitFor, type Received } from '../webhooks/receiver.ts';
 import { dispatch, provision, roadsideToken, RS, session, status } from '../roadside/helpers.ts';
@@ -228,8 +228,7 @@ describe.skipIf(Boolean(skipReason))('the compose topology, one host per subgrap
   });
 
   it('refuses a disabled client\'s token on GraphQL and REST at once, its subgraphs on hosts of their own', async () => {
-    const form = { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' };
-    const admin = (await client.request('POST', '/platform/oauth/v1/token', { form })).body.access_token as string;
+    const admin = await adminToken({ request: client.request, client: DEFAULT_CLIENT });
     const created = await ok('POST', '/platform/admin/v1/clients', { organisation: 'org-revoked', scopes: ['b2b'] }, admin);
     const revoked = await client.tokenFor(created.clientId, created.clientSecret);
     const calls = async () => [

@@ -10,6 +10,7 @@ import { SANDBOX_MOVES } from '../../subgraphs/roadside/sandbox/provider.ts';
 import { startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
 import { gatewayClient } from '../support/http.ts';
+import { adminToken } from '../support/stack.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
 
 const POSTGRES = process.env.DATABASE_URL ?? process.env.CI_DATABASE_URL
@@ -47,9 +48,7 @@ afterAll(async () => {
 describe('the simulated sandbox provider across processes', () => {
   it('moves each sandbox rescue once per step, whichever of the processes polls', async () => {
     const [a, b] = servers.map((s) => gatewayClient(() => s.base));
-    const { id, secret } = OPERATOR;
-    const form = { grant_type: 'client_credentials', client_id: id, client_secret: secret, scope: 'admin' };
-    const admin = (await a.request('POST', '/platform/oauth/v1/token', { form })).body.access_token as string;
+    const admin = await adminToken({ request: a.request, client: OPERATOR });
     const created = await a.request('POST', '/platform/admin/v1/clients', {
       token: admin, body: { organisation: 'org-provider', sandbox: true },
     });

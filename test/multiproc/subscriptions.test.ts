@@ -12,6 +12,7 @@ import { startChildServer, type ChildServer } from '../support/child-server.ts';
 import { testDatabase } from '../support/database.ts';
 import { startNatsServer, type NatsServer } from '../support/nats-server.ts';
 import { gatewayClient } from '../support/http.ts';
+import { adminToken } from '../support/stack.ts';
 import { wsClient, type Closed, type Watcher } from '../support/subscriptions.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
 import { dispatch, provision, session } from '../roadside/helpers.ts';
@@ -31,15 +32,12 @@ const clients: ReturnType<typeof wsClient>[] = [];
 
 const http = (server: ChildServer) => gatewayClient(() => server.base);
 /** An operator token with the admin scope, from `server`. */
-async function adminToken(server: ChildServer) {
-  const res = await http(server).request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: OPERATOR.id, client_secret: OPERATOR.secret, scope: 'admin' } });
-  return (res.body as { access_token: string }).access_token;
-}
+const operatorToken = (server: ChildServer) => adminToken({ request: http(server).request, client: OPERATOR });
 
 /** A new client of `organisation` (created through `server`'s admin API) and a token for it. */
 async function client(server: ChildServer, organisation: string) {
   const { request, tokenFor } = http(server);
-  const created = await request('POST', '/platform/admin/v1/clients', { token: await adminToken(server), body: { organisation } });
+  const created = await request('POST', '/platform/admin/v1/clients', { token: await operatorToken(server), body: { organisation } });
   if (created.status !== 201) throw new Error(`create client: ${created.status} ${JSON.stringify(created.body)}`);
   const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
   return { clientId, token: await tokenFor(clientId, clientSecret) };
@@ -140,7 +138,7 @@ describe('a subscriber on gateway A, the updates through gateway B', () => {
     await move(b, provider.token, reqId, 'EN_ROUTE');
     await expect.poll(() => tracked.results.length, { timeout: 15_000 }).toBe(1);
 
-    const disabled = await http(b).request('POST', `/platform/admin/v1/clients/${watcher.clientId}/disable`, { token: await adminToken(b) });
+    const disabled = await http(b).request('POST', `/platform/admin/v1/clients/${watcher.clientId}/disable`, { token: await operatorToken(b) });
     expect(disabled.status).toBeLessThan(300);
     // Position reports (the same status again) until A sees the revocation: bounded, and each one an event.
     let ended: Closed | undefined;

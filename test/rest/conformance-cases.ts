@@ -3,7 +3,7 @@
  * a valid request (its answer becomes the operation's example) and an invalid one (a documented 4xx).
  * Identifiers are fixed and read like the documentation's; what the server draws is kept in `ids`.
  */
-import { DEFAULT_CLIENT, type TestStack } from '../support/stack.ts';
+import { DEFAULT_CLIENT, sandboxClient, type TestStack } from '../support/stack.ts';
 import { CHICAGO } from '../roadside/helpers.ts';
 import type { startReceiver, waitFor as WaitFor } from '../webhooks/receiver.ts';
 
@@ -362,10 +362,7 @@ export const CASES: Record<string, Case> = {
   // The sandbox: emptied with a sandbox client's token; the live organisation's is refused
   resetSandbox: {
     before: async ({ t, ids }) => {
-      const created = await t.request('POST', '/platform/admin/v1/clients', { token: ids.adminToken, body: { organisation: 'docs-org', sandbox: true } });
-      const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
-      const token = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
-      ids.sandboxToken = String(token.body.access_token);
+      ids.sandboxToken = (await sandboxClient(t, 'docs-org', ids.adminToken)).token;
     },
     valid: (ids) => ({ token: ids.sandboxToken }),
     invalid: () => ({}),

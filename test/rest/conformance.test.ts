@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenApiContract } from '../support/openapi.ts';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { adminToken, startTestStack, type TestStack } from '../support/stack.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 import { countedUuids, exampleFile, fixedExample } from '../support/examples.ts';
 import { CASES, type Ids, type Step } from './conformance-cases.ts';
@@ -49,8 +49,7 @@ beforeAll(async () => {
   const doc = (await t.request('GET', '/openapi.json')).body as Json;
   contract = await OpenApiContract.of(doc, { strict: true });
   // The bootstrap client may ask for the admin scope (it does not get it unasked).
-  const admin = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } });
-  Object.assign(ids, { adminToken: admin.body.access_token, receiverUrl: receiver.url });
+  Object.assign(ids, { adminToken: await adminToken(t), receiverUrl: receiver.url });
 }, 600_000);
 afterAll(async () => {
   await receiver?.close();

@@ -1,10 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daysAgo, TEST_RECORDS } from '../../subgraphs/scoring/mvr/sandbox-records.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { sandboxClient, startTestStack, type TestStack } from '../support/stack.ts';
 
-const ADMIN = '/platform/admin/v1/clients';
-const TOKEN = '/platform/oauth/v1/token';
 const USERS = '/shared-mobility-insights/v2/users';
 
 interface Row { id: string; score: number; reasons: string[] }
@@ -23,22 +21,9 @@ async function documentedRows(): Promise<Row[]> {
 let t: TestStack;
 let sandbox: string;
 
-async function clientToken(body: Record<string, unknown>): Promise<string> {
-  const { id, secret } = DEFAULT_CLIENT;
-  const adminForm = {
-    grant_type: 'client_credentials', client_id: id, client_secret: secret, scope: 'admin',
-  };
-  const admin = await t.request('POST', TOKEN, { form: adminForm });
-  const created = await t.request('POST', ADMIN, { token: admin.body.access_token as string, body });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
-  const form = { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret };
-  return (await t.request('POST', TOKEN, { form })).body.access_token as string;
-}
-
 beforeAll(async () => {
   t = await startTestStack({ subgraphs: ['scoring'] });
-  sandbox = await clientToken({ organisation: 'org-mvr', sandbox: true });
+  sandbox = (await sandboxClient(t, 'org-mvr')).token;
 }, 300_000);
 afterAll(async () => { await t?.close(); });
 

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, sandboxClient, startTestStack, type TestStack } from '../support/stack.ts';
 import { dispatch, provision, RS, session } from '../roadside/helpers.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 
 const ADMIN = '/platform/admin/v1/clients';
-const TOKEN = '/platform/oauth/v1/token';
 const USERS = '/shared-mobility-insights/v2/users';
 const RESET = '/platform/sandbox/v1/reset';
 const STEP_MS = 150;
@@ -14,18 +13,9 @@ let t: TestStack;
 let admin: string;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
-async function sandboxClient(organisation: string) {
-  const created = await t.request('POST', ADMIN, { token: admin, body: { organisation, sandbox: true } });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
-  const token = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
-  return { ...created.body, token: token.body.access_token as string } as { organisation: string; liveOrganisation: string; token: string };
-}
-
 beforeAll(async () => {
   t = await startTestStack({ subgraphs: ['booking', 'scoring', 'roadside', 'registration', 'webhooks'], env });
-  const token = await t.request('POST', TOKEN, { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } });
-  admin = token.body.access_token as string;
+  admin = await adminToken(t);
   receiver = await startReceiver();
 }, 300_000);
 afterAll(async () => {
@@ -35,9 +25,9 @@ afterAll(async () => {
 
 describe('sandbox organisations', () => {
   it('makes ORG-sandbox on first use, linked to ORG, and refuses sandboxes of sandboxes and live clients in them', async () => {
-    const first = await sandboxClient('org-sbx');
+    const first = await sandboxClient(t, 'org-sbx', admin);
     expect(first).toMatchObject({ organisation: 'org-sbx-sandbox', liveOrganisation: 'org-sbx', sandbox: true });
-    expect((await sandboxClient('org-sbx')).organisation).toBe('org-sbx-sandbox');
+    expect((await sandboxClient(t, 'org-sbx', admin)).organisation).toBe('org-sbx-sandbox');
     expect((await t.request('POST', ADMIN, { token: admin, body: { organisation: 'org-sbx-sandbox', sandbox: true } })).status).toBe(409);
     expect((await t.request('POST', ADMIN, { token: admin, body: { organisation: 'org-sbx-sandbox' } })).status).toBe(409);
     const listed = (await t.request('GET', ADMIN, { token: admin })).body.clients as { organisation: string; sandbox: boolean }[];
@@ -45,7 +35,7 @@ describe('sandbox organisations', () => {
   });
 
   it('keeps its data apart from its live organisation, both ways, and marks every answer with X-Sandbox', async () => {
-    const sandbox = await sandboxClient(DEFAULT_CLIENT.org);
+    const sandbox = await sandboxClient(t, DEFAULT_CLIENT.org, admin);
     const mine = await t.request('POST', USERS, { token: sandbox.token, body: {} });
     expect(mine.status).toBe(201);
     expect(mine.headers.get('x-sandbox')).toBe('true');
@@ -66,7 +56,7 @@ describe('sandbox organisations', () => {
   });
 
   it('moves a sandbox rescue to COMPLETED on its own, with positions and ETAs, and its webhooks say "sandbox": true', async () => {
-    const sandbox = await sandboxClient('org-rescue');
+    const sandbox = await sandboxClient(t, 'org-rescue', admin);
     const sub = await t.request('POST', '/platform/webhooks/v1/subscriptions', {
       token: sandbox.token, body: { url: `${receiver.url}/sandbox`, eventTypes: ['rescue.status_changed', 'rescue.updated'] },
     });
@@ -123,7 +113,7 @@ describe('sandbox organisations', () => {
   });
 
   it('bounds what a sandbox holds (SANDBOX_MAX_RECORDS), and not a live organisation', async () => {
-    const sandbox = await sandboxClient('org-quota');
+    const sandbox = await sandboxClient(t, 'org-quota', admin);
     const statuses: number[] = [];
     for (let i = 0; i < 22; i += 1) statuses.push((await t.request('POST', USERS, { token: sandbox.token, body: {} })).status);
     expect(statuses.slice(0, 20)).toEqual(Array(20).fill(201));
@@ -141,7 +131,7 @@ describe('sandbox organisations', () => {
   });
 
   it('resets a sandbox (REST and GraphQL) with a sandbox token only, its live organisation untouched', async () => {
-    const sandbox = await sandboxClient('org-reset');
+    const sandbox = await sandboxClient(t, 'org-reset', admin);
     const live = await t.clientFor('org-reset', ['b2b', 'roadside']);
     const own = await t.request('POST', USERS, { token: sandbox.token, body: {} });
     const kept = await t.request('POST', USERS, { token: live.token, body: {} });

@@ -117,3 +117,28 @@ export async function clientCalls(
     },
   };
 }
+
+/**
+ * An admin-scoped token for the stack's own client (`t.client`, which may ask for the admin scope:
+ * it does not get it unasked). Throws when the token endpoint refuses.
+ */
+export async function adminToken(t: Pick<TestStack, 'request' | 'client'>): Promise<string> {
+  const res = await t.request('POST', '/platform/oauth/v1/token', {
+    form: { grant_type: 'client_credentials', client_id: t.client.id, client_secret: t.client.secret, scope: 'admin' },
+  });
+  if (res.status !== 200) throw new Error(`admin token request failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return (res.body as { access_token: string }).access_token;
+}
+
+/**
+ * A new sandbox client of `organisation` (its sandbox organisation is `<organisation>-sandbox`),
+ * made through the admin API with `admin` (an admin token; one is asked for when left out), and a token for it.
+ */
+export async function sandboxClient(t: Pick<TestStack, 'request' | 'client'>, organisation: string, admin?: string) {
+  const created = await t.request('POST', '/platform/admin/v1/clients', { token: admin ?? await adminToken(t), body: { organisation, sandbox: true } });
+  if (created.status !== 201) throw new Error(`sandbox client not created: ${created.status} ${JSON.stringify(created.body)}`);
+  const { clientId, clientSecret } = created.body as { clientId: string; clientSecret: string };
+  const token = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
+  if (token.status !== 200) throw new Error(`sandbox client's token refused: ${token.status} ${JSON.stringify(token.body)}`);
+  return { ...created.body, token: token.body.access_token as string } as { clientId: string; organisation: string; liveOrganisation: string; token: string };
+}

@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from '../../support/browser.ts';
 import { signInAtProvider, startOidcProvider, type TestProvider } from '../../support/oidc-provider-server.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
 
 const RESOURCE = 'https://graph.fleet.example/';
 const CLIENT_ID = 'fleet-spa';
@@ -48,7 +48,7 @@ beforeAll(async () => {
   app = await serveApp(() => ({ issuer: provider.issuer, clientId: CLIENT_ID, resource: RESOURCE, graphqlUrl: `${t.url}/graphql`, userId: USER_ID }));
   provider = await startOidcProvider([{ clientId: CLIENT_ID, redirectUri: `${app.origin}/callback` }], RESOURCE);
   t = await startTestStack({ subgraphs: ['scoring'], env: { OIDC_ALLOW_LOOPBACK: 'true', CORS_ORIGINS: app.origin } });
-  const admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
+  const admin = await adminToken(t);
   const trusted = await t.request('POST', '/platform/admin/v1/issuers', { token: admin, body: { issuer: provider.issuer, organisation: DEFAULT_CLIENT.org, audience: RESOURCE } });
   expect(trusted.status, JSON.stringify(trusted.body)).toBe(201);
   const seeded = await t.graphql(`mutation { createUser(input: { userId: "${USER_ID}", homeZip: "60601" }) { userId } }`);

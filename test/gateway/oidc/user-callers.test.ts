@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIssuer, type TestIssuer } from '../../support/oidc-issuer.ts';
 import { wsClient } from '../../support/subscriptions.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
+import { adminToken, startTestStack, type TestStack } from '../../support/stack.ts';
 
 const USERS = '/shared-mobility-insights/v2/users';
 const ROADSIDE = '/services/roadside/v1/vehicle/makes';
@@ -30,7 +30,7 @@ beforeAll(async () => {
       SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT: '1',
     },
   });
-  admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
+  admin = await adminToken(t);
   issuer = await startTestIssuer();
   await trust('org-a', 'fleet-app', { scopesClaim: 'roles', scopeMap: { dispatcher: ['roadside'] }, scopes: ['b2b'] });
   await trust('org-b', 'org-b-app');

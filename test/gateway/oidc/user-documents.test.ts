@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runNode } from '../../support/child-server.ts';
 import { startTestIssuer, type TestIssuer } from '../../support/oidc-issuer.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
 
 const APP_QUERY = 'query AppName { __typename }';
 let t: TestStack;
@@ -28,9 +28,7 @@ beforeAll(async () => {
   t = await startTestStack({ subgraphs: [], env: { OIDC_ALLOW_LOOPBACK: 'true' } });
   issuer = await startTestIssuer();
   work = await mkdtemp(join(tmpdir(), 'user-documents-'));
-  const admin = (await t.request('POST', '/platform/oauth/v1/token', {
-    form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' },
-  })).body.access_token as string;
+  const admin = await adminToken(t);
   const trusted = await t.request('POST', '/platform/admin/v1/issuers', { token: admin, body: { issuer: issuer.url, organisation: t.org, audience: 'spa' } });
   expect(trusted.status, JSON.stringify(trusted.body)).toBe(201);
   issuerId = String(trusted.body.id);

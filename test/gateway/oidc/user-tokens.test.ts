@@ -6,7 +6,7 @@
 import { SignJWT, base64url, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIssuer, type TestIssuer } from '../../support/oidc-issuer.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
+import { adminToken, startTestStack, type TestStack } from '../../support/stack.ts';
 
 const ISSUERS = '/platform/admin/v1/issuers';
 const PROBE = '/platform/admin/v1/clients';
@@ -34,7 +34,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   t = await startTestStack({ subgraphs: [], env: { OIDC_ALLOW_LOOPBACK: 'true' } });
-  admin = (await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } })).body.access_token as string;
+  admin = await adminToken(t);
   issuer = await newIssuer();
   await trust(issuer.url, 'org-a', 'fleet-app');
 }, 240_000);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { internalBearer } from '../../support/internal-token.ts';
-import { DEFAULT_CLIENT, startTestStack, TEST_HOP_KEY, type TestStack } from '../../support/stack.ts';
+import { adminToken, DEFAULT_CLIENT, startTestStack, TEST_HOP_KEY, type TestStack } from '../../support/stack.ts';
 import { sseClient, subscriptionsActive, wsClient } from '../../support/subscriptions.ts';
 import { INTERNAL_HOP_HEADER, signHop } from '../../../subgraphs/platform/internal-hop.ts';
 import { ADMIN_CLIENTS_PATH } from '../../../gateway/admin/clients-routes.ts';
@@ -48,8 +48,7 @@ describe('subscriber tokens', () => {
     const sse = sseClient(t.url, `Bearer ${client.token}`);
     const streaming = sse.subscribe(WATCH);
     await subscriptionsActive(t.stack.gateway, 2);
-    const admin = await t.request('POST', '/platform/oauth/v1/token', { form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' } });
-    const disabled = await t.request('POST', `${ADMIN_CLIENTS_PATH}/${client.clientId}/disable`, { token: admin.body.access_token });
+    const disabled = await t.request('POST', `${ADMIN_CLIENTS_PATH}/${client.clientId}/disable`, { token: await adminToken(t) });
     expect(disabled.status).toBe(200);
     expect(await ws.closed).toMatchObject({ code: 4401, reason: expect.stringMatching(/^Unauthorized: .*disabled/) });
     await watching.ended;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_CLIENTS_PATH } from '../../../gateway/admin/clients-routes.ts';
 import { MULTIPART_HEARTBEAT_MS } from '../../../gateway/subscriptions/multipart.ts';
 import { bookedRescue as bookedRescueOn, updateRescue } from '../../support/rescues.ts';
-import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../../support/stack.ts';
+import { adminToken, startTestStack, type TestStack } from '../../support/stack.ts';
 import { MULTIPART_ACCEPT, multipartClient, subscriptionsActive } from '../../support/subscriptions.ts';
 
 let t: TestStack;
@@ -76,10 +76,7 @@ describe('multipart subscriptions on POST /graphql', () => {
     const reqId = await bookedRescueOn(t, other.token);
     const watching = multipartClient(t.url, `Bearer ${other.token}`).subscribe(RESCUE, { id: reqId });
     await subscriptionsActive(t.stack.gateway, 1);
-    const admin = await t.request('POST', '/platform/oauth/v1/token', {
-      form: { grant_type: 'client_credentials', client_id: DEFAULT_CLIENT.id, client_secret: DEFAULT_CLIENT.secret, scope: 'admin' },
-    });
-    expect((await t.request('POST', `${ADMIN_CLIENTS_PATH}/${other.clientId}/disable`, { token: admin.body.access_token })).status).toBe(200);
+    expect((await t.request('POST', `${ADMIN_CLIENTS_PATH}/${other.clientId}/disable`, { token: await adminToken(t) })).status).toBe(200);
     const errors = await watching.ended as { extensions: Record<string, unknown> }[];
     expect(errors[0]!.extensions).toEqual({ code: 'UNAUTHENTICATED', closeCode: 4401 });
     await subscriptionsActive(t.stack.gateway, 0);
