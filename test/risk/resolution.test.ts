@@ -98,7 +98,7 @@ describe('resolution on REST', () => {
     let next: string | null = `${BASE}/export/cells?${new URLSearchParams({ geometry: CHICAGO, resolution: '9', limit: '4000', format: 'csv' })}`;
     const cells: string[] = [];
     while (next) {
-      const res = await t.request<string>('GET', next);
+      const res: { status: number; headers: Headers; body: string } = await t.request<string>('GET', next);
       expect(res.status).toBe(200);
       const lines = String(res.body).trim().split('\r\n');
       const column = lines[0].split(',').indexOf('cell');
