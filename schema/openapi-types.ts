@@ -5805,6 +5805,11 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
                 /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
+                /**
                  * @description The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
@@ -7454,6 +7459,11 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
                 /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
+                /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
                  * @example 2013,2014,2015
                  */
@@ -7790,6 +7800,11 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
                  * @example 2013,2014,2015
@@ -9156,6 +9171,11 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
                 /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
+                /**
                  * @description The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
@@ -9479,6 +9499,11 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
                 /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
+                /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
                  * @example 2013,2014,2015
                  */
@@ -9752,6 +9777,11 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
                  * @example 2013,2014,2015
@@ -10038,6 +10068,11 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
                 /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
+                /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
                  * @example 2013,2014,2015
                  */
@@ -10261,6 +10296,11 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
                 /**
                  * @description Calendar years (the data hold 2013-2015): whole numbers from 1975 to 2100, comma-separated (a name's own commas are kept)
                  * @example 2013,2014,2015
@@ -10967,6 +11007,11 @@ export interface operations {
                  */
                 queryMethod?: "ContainsBuffer";
                 /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
+                /**
                  * @description The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ
                  */
@@ -11277,6 +11322,11 @@ export interface operations {
                  * @example ContainsBuffer
                  */
                 queryMethod?: "ContainsBuffer";
+                /**
+                 * @description H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)
+                 * @example 7
+                 */
+                resolution?: 5 | 7 | 9;
                 /**
                  * @description The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them
                  * @example i1by8fRzDQ4J8vRz19C1MNczMzczUzAx1LOwMDTWUYCIGFpARUw0lXQM9AwMdZSc8_NKEjPzip1K09JSi5RiAQ

@@ -16,10 +16,10 @@ const lower = <T extends string>(value: T) => value.toLowerCase() as Lowercase<T
 /** The root resolver validates the area and picks its cells; each data set is a field resolver, run only when selected. */
 export const resolvers = {
   Query: {
-    riskIndex: (_: unknown, a: { wkt: string; radius?: number | null; queryMethod?: string | null; filter?: Record<string, unknown> | null }, ctx: Ctx) => {
+    riskIndex: (_: unknown, a: { wkt: string; radius?: number | null; queryMethod?: string | null; filter?: Record<string, unknown> | null; resolution?: number | null }, ctx: Ctx) => {
       // The filter is checked first: a bad one is a 400 before any geometry work.
       const filter = parseCrashFilter(a.filter);
-      return resolveArea(ctx.em, a.wkt, a.radius, a.queryMethod, filter);
+      return resolveArea(ctx.em, a.wkt, a.radius, a.queryMethod, filter, a.resolution);
     },
     ...batchResolvers.Query,
   },

@@ -85,7 +85,7 @@ function area(req: RestRequest, paged: boolean) {
 function variables(req: RestRequest, withLimit: boolean, paged = withLimit) {
   // The filter is checked first, as GraphQL's resolver does.
   const filter = filterOf(req);
-  const vars: Record<string, unknown> = { ...area(req, paged), filter };
+  const vars: Record<string, unknown> = { ...area(req, paged), filter, resolution: number(req, 'resolution', true) ?? null };
   if (withLimit) Object.assign(vars, { limit: number(req, 'limit', true) ?? 100, first: number(req, 'first', true) ?? null, after: queryString(req, 'after') ?? null });
   return vars;
 }
@@ -97,7 +97,7 @@ function variables(req: RestRequest, withLimit: boolean, paged = withLimit) {
 const nextLink = (path: string, req: RestRequest, after: string) => {
   const query = new URLSearchParams({ area: encodeRiskArea(area(req, true)) });
   for (const [name, value] of crashFilterParams(filterOf(req))) query.set(name, value);
-  for (const name of ['limit', 'first']) {
+  for (const name of ['resolution', 'limit', 'first']) {
     const value = queryString(req, name);
     if (value !== undefined) query.set(name, value);
   }
@@ -111,6 +111,11 @@ const queryDocs = (withLimit: boolean, paged = withLimit): Record<string, JsonSc
   wkt: { type: 'string', description: 'Alias of geometry' },
   radius: { type: 'number', minimum: 0, maximum: 5, description: 'Buffer around the geometry, in degrees (at most 5). Points and lines without one are buffered by 0.0005 degrees (about 50 m).' },
   queryMethod: { type: 'string', enum: ['ContainsBuffer'], description: 'Data inside the buffered geometry (the only method)' },
+  resolution: {
+    type: 'integer', enum: [5, 7, 9], example: 7,
+    description: 'H3 resolution of the cells (5: about 250 km² each, 7: about 5 km², 9: about 0.1 km²); without it, the finest whose cells over the area number '
+      + 'at most 3,000. An area with more than RISK_MAX_CELLS (10,000) cells at the resolution asked is refused before any work (422 GEOMETRY_TOO_COMPLEX, limit `cells`)',
+  },
   ...(paged ? { area: { type: 'string', description: 'The area of a next-page link (geometry, radius and queryMethod as one opaque token), instead of them' } } : {}),
   ...crashFilterQueryDocs(),
   ...(withLimit ? {

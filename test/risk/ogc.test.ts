@@ -10,7 +10,10 @@ import { promisify } from 'node:util';
 import { getIssues } from '@placemarkio/check-geojson';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cellToCenterChild, cellToParent, getResolution } from 'h3-js';
 import { riskDataLoaded } from '../../subgraphs/risk/data/status.ts';
+import { cellsOverlapping } from '../../subgraphs/risk/geometry/cells.ts';
+import { clipToCoverage } from '../../subgraphs/risk/geometry/coverage.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const run = promisify(execFile);
@@ -130,8 +133,47 @@ describe('OGC API - Features over HTTP', () => {
     expect(cells.numberMatched).toBeGreaterThan(10);
     expect(cells.features[0].geometry.type).toBe('Polygon');
     expect(cells.features[0].properties).toHaveProperty('riskIndex');
-    expect((await get(`${OGC}/collections/cells/items/${cells.features[0].id}`)).body).toMatchObject({ id: cells.features[0].id });
+    expect(cells.features.every((f) => getResolution(f.id) === 7)).toBe(true);
+    // One cell by its id: a resolution-7 cell; its parent (5) and a child (9) are no features of the collection.
+    const cell = await get(`${OGC}/collections/cells/items/${cells.features[0].id}`);
+    expect(cell.status).toBe(200);
+    expect(cell.body).toMatchObject({ id: cells.features[0].id, properties: { resolution: 7 } });
+    expect(getResolution(cell.body.id as string)).toBe(7);
+    for (const other of [cellToParent(cells.features[0].id, 5), cellToCenterChild(cells.features[0].id, 9)]) {
+      expect((await get(`${OGC}/collections/cells/items/${other}`)).status).toBe(404);
+    }
   });
+
+  it('cells of a large bbox: resolution 7 however large, in tiles within the cell budget, every cell of the bbox once', async () => {
+    // Around Los Angeles: 3 x 3 degrees, past one tile of 1.5 degrees, some 20,000 cells (over RISK_MAX_CELLS in one piece).
+    const big = [-119.5, 33, -116.5, 36] as const;
+    const { features, pages } = await walk(`${OGC}/collections/cells/items?bbox=${big.join(',')}&limit=5000`);
+    expect(pages).toBeGreaterThan(2);
+    expect(features.every((f) => getResolution(f.id) === 7)).toBe(true);
+    const ids = features.map((f) => f.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The same cells as the whole box clipped to the state and covered at 7 in one go (what one request would give).
+    const box = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[big[0], big[1]], [big[2], big[1]], [big[2], big[3]], [big[0], big[3]], [big[0], big[1]]]] } } as const;
+    const expected = cellsOverlapping(clipToCoverage(box as never).parts.map((p) => p.area), 7);
+    expect(expected.length).toBeGreaterThan(10_000);
+    expect(ids.sort()).toEqual(expected.sort());
+    // Through GDAL, as a QGIS layer zoomed out to the region: the same cells.
+    const out = join(dir, 'cells.json');
+    await run('ogr2ogr', ['-f', 'GeoJSON', out, `OAPIF:${t.url}${OGC}`, 'cells', '-oo', 'PAGE_SIZE=10000', '-spat', ...big.map(String)], { maxBuffer: 1 << 27 });
+    const pulled = JSON.parse(await readFile(out, 'utf8')) as { features: { properties: { cell: string } }[] };
+    expect(pulled.features.map((f) => f.properties.cell).sort()).toEqual(expected);
+    // The whole coverage (no bbox, or the world): a first page of resolution-7 cells and a next link, not a refusal.
+    for (const query of ['limit=10000', 'bbox=-180,-90,180,90&limit=10000']) {
+      const first = await get(`${OGC}/collections/cells/items?${query}`);
+      expect(first.status, query).toBe(200);
+      const page = first.body as unknown as Page;
+      expect(page.features.length).toBeGreaterThan(0);
+      expect(page.features.every((f) => getResolution(f.id) === 7)).toBe(true);
+      expect(page.links.some((l) => l.rel === 'next')).toBe(true);
+      expect(page.numberMatched).toBeUndefined();
+    }
+    expect((await get(`${OGC}/collections/cells/items?bbox=${big.join(',')}&cursor=junk`)).body).toMatchObject({ code: 'InvalidParameterValue' });
+  }, 240_000);
 
   it('datetime: a year as an interval, a date, and open ends keep the crashes of that local time only', async () => {
     const rest = await restCrashes();

@@ -26,7 +26,7 @@ export const unscored = (error: string): RowScore =>
  */
 export async function scoreRow(em: EntityManager, pool: AreaPool, wkt: string, radius: number | null) {
   try {
-    const info = await riskInfo(await resolveArea(em, wkt, radius, null, null, MAX_CELLS, pool));
+    const info = await riskInfo(await resolveArea(em, wkt, radius, null, null, null, MAX_CELLS, pool));
     const { index: riskIndex, fatalCrashes: crashes, fatalities, areaKm2 } = info;
     const score: RowScore = { riskIndex, crashes, fatalities, areaKm2, error: null };
     return score;

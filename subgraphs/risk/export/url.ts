@@ -8,6 +8,8 @@ export interface RiskArea {
   wkt: string;
   radius?: number | null;
   queryMethod?: string | null;
+  /** The H3 resolution asked (5, 7, 9); absent: chosen for the area. A plain parameter on every page, not part of the token. */
+  resolution?: number | null;
 }
 
 /** Largest area text a token may inflate to: well above any WKT the gateway's 16 KiB URLs can carry. */
@@ -38,8 +40,8 @@ export function decodeRiskArea(token: string): RiskArea {
 
 /**
  * The REST URL (path and query, relative to the gateway) of one export page of an area: the first
- * page names the area in plain parameters; a next page (`after`) by its token. The crash filter's
- * parameters follow as given to the REST paths.
+ * page names the area in plain parameters; a next page (`after`) by its token. The resolution asked and the
+ * crash filter's parameters follow as given to the REST paths, on every page.
  */
 export function riskExportUrl(
   data: RiskExportData, format: RiskExportFormat, area: RiskArea, filter: CrashFilter | null, page: { after?: string | null; limit?: number | null } = {},
@@ -52,6 +54,7 @@ export function riskExportUrl(
     if (area.radius != null) query.set('radius', String(area.radius));
     if (area.queryMethod) query.set('queryMethod', area.queryMethod);
   }
+  if (area.resolution != null) query.set('resolution', String(area.resolution));
   for (const [name, value] of crashFilterParams(filter)) query.set(name, value);
   query.set('format', format);
   if (page.limit != null) query.set('limit', String(page.limit));

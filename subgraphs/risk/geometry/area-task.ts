@@ -20,10 +20,12 @@ export interface AreaTask {
   radius: number | null | undefined;
   budget: GeometryBudget;
   maxCells: number;
+  /** The H3 resolution asked, or null: the finest within maxCells (cells.ts selectCells). */
+  resolution: Resolution | null;
 }
 
 /** Counts the crashes of the area's cells that lie inside its exact covered outline. */
-export interface InsideTask extends Omit<AreaTask, 'kind' | 'maxCells'> {
+export interface InsideTask extends Omit<AreaTask, 'kind' | 'maxCells' | 'resolution'> {
   kind: 'inside';
   points: CrashPoints;
 }
@@ -83,7 +85,8 @@ function coveredArea(task: AreaTask | InsideTask) {
 /** The covered area, then its H3 cells. */
 function resolveArea(task: AreaTask): ResolvedArea {
   const { search, coverage } = coveredArea(task);
-  const selection = coverage.parts.length ? selectCells(coverage.parts.map((p) => p.area), coverage.coveredKm2, task.maxCells) : null;
+  const selection = coverage.parts.length ? selectCells(coverage.parts.map((p) => p.area), coverage.coveredKm2, task.maxCells, task.resolution, task.budget.cells)
+    : null;
   return {
     search: { geometryType: search.geometry.type, radius: search.radius },
     coverage: { ...coverage, parts: coverage.parts.map((p) => ({ state: p.state, areaKm2: p.areaKm2 })) },

@@ -1,6 +1,8 @@
-import { cellToLatLng, getHexagonAreaAvg, latLngToCell, POLYGON_TO_CELLS_FLAGS, polygonToCellsExperimental } from 'h3-js';
+import { cellToLatLng, getHexagonAreaAvg, getHexagonEdgeLengthAvg, latLngToCell, POLYGON_TO_CELLS_FLAGS, polygonToCellsExperimental } from 'h3-js';
 import type { Feature, MultiPolygon, Polygon } from 'geojson';
+import { AppError } from '../../platform/errors.ts';
 import { RESOLUTIONS, type Resolution } from '../entities.ts';
+import { DEFAULT_BUDGET } from './budget.ts';
 
 /** Most H3 cells a query may touch; the finest resolution that stays under it is used. */
 export const MAX_CELLS = 3000;
@@ -38,11 +40,48 @@ export function cellsOverlapping(areas: Feature<Polygon | MultiPolygon>[], res: 
 /** A cheap upper estimate of the cell count, so fine resolutions are never enumerated over huge areas. */
 const estimate = (areaKm2: number, res: Resolution) => Math.ceil(areaKm2 / getHexagonAreaAvg(res, 'km2'));
 
+const EARTH_RADIUS_KM = 6371.0088;
+const rad = (deg: number) => (deg * Math.PI) / 180;
+
+/** Length of the areas' rings, km (haversine): the cells along an outline are counted from it. */
+function perimeterKm(areas: Feature<Polygon | MultiPolygon>[]): number {
+  let km = 0;
+  for (const a of areas) {
+    const rings = a.geometry.type === 'Polygon' ? a.geometry.coordinates : a.geometry.coordinates.flat();
+    for (const ring of rings) {
+      for (let i = 1; i < ring.length; i++) {
+        const [[x1, y1], [x2, y2]] = [ring[i - 1], ring[i]];
+        const h = Math.sin(rad(y2 - y1) / 2) ** 2 + Math.cos(rad(y1)) * Math.cos(rad(y2)) * Math.sin(rad(x2 - x1) / 2) ** 2;
+        km += 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
+      }
+    }
+  }
+  return km;
+}
+
 /**
- * Picks the finest resolution whose cells overlapping the area number at most `maxCells`;
- * the coarsest resolution is the fallback (the covered states themselves bound its count).
+ * An upper estimate of the cells of `res` overlapping the areas, before any is enumerated: those inside
+ * (area over a cell's) and those the outline crosses (its length over a cell's edge, both ways). A thin
+ * buffered line is mostly outline: its cells are counted by its length, not by its small area.
  */
-export function selectCells(areas: Feature<Polygon | MultiPolygon>[], areaKm2: number, maxCells = MAX_CELLS): CellSelection {
+export const estimateCells = (areas: Feature<Polygon | MultiPolygon>[], areaKm2: number, res: Resolution) =>
+  Math.ceil(areaKm2 / getHexagonAreaAvg(res, 'km2') + perimeterKm(areas) / getHexagonEdgeLengthAvg(res, 'km'));
+
+/**
+ * The cells of the area at the resolution asked, or (`resolution` null: automatic) the finest resolution
+ * whose cells overlapping the area number at most `maxCells`; the coarsest resolution is the automatic
+ * fallback (the covered states themselves bound its count). An asked resolution is held to `maxAsked`
+ * cells, estimated before they are enumerated (refused: 422 GEOMETRY_TOO_COMPLEX, limit `cells`).
+ */
+export function selectCells(
+  areas: Feature<Polygon | MultiPolygon>[], areaKm2: number, maxCells = MAX_CELLS,
+  resolution: Resolution | null = null, maxAsked = DEFAULT_BUDGET.cells,
+): CellSelection {
+  if (resolution !== null) {
+    const estimated = estimateCells(areas, areaKm2, resolution);
+    if (estimated > maxAsked) throw tooManyCells(resolution, maxAsked, estimated);
+    return { resolution, cells: cellsOverlapping(areas, resolution) };
+  }
   for (const res of FINEST_FIRST) {
     if (res !== COARSEST && estimate(areaKm2, res) > maxCells) continue;
     const cells = cellsOverlapping(areas, res);
@@ -62,3 +101,9 @@ export function centroid(cell: string) {
   const [latitude, longitude] = cellToLatLng(cell);
   return { latitude: Math.round(latitude * 1e6) / 1e6, longitude: Math.round(longitude * 1e6) / 1e6 };
 }
+
+/** 422 GEOMETRY_TOO_COMPLEX (limit `cells`) for an asked resolution whose cells over the area would pass the budget. */
+export const tooManyCells = (resolution: Resolution, max: number, got: number) => new AppError('GEOMETRY_TOO_COMPLEX',
+  `the search area holds too many H3 cells at resolution ${resolution} (limit: cells, max ${max}, got about ${got}); `
+    + 'ask for a coarser resolution, a smaller area, or leave resolution out (the finest that fits is chosen)',
+  { limit: 'cells', max, got, resolution });

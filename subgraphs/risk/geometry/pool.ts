@@ -9,10 +9,11 @@ import type { MapFormat, MapInput } from '../map/render.ts';
 import type { AreaTask, AreaTaskResult, ExportTask, ExportTaskResult, InsideTask, InsideTaskResult, MapTask, MapTaskResult, ResolvedArea } from './area-task.ts';
 import { tooComplex, type GeometryBudget } from './budget.ts';
 import type { CrashPoints, InsideCount } from './inside.ts';
+import type { Resolution } from '../entities.ts';
 
 export interface AreaPool {
   /** The resolved area, from the cache of recent areas or the workers. Shared with other requests: read only. */
-  resolve(wkt: string, radius: number | null | undefined, maxCells: number): Promise<ResolvedArea>;
+  resolve(wkt: string, radius: number | null | undefined, maxCells: number, resolution?: Resolution | null): Promise<ResolvedArea>;
   /**
    * The crashes of `points` (the area's cells' crashes) inside the area's exact covered outline, in
    * a worker (which keeps its recent outlines: the area was usually just resolved there).
@@ -39,7 +40,8 @@ export const AREA_CACHE_ENTRIES = 256;
 export const AREA_CACHE_BYTES = 16 * 1024 * 1024;
 const areaBytes = (area: ResolvedArea) => 1024 + area.cells.length * 64;
 
-const areaKey = (outline: string, maxCells: number) => `${maxCells}|${outline}`;
+/** The resolution asked is part of it: an area's cells at 9 are not its automatic ones. */
+const areaKey = (outline: string, maxCells: number, resolution: Resolution | null) => `${maxCells}|${resolution ?? 'auto'}|${outline}`;
 
 /** The Risk Index's workers (parse, validate, buffer, clip, cell cover; map drawing; export pages), bounded by RISK_*. */
 export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool {
@@ -56,15 +58,15 @@ export function createAreaPool(config: Config, log: FastifyBaseLogger): AreaPool
   const stats = { areas: 0, maps: 0, mapThreads: new Set<number>(), cacheHits: 0 };
   const cache = new LRUCache<string, ResolvedArea>({ max: AREA_CACHE_ENTRIES, maxSize: AREA_CACHE_BYTES, sizeCalculation: areaBytes });
   return {
-    async resolve(wkt, radius, maxCells) {
+    async resolve(wkt, radius, maxCells, resolution = null) {
       const outline = outlineKey(wkt, radius);
-      const key = areaKey(outline, maxCells);
+      const key = areaKey(outline, maxCells, resolution);
       const cached = cache.get(key);
       if (cached) {
         stats.cacheHits += 1;
         return cached;
       }
-      const result = await pool.run({ kind: 'area', key: outline, wkt, radius, budget, maxCells }) as AreaTaskResult;
+      const result = await pool.run({ kind: 'area', key: outline, wkt, radius, budget, maxCells, resolution }) as AreaTaskResult;
       stats.areas += 1;
       // Refusals are not kept: they are cheap (checked before the work) or bounded by the time limit.
       if (!result.ok) throw new AppError(result.code, result.message, result.extensions);

@@ -4,12 +4,12 @@
  * the rest of the Risk Index; the features come from its export paths (items.ts). Served as pages of the
  * risk area: it has its own OpenAPI document (`/api`), so its paths are not in /openapi.json.
  */
-import { cellToLatLng, getResolution } from 'h3-js';
+import { cellToLatLng, getResolution, isValidCell } from 'h3-js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RISK_REST_PREFIX, type RiskExportData } from '../rules.ts';
 import { AppError } from '../../platform/errors.ts';
 import { crashFilterFromQuery } from '../filter/crash-filter.ts';
-import { COVERAGE_BBOX, readItems, type Feature } from './items.ts';
+import { CELL_RESOLUTION, COVERAGE_BBOX, readItems, type Feature } from './items.ts';
 import { ogcOpenApi } from './openapi.ts';
 import { OgcError, parseBbox, parseDatetime, parseLimit, type Bbox } from './params.ts';
 
@@ -26,7 +26,8 @@ const COLLECTIONS: Record<RiskExportData, { title: string; description: string }
   },
   cells: {
     title: 'Risk Index H3 cells',
-    description: 'The H3 cells covering the bbox (at the resolution the Risk Index chooses for it) as polygons with their 0-100 index and crash counts.',
+    description: 'The resolution-7 H3 cells (about 5 km² each) overlapping the bbox, as polygons with their 0-100 index and crash counts; '
+      + 'a large bbox (a state) is answered page by page (next links), each page within the Risk Index\'s cell budget.',
   },
 };
 
@@ -97,11 +98,6 @@ const crashFeature = (f: Feature): Feature => {
 const CRASH_ID = /^(\d{4}-\d{1,7})_(-?\d{1,3}(?:\.\d+)?)_(-?\d{1,2}(?:\.\d+)?)$/;
 const CELL_ID = /^[0-9a-f]{15}$/;
 const MARGIN = 1e-6;
-/**
- * Half the side of a box (degrees) around a cell whose cells the Risk Index gives at that cell's resolution
- * (it takes the finest of 5, 7, 9 that keeps an area within 3,000 cells).
- */
-const CELL_BOX: Record<number, number> = { 5: 1, 7: 0.15, 9: MARGIN };
 
 async function feature(app: FastifyInstance, request: FastifyRequest, data: RiskExportData, id: string) {
   const missing = new OgcError(404, 'NotFound', `feature ${JSON.stringify(id)} does not exist in ${data}`);
@@ -113,10 +109,10 @@ async function feature(app: FastifyInstance, request: FastifyRequest, data: Risk
     if (Math.abs(lon) > 180 || Math.abs(lat) > 90) throw missing;
     box = [lon - MARGIN, lat - MARGIN, lon + MARGIN, lat + MARGIN];
   } else {
-    const half = CELL_ID.test(id) ? CELL_BOX[getResolution(id)] : undefined;
-    if (half === undefined) throw missing;
+    // A cell of the collection is a resolution-7 cell: the one around its center.
+    if (!CELL_ID.test(id) || !isValidCell(id) || getResolution(id) !== CELL_RESOLUTION) throw missing;
     const [lat, lon] = cellToLatLng(id);
-    box = [lon - half, lat - half, lon + half, lat + half];
+    box = [lon - MARGIN, lat - MARGIN, lon + MARGIN, lat + MARGIN];
   }
   const page = await readItems(app, { ip: request.ip, data, bbox: box, limit: 10_000, datetime: null, filter: null, after: null });
   const found = page.features.map((f) => (data === 'crashes' ? crashFeature(f) : f)).find((f) => f.id === id);

@@ -3,7 +3,7 @@ import { badInput } from '../../platform/errors.ts';
 import { riskAreaKey } from '../area-key.ts';
 import { riskDataStatus } from '../data/status.ts';
 import { dataSources, type DataSources } from '../data/sources.ts';
-import type { CrashCell, Resolution, TrafficCell } from '../entities.ts';
+import { RESOLUTIONS, type CrashCell, type Resolution, type TrafficCell } from '../entities.ts';
 import { crashFilterKey, type CrashFilter } from '../filter/crash-filter.ts';
 import { filteredCells, filteredYears } from '../filter/filtered-cells.ts';
 import { riskModel } from '../data/model.ts';
@@ -20,9 +20,9 @@ export interface AreaQuery {
   em: EntityManager;
   /** The geometry workers its tasks run in: the interactive ones, or batch scoring's own (batch/runner.ts). */
   pool: AreaPool;
-  /** The area as requested (the map's worker derives its outline from it again). */
-  request: { wkt: string; radius: number | null | undefined };
-  /** The same for every spelling of this area with this cell bound, method and filter: the answer cache's key. */
+  /** The area as requested (the map's worker derives its outline from it again), and the resolution asked (null: automatic). */
+  request: { wkt: string; radius: number | null | undefined; resolution: Resolution | null };
+  /** The same for every spelling of this area with this cell bound, resolution asked, method and filter: the answer cache's key. */
   key: string;
   /** The crash filter (filter/crash-filter.ts); null: every crash. */
   filter: CrashFilter | null;
@@ -86,33 +86,47 @@ async function cellRows<T>(em: EntityManager, table: string, select: string, res
 }
 
 /**
+ * The H3 resolution a caller asks for (`resolution`: 5, 7 or 9), or null (absent): the finest within
+ * MAX_CELLS cells, as the Risk Index chooses. Anything else is BAD_USER_INPUT naming `resolution`.
+ */
+export function parseResolution(value: unknown): Resolution | null {
+  if (value === null || value === undefined) return null;
+  const found = RESOLUTIONS.find((r) => r === value);
+  if (found === undefined) throw badInput(`resolution must be one of ${RESOLUTIONS.join(', ')} (or left out: chosen for the area); got ${JSON.stringify(value)}`, 'resolution');
+  return found;
+}
+
+/**
  * Parses and validates the search area and picks its cells, in the geometry workers: every 400 and
  * 422 is raised here, before any data set.
  */
 export async function resolveArea(
-  em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, filter: CrashFilter | null = null, maxCells = MAX_CELLS,
-  pool: AreaPool = areaPoolFor(em),
+  em: EntityManager, wkt: string, radius?: number | null, queryMethod?: string | null, filter: CrashFilter | null = null,
+  resolution: unknown = null, maxCells = MAX_CELLS, pool: AreaPool = areaPoolFor(em),
 ): Promise<AreaQuery> {
+  const asked = parseResolution(resolution);
   const method = queryMethod == null || queryMethod.trim() === '' ? 'ContainsBuffer'
     : QUERY_METHODS.find((m) => m.toLowerCase() === queryMethod.trim().toLowerCase());
   if (!method) throw badInput(`queryMethod must be one of ${QUERY_METHODS.join(', ')}`, 'queryMethod');
-  const { search, coverage, resolution, cells } = await pool.resolve(wkt, radius, maxCells);
+  const resolved = await pool.resolve(wkt, radius, maxCells, asked);
+  const { search, coverage, cells } = resolved;
+  const chosen = resolved.resolution;
   let loaded = false;
   const crashCells = memo(async () => {
     loaded = true;
-    return cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_SELECT, resolution!, cells) : [];
+    return cells.length ? cellRows<CrashCell>(em, 'risk_crash_cells', CRASH_CELL_SELECT, chosen!, cells) : [];
   });
-  const figureCells = memo(async () => (loaded ? crashCells() : cells.length ? cellRows<CellFigureRow>(em, 'risk_crash_cells', FIGURE_CELL_SELECT, resolution!, cells) : []));
+  const figureCells = memo(async () => (loaded ? crashCells() : cells.length ? cellRows<CellFigureRow>(em, 'risk_crash_cells', FIGURE_CELL_SELECT, chosen!, cells) : []));
   const years = memo(async () => filteredYears(await riskModel(em), filter));
-  const filtered = memo(async () => (filter && resolution !== null
-    ? filteredCells({ em, filter, resolution, stored: await figureCells() }, await years()) : crashCells()));
+  const filtered = memo(async () => (filter && chosen !== null
+    ? filteredCells({ em, filter, resolution: chosen, stored: await figureCells() }, await years()) : crashCells()));
   return {
-    em, pool, request: { wkt, radius }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${resolution}|${method}|${crashFilterKey(filter)}`,
-    filter, search, coverage, queryMethod: method, resolution, cells,
+    em, pool, request: { wkt, radius, resolution: asked }, key: `${riskAreaKey(wkt, radius)}|${maxCells}|${asked ?? 'auto'}|${chosen}|${method}|${crashFilterKey(filter)}`,
+    filter, search, coverage, queryMethod: method, resolution: chosen, cells,
     timeZone: coverage.parts[0]?.state.timeZone ?? null,
     crashCells,
     figureCells,
-    trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_SELECT, resolution!, cells) : [])),
+    trafficCells: memo(async () => (cells.length ? cellRows<TrafficCell>(em, 'risk_traffic_cells', TRAFFIC_CELL_SELECT, chosen!, cells) : [])),
     filteredCells: filtered,
     filteredFigureCells: filter ? filtered : figureCells,
     years,

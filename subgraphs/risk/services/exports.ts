@@ -9,7 +9,7 @@ import { appliedFilter } from '../filter/crash-filter.ts';
 const MEDIA_TYPES: Record<RiskExportFormat, string> = { geojson: 'application/geo+json', csv: 'text/csv; charset=utf-8; header=present' };
 const H3_INDEX = /^[0-9a-f]{15}$/;
 
-const areaOf = (q: AreaQuery) => ({ wkt: q.request.wkt, radius: q.request.radius, queryMethod: q.queryMethod });
+const areaOf = (q: AreaQuery) => ({ wkt: q.request.wkt, radius: q.request.radius, queryMethod: q.queryMethod, resolution: q.request.resolution });
 
 /** The REST URLs of the area's exports (relative to the gateway), each its first page. */
 export const exportLinks = (q: AreaQuery) => ({
