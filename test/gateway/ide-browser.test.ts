@@ -137,6 +137,8 @@ describe('the IDE in headless Chromium', () => {
       if (response.url().endsWith('/graphql') && /RiskIndexMapDeferred/.test(response.request().postData() ?? '')) answers.push(String(response.headers()['content-type']));
     });
     await page.getByRole('tab', { name: 'RiskIndexMapDeferred' }).click();
+    // GraphiQL takes the operation name from the tab's editor a moment after the switch, as a user sees it.
+    await expect.poll(() => queryText(page), { timeout: 15_000 }).toMatch(/query RiskIndexMapDeferred/);
     await runOperation(page);
     // The map is a Risk Index evaluation of its own: slow on a busy machine.
     await expect.poll(() => responseText(page), { timeout: 90_000 }).toContain('"riskMap"');
