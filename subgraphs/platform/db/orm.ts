@@ -92,6 +92,10 @@ function driverOptions(config: Config, name: string, cluster?: ReturnType<typeof
     return {
       driver: PostgreSqlDriver, clientUrl: url, schema: name, pool: { min: 0, max: config.DB_POOL_MAX },
       // Bounded waits: an unreachable database fails a request in seconds instead of hanging it.
+      // Kysely is pinned to 0.29.9 (package.json `overrides`; MikroORM 7.2.1 pins 0.29.6): before it, a
+      // connection that died inside a transaction was never given back to this pool, as the failed
+      // rollback threw before the release (kysely-org/kysely#1990), so each blip used up a slot and
+      // closing hung. test/platform/pool-after-dead-connection.test.ts holds it.
       driverOptions: { connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS, query_timeout: config.DB_QUERY_TIMEOUT_MS },
     };
   }
