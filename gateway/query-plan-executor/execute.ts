@@ -111,6 +111,26 @@ export interface ExecuteOptions {
   telemetry?: TelemetryConfig;
 }
 
+/** Operations built from their document, by API schema and operation node (Apollo Server keeps one parsed document per query text). */
+const operations = new WeakMap<Schema, WeakMap<object, Operation>>();
+
+/**
+ * The operation as the shaping step reads it, built once per document: a subscription runs the same
+ * query on every event, and building it is a walk of the whole document (as long as shaping a small result).
+ */
+function operationOf(apiSchema: Schema, operationContext: OperationContext): Operation {
+  const built = operations.get(apiSchema) ?? new WeakMap<object, Operation>();
+  operations.set(apiSchema, built);
+  const known = built.get(operationContext.operation);
+  // Keyed by the operation node; its fragments are its document's, the same with it.
+  if (known) return known;
+  const operation = operationFromDocument(apiSchema, {
+    kind: Kind.DOCUMENT, definitions: [operationContext.operation, ...Object.values(operationContext.fragments)],
+  }, { validate: false });
+  built.set(operationContext.operation, operation);
+  return operation;
+}
+
 export async function executeQueryPlan(
   queryPlan: QueryPlan, serviceMap: ServiceMap, requestContext: GatewayGraphQLRequestContext, operationContext: OperationContext,
   supergraphSchema: GraphQLSchema, apiSchema: Schema, options: ExecuteOptions,
@@ -120,9 +140,7 @@ export async function executeQueryPlan(
   return inSpan(OpenTelemetrySpanNames.EXECUTE, {}, telemetry, async (span) => {
     let operation: Operation;
     try {
-      operation = operationFromDocument(apiSchema, {
-        kind: Kind.DOCUMENT, definitions: [operationContext.operation, ...Object.values(operationContext.fragments)],
-      }, { validate: false });
+      operation = operationOf(apiSchema, operationContext);
     } catch (err) {
       if (err instanceof GraphQLError) return { result: { errors: [err] } };
       throw err;

@@ -5,7 +5,8 @@
  *   subselection on each object it applies to), not only an operation's root selection set; `computeResponse`
  *   is that on the root;
  * - `skipped` treats an absent `if` variable as "not skipped" rather than asserting (variables are coerced
- *   before execution; a deferred subselection may carry a condition whose variable has a default).
+ *   before execution; a deferred subselection may carry a condition whose variable has a default), and
+ *   answers at once for an element without directives (most: a large list's shaping spent its time there).
  * Everything else (null propagation, __typename, leaf checks, messages) is as upstream.
  */
 import {
@@ -37,6 +38,8 @@ function ifValue(directive: { arguments(): unknown }, variables: Record<string, 
 }
 
 function skipped(element: Field | FragmentElement, { schema, variables }: Parameters) {
+  // Most elements carry no directive: no lookup (two filtered copies) per element of every object of a list.
+  if (element.appliedDirectives.length === 0) return false;
   const skip = element.appliedDirectivesOf(schema.skipDirective())[0];
   const include = element.appliedDirectivesOf(schema.includeDirective())[0];
   return (skip && ifValue(skip, variables)) || (include && !ifValue(include, variables));

@@ -33,6 +33,8 @@ export const SUBSCRIPTION_QUEUE_MAX = 100;
 export const SUBSCRIPTION_BUFFER_MAX = 4 * 1024 * 1024;
 /** Subscription executions in flight at once in one process (each on an event-loop turn of its own). */
 export const SUBSCRIPTION_EXECUTIONS_IN_FLIGHT = 2;
+/** The event loop's busy time subscription executions may take back to back: each is followed by as long a rest (execution-slots.ts). */
+export const SUBSCRIPTION_EXECUTION_SHARE = 0.5;
 /** A graphql-ws message is a small JSON document. */
 const WS_MAX_PAYLOAD = 256 * 1024;
 
@@ -93,7 +95,7 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
     // Half the revocation cache: a disable elsewhere closes subscriptions within about 1.5 of it.
     recheckEveryMs: REVOCATION_CACHE_MS / 2,
     budget: executionBudget(perMinute, redis && { redis, keyPrefix: config.REDIS_KEY_PREFIX }),
-    sharing, slots: sharing ? new ExecutionSlots(SUBSCRIPTION_EXECUTIONS_IN_FLIGHT) : new ExecutionSlots(Infinity, false),
+    sharing, slots: sharing ? new ExecutionSlots(SUBSCRIPTION_EXECUTIONS_IN_FLIGHT, true, SUBSCRIPTION_EXECUTION_SHARE) : new ExecutionSlots(Infinity, false),
     metrics: {
       active: metrics.subscriptionsActive, pushed: metrics.subscriptionEvents, closed: metrics.subscriptionsClosed,
       executions: metrics.subscriptionExecutions,

@@ -136,18 +136,28 @@ export class SharedExecution {
     }
   }
 
-  /** The members whose token passed its check again; the others are closed (4401) or sent an error. */
+  /**
+   * The members whose token passed its check again; the others are closed (4401) or sent an error.
+   * Members presenting the same token (a screen's tabs, one client's many sockets) share one check:
+   * its verdict is the token's, whoever holds it.
+   */
   private async checked(members: Member[], event: EventNamed, direct = false): Promise<Member[]> {
     const { auth, close, log } = this.context;
-    const passed = await Promise.all(members.map((member) => auth.recheck(member.holder.subscriber).then(() => member, (error: unknown) => {
-      if (isUnauthenticated(error)) close(member.holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
-      else {
-        log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
-        this.push([member], this.failed(error, event), direct);
+    const byToken = new Map<string, Member[]>();
+    for (const member of members) {
+      const same = byToken.get(member.holder.subscriber.authorization);
+      if (same) same.push(member);
+      else byToken.set(member.holder.subscriber.authorization, [member]);
+    }
+    const passed = await Promise.all([...byToken.values()].map((holding) => auth.recheck(holding[0]!.holder.subscriber).then(() => holding, (error: unknown) => {
+      for (const member of holding) {
+        if (isUnauthenticated(error)) close(member.holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
+        else this.push([member], this.failed(error, event), direct);
       }
-      return undefined;
+      if (!isUnauthenticated(error)) log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
+      return [];
     })));
-    return passed.filter((m): m is Member => m !== undefined && !m.channel.closed);
+    return passed.flat().filter((m) => !m.channel.closed);
   }
 
   private failed(error: unknown, event: EventNamed): FormattedExecutionResult {

@@ -9,12 +9,31 @@ import { CloseCode, closeReason, closeReasonOf, type CloseReason } from './close
 const GRAPHQL_WS_INIT_TIMEOUT = 4408;
 const INTERNAL_ERROR = 4500;
 
+/** Results serialised once, whatever the subscriptions they go to (a shared execution's one result). */
+const serialised = new WeakMap<object, string>();
+/** What stands for a pre-serialised payload in graphql-ws's message until `send` puts the payload in: a string no result is. */
+const PLACEHOLDER = '\u0000pre-serialised:';
+const PLACEHOLDER_JSON = `"payload":${JSON.stringify(PLACEHOLDER).slice(0, -1)}`;
+
+/** A result's JSON, serialised on its first use and kept while the result is. */
+export function serialisedResult(result: object): string {
+  let json = serialised.get(result);
+  if (json === undefined) {
+    json = JSON.stringify(result);
+    serialised.set(result, json);
+  }
+  return json;
+}
+
 /** One WebSocket on /graphql: how it is closed, and why (the first decision, counted when it is made). */
 export class Connection {
   /** The client of its token, once acknowledged. */
   clientId: string | undefined;
   /** Results handed to the socket since the client last answered a ping. */
   unread = false;
+  /** Payloads serialised already, by their placeholder's number, until their message is sent. */
+  private readonly payloads = new Map<number, string>();
+  private placed = 0;
   private reason: CloseReason | undefined;
   private idle: NodeJS.Timeout | undefined;
 
@@ -43,6 +62,28 @@ export class Connection {
   terminate(reason: CloseReason) {
     this.ended(reason);
     this.socket.terminate();
+  }
+
+  /**
+   * What graphql-ws is to put in a `next` message as its payload: a placeholder whose JSON `frame`
+   * replaces with `result`'s JSON, serialised once for every connection it goes to (graphql-ws would
+   * serialise the whole message, payload included, once per subscription).
+   */
+  placeholder(result: object): object {
+    const n = this.placed++;
+    this.payloads.set(n, serialisedResult(result));
+    return { toJSON: () => `${PLACEHOLDER}${n}` };
+  }
+
+  /** The message graphql-ws serialised, with the pre-serialised payload its placeholder stands for. */
+  frame(message: string): string {
+    const at = message.lastIndexOf(PLACEHOLDER_JSON);
+    if (at < 0 || !message.endsWith('"}')) return message;
+    const n = Number(message.slice(at + PLACEHOLDER_JSON.length, -2));
+    const payload = this.payloads.get(n);
+    if (payload === undefined) return message;
+    this.payloads.delete(n);
+    return `${message.slice(0, at)}"payload":${payload}}`;
   }
 
   /** A first subscription started: the connection is no longer idle. */
@@ -125,7 +166,8 @@ export function graphqlWsConnections(
     });
     const ended = server.opened({
       protocol: socket.protocol,
-      send: (data) => new Promise((resolve, reject) => {
+      send: (message) => new Promise((resolve, reject) => {
+        const data = connection.frame(message);
         if (socket.readyState !== socket.OPEN) return resolve();
         socket.send(data, (error) => (error ? reject(error) : resolve()));
       }),

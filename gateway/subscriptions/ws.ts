@@ -103,10 +103,11 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
         return { errors: [] };
       }
     },
-    // The engine's results are already formatted (Apollo Server's); graphql-ws would format them again.
+    // The engine's results are already formatted (Apollo Server's); graphql-ws would format them again,
+    // and serialise each once per subscription: a shared execution's result is serialised once for all.
     onNext: (ctx: WsContext, _id, _payload, _args, result) => {
       ctx.extra.connection.unread = true;
-      return result as FormattedExecutionResult;
+      return ctx.extra.connection.placeholder(result) as FormattedExecutionResult;
     },
     onClose(ctx: WsContext) {
       const holder = holders.get(ctx);

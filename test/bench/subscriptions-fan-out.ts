@@ -140,7 +140,7 @@ async function hostile(g: Gateway) {
   let writing = true;
   const storm = (async () => {
     for (let i = 0; i < HOSTILE_WRITES; i++) {
-      const res = await g.request('PATCH', `${SMI}/victim`, { token: tenant, body: { homeZip: String(60_601 + i) } });
+      const res = await g.request('PATCH', `${SMI}/victim`, { token: tenant, body: { homeZip: String(60_602 + i) } });
       writes[res.status] = (writes[res.status] ?? 0) + 1;
       if (res.status < 300) committed += 1;
     }

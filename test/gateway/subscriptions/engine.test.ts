@@ -77,6 +77,33 @@ describe('SubscriptionEngine', () => {
     await engine.shutdown();
   });
 
+  it('checks a token once per event however many subscriptions present it, and closes every one of them when it fails', async () => {
+    const checked: string[] = [];
+    let refuse = false;
+    const { engine, emit, ran } = engineWith({
+      auth: {
+        authenticate: async () => { throw new Error('not used'); },
+        recheck: async ({ authorization }) => {
+          checked.push(authorization);
+          if (refuse) throw unauthenticated('The client of this access token is unknown or disabled');
+        },
+      },
+    });
+    const holders = [wsHolder('org-a'), wsHolder('org-a'), wsHolder('org-a')];
+    for (const { holder } of holders) await engine.subscribe(holder, prepared('rescueUpdated', 'r1'));
+    emit('org-a', 'rescue:r1');
+    await settle();
+    expect(checked).toEqual(['Bearer client-org-a']);
+    expect(ran).toHaveLength(1);
+    refuse = true;
+    emit('org-a', 'rescue:r1');
+    await settle();
+    expect(checked).toHaveLength(2);
+    expect(ran).toHaveLength(1);
+    for (const { closes } of holders) expect(closes).toEqual([[4401, expect.stringContaining('Unauthorized')]]);
+    await engine.shutdown();
+  });
+
   it('resumed after an event: the history after it, then live events not replayed, each once, in order', async () => {
     let readHistory!: () => void;
     const historyRead = new Promise<void>((resolve) => { readHistory = resolve; });
