@@ -119,8 +119,8 @@ const operations = new WeakMap<Schema, WeakMap<object, Operation>>();
  * query on every event, and building it is a walk of the whole document (as long as shaping a small result).
  */
 function operationOf(apiSchema: Schema, operationContext: OperationContext): Operation {
-  const built = operations.get(apiSchema) ?? new WeakMap<object, Operation>();
-  operations.set(apiSchema, built);
+  let built = operations.get(apiSchema);
+  if (!built) operations.set(apiSchema, built = new WeakMap<object, Operation>());
   const known = built.get(operationContext.operation);
   // Keyed by the operation node; its fragments are its document's, the same with it.
   if (known) return known;

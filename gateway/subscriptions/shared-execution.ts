@@ -143,12 +143,7 @@ export class SharedExecution {
    */
   private async checked(members: Member[], event: EventNamed, direct = false): Promise<Member[]> {
     const { auth, close, log } = this.context;
-    const byToken = new Map<string, Member[]>();
-    for (const member of members) {
-      const same = byToken.get(member.holder.subscriber.authorization);
-      if (same) same.push(member);
-      else byToken.set(member.holder.subscriber.authorization, [member]);
-    }
+    const byToken = Map.groupBy(members, (member) => member.holder.subscriber.authorization);
     const passed = await Promise.all([...byToken.values()].map((holding) => auth.recheck(holding[0]!.holder.subscriber).then(() => holding, (error: unknown) => {
       for (const member of holding) {
         if (isUnauthenticated(error)) close(member.holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);

@@ -16,7 +16,7 @@ const PLACEHOLDER = '\u0000pre-serialised:';
 const PLACEHOLDER_JSON = `"payload":${JSON.stringify(PLACEHOLDER).slice(0, -1)}`;
 
 /** A result's JSON, serialised on its first use and kept while the result is. */
-export function serialisedResult(result: object): string {
+function serialisedResult(result: object): string {
   let json = serialised.get(result);
   if (json === undefined) {
     json = JSON.stringify(result);

@@ -1,3 +1,4 @@
+import { length, polygonToLine } from '@turf/turf';
 import { cellToLatLng, getHexagonAreaAvg, getHexagonEdgeLengthAvg, latLngToCell, POLYGON_TO_CELLS_FLAGS, polygonToCellsExperimental } from 'h3-js';
 import type { Feature, MultiPolygon, Polygon } from 'geojson';
 import { AppError } from '../../platform/errors.ts';
@@ -40,24 +41,9 @@ export function cellsOverlapping(areas: Feature<Polygon | MultiPolygon>[], res: 
 /** A cheap upper estimate of the cell count, so fine resolutions are never enumerated over huge areas. */
 const estimate = (areaKm2: number, res: Resolution) => Math.ceil(areaKm2 / getHexagonAreaAvg(res, 'km2'));
 
-const EARTH_RADIUS_KM = 6371.0088;
-const rad = (deg: number) => (deg * Math.PI) / 180;
-
-/** Length of the areas' rings, km (haversine): the cells along an outline are counted from it. */
-function perimeterKm(areas: Feature<Polygon | MultiPolygon>[]): number {
-  let km = 0;
-  for (const a of areas) {
-    const rings = a.geometry.type === 'Polygon' ? a.geometry.coordinates : a.geometry.coordinates.flat();
-    for (const ring of rings) {
-      for (let i = 1; i < ring.length; i++) {
-        const [[x1, y1], [x2, y2]] = [ring[i - 1], ring[i]];
-        const h = Math.sin(rad(y2 - y1) / 2) ** 2 + Math.cos(rad(y1)) * Math.cos(rad(y2)) * Math.sin(rad(x2 - x1) / 2) ** 2;
-        km += 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
-      }
-    }
-  }
-  return km;
-}
+/** Length of the areas' rings, km (turf's great-circle distance): the cells along an outline are counted from it. */
+const perimeterKm = (areas: Feature<Polygon | MultiPolygon>[]) =>
+  areas.reduce((km, area) => km + length(polygonToLine(area), { units: 'kilometers' }), 0);
 
 /**
  * An upper estimate of the cells of `res` overlapping the areas, before any is enumerated: those inside

@@ -154,7 +154,6 @@ export async function readItems(app: FastifyInstance, q: ItemsQuery) {
   const wkt = bboxWkt(q.bbox);
   const features: Feature[] = [];
   let after = q.after, scanned = 0;
-  const matched: number | null = null;
   do {
     const page = await exportPage(app, q, wkt, Math.min(RISK_EXPORT_PAGE[q.data].max, q.limit - features.length), after);
     scanned += page.features.length;
@@ -163,5 +162,5 @@ export async function readItems(app: FastifyInstance, q: ItemsQuery) {
     const last = page.features.at(-1);
     if (q.datetime?.start && last && localTime(last) < q.datetime.start) after = null;
   } while (after && features.length < q.limit && scanned < OGC_SCAN_ROWS);
-  return { features, after, matched };
+  return { features, after, matched: null };
 }
