@@ -323,9 +323,14 @@ export const CASES: Record<string, Case> = {
     invalid: (ids) => ({ params: { id: ids.subscriptionId }, body: { since: 'yesterday' } }),
   },
   listWebhookEvents: {
-    before: async ({ t, ids }) => {
+    before: async ({ t, ids, waitFor }) => {
       const listed = await t.request('GET', '/platform/webhooks/v1/events?first=1', { token: t.token });
       ids.eventId = String((listed.body.events?.[0] as { id: string }).id);
+      // The example lists the newest status change: once its delivery is final, as the committed example shows it.
+      await waitFor(async () => {
+        const newest = (await t.request('GET', '/platform/webhooks/v1/events?type=rescue.status_changed&first=1', { token: t.token })).body.events?.[0];
+        return (newest as { deliveries?: { pending: number } } | undefined)?.deliveries?.pending === 0 || undefined;
+      }, 10_000, 'the newest status change delivered');
     },
     valid: () => ({ query: { type: 'rescue.status_changed', first: '1' } }),
     invalid: () => ({ query: { deliveryState: 'lost' } }),
