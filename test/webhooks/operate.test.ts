@@ -66,9 +66,13 @@ describe('events listing', () => {
     const before = new Date().toISOString();
     const reqIds = [await enRoute(), await enRoute(), await enRoute()];
     await waitFor(() => at('/list')().length >= 3, 5_000, 'three deliveries');
-    const all = await t.request('GET', `${WH}/events?type=rescue.status_changed&from=${before}`, {
-      token: t.token,
-    });
+    // A delivery is recorded as succeeded just after its receiver answered: list once none is pending.
+    const listAll = () => t.request('GET', `${WH}/events?type=rescue.status_changed&from=${before}`, { token: t.token });
+    const settled = (events: { deliveries: { pending: number } }[] | undefined) => events?.every((e) => e.deliveries.pending === 0);
+    const all = await waitFor(async () => {
+      const listed = await listAll();
+      return settled(listed.body.events) ? listed : null;
+    }, 5_000, 'the three deliveries recorded');
     expect(all.status).toBe(200);
     expect(all.body.events.map((e: { resource: string }) => e.resource)).toEqual(
       reqIds.reverse().map((id) => `rescue:${id}`),
