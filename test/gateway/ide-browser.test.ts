@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSchema, servedExamples } from '../../gateway/ide/index.ts';
 import { launchBrowser } from '../support/browser.ts';
 import {
-  clipboardContext, editorText, fillVariables, openIde, queryText, responseText, runOperation, showSignIn,
+  clipboardContext, editorText, fillVariables, installClock, openIde, queryText, responseText, runOperation, showSignIn,
 } from '../support/ide-page.ts';
 import { DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
@@ -52,17 +52,17 @@ describe('the IDE in headless Chromium', () => {
     const { page, requested, violations } = await open(context);
     const examples = servedExamples(apiSchema());
     await expect.poll(() => page.locator('.graphiql-tab').count(), { timeout: 10_000 }).toBe(examples.length);
-    await expect.poll(async () => JSON.parse(await editorText(page, '.graphiql-editor-tool')) as unknown).toEqual(examples[0]!.variables);
+    await expect.poll(async () => JSON.parse(await editorText(page, '.graphiql-editor-tool')) as unknown, { timeout: 10_000 }).toEqual(examples[0]!.variables);
     // The schema (introspection) loaded: the documentation explorer lists the root types.
     await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
-    await expect.poll(() => page.locator('.graphiql-doc-explorer').innerText()).toMatch(/query:\s*Query/);
+    await expect.poll(() => page.locator('.graphiql-doc-explorer').innerText(), { timeout: 10_000 }).toMatch(/query:\s*Query/);
     await page.screenshot({ path: `${ARTIFACTS}graphiql.png` });
     expect(requested.filter((url) => !url.startsWith(t.url) && !url.startsWith('data:'))).toEqual([]);
     expect(requested.some((url) => url.endsWith('/ide/graphql.worker.js'))).toBe(true);
     expect(violations).toEqual([]);
     // The policy is live: a script injected into the page is refused.
     await page.evaluate(`document.body.appendChild(Object.assign(document.createElement('script'), { textContent: 'window.injected = true' }))`);
-    await expect.poll(() => violations.filter((v) => /^script-src-elem blocked inline|Executing inline script violates/.test(v)).length).toBeGreaterThan(0);
+    await expect.poll(() => violations.filter((v) => /^script-src-elem blocked inline|Executing inline script violates/.test(v)).length, { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await page.evaluate('window.injected')).toBeUndefined();
     await context.close();
   }, 90_000);
@@ -71,7 +71,7 @@ describe('the IDE in headless Chromium', () => {
     const context = await newContext();
     const { page, violations } = await open(context);
     // Time is the page's to move: the renewal a minute before the hour comes at once.
-    await page.clock.install();
+    await installClock(page);
     const tokenRequests: string[] = [];
     page.on('response', (response) => { if (response.url().endsWith(TOKEN_PATH)) tokenRequests.push(`${response.status()}`); });
     await page.getByRole('tab', { name: 'ScoringUser' }).click();
@@ -82,7 +82,7 @@ describe('the IDE in headless Chromium', () => {
     await signIn(page, DEFAULT_CLIENT.id, 'not-the-secret');
     await expect.poll(() => page.locator('.ide-error').innerText(), { timeout: 15_000 }).toMatch(/^Sign-in failed: /);
     await signIn(page, DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
-    await expect.poll(() => page.getByRole('status').innerText()).toContain(`Signed in as ${DEFAULT_CLIENT.id}`);
+    await expect.poll(() => page.getByRole('status').innerText(), { timeout: 10_000 }).toContain(`Signed in as ${DEFAULT_CLIENT.id}`);
     expect(await page.getByLabel('Client secret').count()).toBe(0);
     await runOperation(page);
     await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain(`"userId": "${USER_ID}"`);
@@ -173,7 +173,7 @@ describe('the IDE in headless Chromium', () => {
     const sockets: string[] = [];
     page.on('websocket', (socket) => { sockets.push(socket.url()); });
     await signIn(page, DEFAULT_CLIENT.id, DEFAULT_CLIENT.secret);
-    await expect.poll(() => page.getByRole('status').innerText()).toContain('Signed in');
+    await expect.poll(() => page.getByRole('status').innerText(), { timeout: 10_000 }).toContain('Signed in');
     await page.getByRole('tab', { name: 'RescueTrack' }).click();
     await expect.poll(() => queryText(page), { timeout: 15_000 }).toContain('rescueUpdated(reqId: $reqId)');
     await fillVariables(page, JSON.stringify({ reqId }));
@@ -188,7 +188,7 @@ describe('the IDE in headless Chromium', () => {
     await page.screenshot({ path: `${ARTIFACTS}graphiql-subscription.png` });
     // The execute button stops it: the gateway lets the subscription go.
     await runOperation(page);
-    await expect.poll(() => subscriptionsHeld(t.url)).toBe(0);
+    await expect.poll(() => subscriptionsHeld(t.url), { timeout: 10_000 }).toBe(0);
     expect(violations).toEqual([]);
     await context.close();
   }, 90_000);

@@ -9,7 +9,7 @@ import { decodeJwt } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
-import { clipboardContext, fillVariables, openIde, responseText, runOperation, showSignIn } from '../support/ide-page.ts';
+import { clipboardContext, fillVariables, installClock, openIde, responseText, runOperation, showSignIn } from '../support/ide-page.ts';
 import { signInAtProvider, startOidcProvider, type TestProvider } from '../support/oidc-provider-server.ts';
 import { adminToken, DEFAULT_CLIENT, startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -61,7 +61,7 @@ describe('the IDE signs in at the organisation\'s OpenID provider', () => {
       if (request.url().startsWith(`${provider.issuer}/auth?`)) authorizations.push(new URL(request.url()));
     });
     // Time is the page's to move (it flows as usual until moved): the token's end comes at once.
-    await page.clock.install();
+    await installClock(page);
 
     await showSignIn(page);
     await page.getByRole('button', { name: 'Sign in with Acme SSO' }).click();
@@ -85,7 +85,7 @@ describe('the IDE signs in at the organisation\'s OpenID provider', () => {
     expect(decodeJwt(sent)).toMatchObject({ iss: provider.issuer, aud: RESOURCE, sub: 'ann@example.com' });
 
     await page.clock.fastForward(`${TOKEN_TTL_S / 60}:01`);
-    await expect.poll(() => page.locator('.ide-error').innerText()).toMatch(/sign-in with Acme SSO has expired: sign in again/);
+    await expect.poll(() => page.locator('.ide-error').innerText(), { timeout: 10_000 }).toMatch(/sign-in with Acme SSO has expired: sign in again/);
     expect(await page.getByRole('button', { name: 'Sign in with Acme SSO' }).isVisible()).toBe(true);
     await runOperation(page);
     await expect.poll(() => responseText(page), { timeout: 15_000 }).toContain('UNAUTHENTICATED');

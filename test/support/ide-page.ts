@@ -45,3 +45,15 @@ export const runOperation = (page: Page) => page.locator('.graphiql-execute-butt
 export async function showSignIn(page: Page) {
   if (!(await page.locator('.ide-sign-in').first().isVisible())) await page.getByRole('button', { name: 'Show Sign in' }).click();
 }
+
+/**
+ * Installs Playwright's fake clock: time stands until a test moves it. Its fake `performance` lists no
+ * entries, yet Monaco's keystroke-latency tracker reads the first entry of a measure it just made, and
+ * would throw inside a timer that `fastForward` runs; here every name lists one entry of no duration.
+ */
+export async function installClock(page: Page) {
+  await page.clock.install();
+  const entries = 'performance.getEntriesByName = (name) => [{ name, entryType: "measure", startTime: 0, duration: 0 }]';
+  await page.context().addInitScript(entries);
+  await page.evaluate(entries);
+}
