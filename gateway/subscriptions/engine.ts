@@ -130,7 +130,8 @@ export class SubscriptionEngine {
   /**
    * Starts a subscription; throws TooManySubscriptions over a limit. With `anchor` (anchorOf), it takes
    * live events from now on, replays the history after the anchor first, then runs the live events
-   * that the replay did not hold: every event once, in order.
+   * that the replay did not hold: every event once, in order (a late live event the replay had is
+   * fenced off: shared-execution.ts).
    */
   async subscribe(
     holder: Holder, prepared: PreparedSubscription, anchor?: RecordedEventRef,
@@ -160,6 +161,7 @@ export class SubscriptionEngine {
     this.holders.get(holder)!.add(watch);
     if (anchor) {
       watch.member.held = [];
+      watch.member.fence = { source: anchor.source, seq: anchor.seq };
       void this.detached(() => this.replayAfter(watch, anchor));
     }
     return channel;
@@ -229,6 +231,7 @@ export class SubscriptionEngine {
           return this.close(holder, CloseCode.SlowConsumer, why);
         }
         replayed.add(event.eventId);
+        member.fence = { source: event.source, seq: event.seq };
         await watch.shared.replay(member, event);
       }
     } catch (error) {

@@ -25,7 +25,14 @@ export interface Member {
   since: number;
   /** Set while its history is replayed (engine.ts): live results wait here, then those not replayed go. */
   held?: FormattedExecutionResult[];
+  /**
+   * Set when resumed after an event: the live events of its source up to `seq` (the anchor, then each
+   * event replayed) are not pushed again, however late one reaches this process.
+   */
+  fence?: { source: string; seq: number };
 }
+
+const fenced = ({ fence }: Member, { source, seq }: CommittedEvent) => fence?.source === source && seq <= fence.seq;
 
 /** What every shared execution of an engine uses. */
 export interface SharedExecutionContext {
@@ -104,7 +111,7 @@ export class SharedExecution {
   }
 
   private async runOne(next: NextEvent) {
-    const members = [...this.members].filter((m) => m.since < next.order);
+    const members = [...this.members].filter((m) => m.since < next.order && !fenced(m, next.event));
     await this.execute(await this.checked(members, next.event), next.event, next.covers);
   }
 

@@ -1,4 +1,5 @@
 import type { Stack } from '../../gateway/stack.ts';
+import { WebhookOutbox } from '../../subgraphs/platform/webhooks/outbox.ts';
 
 /** Rows of organisation-owned tables that change on their own: the webhook outboxes, emptied by the relay, and the event history, filled from the bus. */
 const transient = new Set(['WebhookOutbox', 'RecordedEvent']);
@@ -30,4 +31,24 @@ export async function countRows(stack: Stack): Promise<Record<string, number>> {
     }
   }
   return counts;
+}
+
+/**
+ * Resolves once every in-process area's outbox is empty, so every event committed so far has gone
+ * live in this process (the relay deletes a row once the bus took it; the in-process bus hands it to
+ * live listeners first). A subscription started then receives none of them: one started just after a
+ * commit may otherwise still receive that commit's event (docs/subscriptions.md#guarantees-and-bounds).
+ */
+export async function outboxesEmpty(stack: Stack, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    let waiting = 0;
+    for (const subgraph of stack.subgraphs) {
+      const em = subgraph.db.orm.em.fork();
+      if (em.getMetadata().find(WebhookOutbox)) waiting += await em.count(WebhookOutbox, {}, { filters: false });
+    }
+    if (!waiting) return;
+    if (Date.now() > until) throw new Error(`${waiting} outbox rows still unpublished after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -1,3 +1,4 @@
+import type { FormattedExecutionResult } from 'graphql';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionEngine, type EngineOptions, type Holder } from '../../../gateway/subscriptions/engine.ts';
@@ -58,6 +59,9 @@ function wsHolder(orgId: string, buffered = 0) {
 }
 /** Long enough for an event to be charged, wait its turn and run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/** The stream's next result, or undefined when none comes while events settle. */
+const nextWithin = (stream: AsyncIterator<FormattedExecutionResult>) =>
+  Promise.race([stream.next().then((r) => r.value as FormattedExecutionResult), settle().then(() => undefined)]);
 
 describe('SubscriptionEngine', () => {
   it("runs an event only for subscribers of the event's organisation, on the watched key, for the field's event types", async () => {
@@ -131,6 +135,30 @@ describe('SubscriptionEngine', () => {
     emit('org-a', 'rescue:r1');
     ids.push((await stream.next()).value?.extensions?.event);
     expect(ids.map((e) => (e as { id: string }).id)).toEqual(['e2', 'e3', 'e4', 'e5']);
+    await engine.shutdown();
+  });
+
+  it('resumed after an event that reaches it live only later (another gateway had it first): neither it, older ones nor those replayed come again', async () => {
+    const recorded = (seq: number) => ({
+      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
+      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
+    });
+    // The history already holds e1..e5; none of them has gone live in this process yet.
+    const history: HistoryReader = {
+      find: async (_org, id) => recorded(Number(id.slice(1))),
+      oldest: async () => recorded(1),
+      after: async ({ seq }) => [1, 2, 3, 4, 5].filter((n) => n > seq).map(recorded),
+    };
+    const { engine, emit } = engineWith({ replay: new EventReplay(history), queueMax: 10 });
+    const a = wsHolder('org-a');
+    const resumed = { ...prepared('rescueUpdated', 'r1'), after: 'e3' };
+    const stream = await engine.subscribe(a.holder, resumed, await engine.anchorOf(a.holder.subscriber, resumed));
+    const ids: unknown[] = [];
+    for (let i = 0; i < 2; i++) ids.push((await stream.next()).value?.extensions?.event);
+    for (let i = 0; i < 6; i++) emit('org-a', 'rescue:r1');
+    // Whatever comes until the engine is quiet.
+    for (let next = await nextWithin(stream); next; next = await nextWithin(stream)) ids.push(next.extensions?.event);
+    expect(ids.map((e) => (e as { id: string }).id)).toEqual(['e4', 'e5', 'e6']);
     await engine.shutdown();
   });
 

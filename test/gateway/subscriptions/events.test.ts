@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboxesEmpty } from '../../support/rows.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { sseClient, subscriptionsActive, wsClient, type Watcher } from '../../support/subscriptions.ts';
 import { bookedRescue as bookedRescueOn, gqlOn, updateRescue } from '../../support/rescues.ts';
@@ -26,6 +27,7 @@ async function driveThrough(reqId: string, watching: Watcher) {
 describe('rescueUpdated', () => {
   it('over graphql-ws: every status of a dispatched rescue, in order, none missing', async () => {
     const reqId = await bookedRescue();
+    await outboxesEmpty(t.stack);
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const watching = ws.subscribe(RESCUE, { id: reqId });
     await subscriptionsActive(t.stack.gateway, 1);
@@ -40,6 +42,7 @@ describe('rescueUpdated', () => {
   it('over graphql-sse, in both of its modes: every status in order', async () => {
     for (const single of [false, true]) {
       const reqId = await bookedRescue();
+      await outboxesEmpty(t.stack);
       const sse = sseClient(t.url, `Bearer ${t.token}`, single);
       const watching = sse.subscribe(RESCUE, { id: reqId });
       await subscriptionsActive(t.stack.gateway, 1);
@@ -52,6 +55,7 @@ describe('rescueUpdated', () => {
 
   it('pushes one result per committed event when updates come faster than the subscriber reads, ending on the last status', async () => {
     const reqId = await bookedRescue();
+    await outboxesEmpty(t.stack);
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const watching = ws.subscribe('subscription($id: ID!) { rescueUpdated(reqId: $id) { status statusHistory { status } } }', { id: reqId });
     await subscriptionsActive(t.stack.gateway, 1);
@@ -69,6 +73,7 @@ describe('rescueUpdated', () => {
     const other = await t.clientFor('org-sub-other');
     const theirs = await bookedRescue(other.token);
     const ours = await bookedRescue();
+    await outboxesEmpty(t.stack);
     const ws = wsClient(t.url, `Bearer ${other.token}`);
     const peeking = ws.subscribe(RESCUE, { id: ours });
     const own = ws.subscribe(RESCUE, { id: theirs });
@@ -115,6 +120,7 @@ describe('bookingUpdated', () => {
     await gql('mutation { createUser(input: { userId: "sub-driver", dateOfBirth: "1990-04-01", homeZip: "60606" }) { userId } }', {});
     await gql('mutation($vin: VIN!) { createVehicle(vin: $vin, deviceId: "359881234567890") { vin } }', { vin });
     const { startBooking: b } = await gql('mutation($vin: VIN!) { startBooking(input: { vin: $vin, userId: "sub-driver", startTimestamp: 1800000000 }) { bookingId } }', { vin });
+    await outboxesEmpty(t.stack);
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const watching = ws.subscribe('subscription($id: ID!) { bookingUpdated(bookingId: $id) { bookingId status actualEndTimestamp user { userId dateOfBirth homeZip } } }', { id: b.bookingId });
     await subscriptionsActive(t.stack.gateway, 1);
@@ -133,6 +139,7 @@ describe('bookingUpdated', () => {
 describe('userUpdated', () => {
   it("pushes the user after a change of the user's data", async () => {
     await gql('mutation { createUser(input: { userId: "sub-watched", dateOfBirth: "1985-02-03", homeZip: "60606" }) { userId } }', {});
+    await outboxesEmpty(t.stack);
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const watching = ws.subscribe('subscription($id: ID!) { userUpdated(userId: $id) { userId homeZip enrollmentStatus } }', { id: 'sub-watched' });
     await subscriptionsActive(t.stack.gateway, 1);
