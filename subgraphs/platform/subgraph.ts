@@ -21,6 +21,7 @@ import { internalTokenVerifier } from './auth/internal-token.ts';
 import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from './log.ts';
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
+import { listTurns } from './list-turns.ts';
 import { requireInternalHop } from './internal-hop.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
@@ -207,13 +208,13 @@ const noStore: ApolloServerPlugin<SubgraphContext> = {
   },
 };
 
-/** Builds the federated schema: SDL + scalars it declares + guarded resolvers + entity ids. */
+/** Builds the federated schema: SDL + scalars it declares + guarded resolvers + entity ids; big lists on turns of their own. */
 export function buildSchema(definition: SubgraphDefinition, typeDefs = readTypeDefs(definition.typeDefs)): GraphQLSchema {
   const declared = new Set(typeDefs.definitions.flatMap((d) => (d.kind === 'ScalarTypeDefinition' ? [d.name.value] : [])));
   const scalars = Object.fromEntries(Object.entries(scalarResolvers).filter(([name]) => declared.has(name)));
   const resolvers = { ...scalars, ...guardResolvers(definition.resolvers, definition.scope) } as GraphQLResolverMap<unknown>;
   for (const [type, id] of Object.entries(entityIdResolvers(typeDefs))) resolvers[type] = { ...id, ...resolvers[type] as object };
-  return buildSubgraphSchema({ typeDefs, resolvers });
+  return listTurns(buildSubgraphSchema({ typeDefs, resolvers }));
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Part of `npm run bench:subscriptions`: shared fan-out (issue 38), before and after side by side,
- * each on an embedded gateway (PGlite) of its own, one after the other:
+ * each on a gateway of its own, one after the other: on in-memory PGlite, and with DATABASE_URL set on
+ * PostgreSQL too (a database of its own per mode, on DATABASE_URL's server):
  * - before: SUBSCRIPTIONS_FAN_OUT=per-subscriber (one execution per subscriber and event, every one at
  *   once), SUBSCRIPTIONS_MAX_COST as GRAPHQL_MAX_COST and no execution budget to speak of;
  * - after: the defaults (shared executions, 2 in flight per process, 600 a minute per client, cost 2000).
@@ -16,6 +17,7 @@
  *    against its baseline in the same gateway before the storm, and the tenant's own write statuses.
  */
 import { percentile, flag } from './args.ts';
+import { testDatabase } from '../support/database.ts';
 import { processFigures } from './process-figures.ts';
 import { clientOf, gateway, report, rescue, retrying, subscribeMany, succeeded, until, type Arrivals, type Gateway } from './subscription-gateways.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
@@ -156,24 +158,46 @@ async function hostile(g: Gateway) {
 
 const statusText = (statuses: Record<number, number>) => Object.entries(statuses).map(([s, n]) => `${n}x${s}`).join(' ');
 
-/** Runs both scenarios before and after, each mode on a gateway of its own; `say` prints a line of the summary. */
-export async function fanOutFigures(env: Record<string, string>, say: (line: string) => void) {
-  const figures: Record<string, { fan: Awaited<ReturnType<typeof fanOut>>; host: Awaited<ReturnType<typeof hostile>> }> = {};
-  for (const [mode, switches] of Object.entries(MODES)) {
+/** Where the scenarios run: the server of each mode's database (testDatabase: '' is in-memory PGlite). */
+const STORES = { PGlite: '', ...(process.env.DATABASE_URL ? { PostgreSQL: process.env.DATABASE_URL } : {}) };
+
+type Figures = { fan: Awaited<ReturnType<typeof fanOut>>; host: Awaited<ReturnType<typeof hostile>> };
+
+/** Both scenarios in one mode, on a gateway and a database of their own. */
+async function figuresOf(env: Record<string, string>, switches: Record<string, string>, base: string): Promise<Figures> {
+  const database = await testDatabase(base, 'bench_fan');
+  try {
     const g = await gateway({
-      ...env, ...switches, PGLITE_IN_MEMORY: 'true', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '200',
+      ...env, ...switches, ...database.env, OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '200',
       SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CLIENT: String(CONNECTIONS_PER_CLIENT), SUBSCRIPTIONS_MAX_CONNECTIONS_PER_PROCESS: String(SUBSCRIBERS + 100),
     });
     try {
-      figures[mode] = { fan: await fanOut(g), host: await hostile(g) };
+      return { fan: await fanOut(g), host: await hostile(g) };
     } finally {
       await g.server.stop();
     }
+  } finally {
+    await database.drop();
   }
-  for (const [mode, { fan, host }] of Object.entries(figures)) {
-    say(`fan-out ${mode}: ${SUBSCRIBERS} subscribers of one rescue (${IDENTITIES} identities), ${FAN_EVENTS} events: gateway CPU ${fan.cpuMs.toFixed(0)} ms per event, ${fan.executions} executions per event, delivery ${ms(fan.delays)}`);
-    say(`hostile ${mode}: ${HOSTILE_SUBSCRIPTIONS} subscriptions of ${host.aliases} aliases x bookings(first: ${BOOKINGS}), ${HOSTILE_WRITES} PATCHes (${statusText(host.writes)}), ${host.results} results in ${host.seconds.toFixed(1)} s; other organisation: baseline ${ms(host.baseline.times)} (${statusText(host.baseline.statuses)}), during ${ms(host.during.times)} (${statusText(host.during.statuses)})`);
+}
+
+/** Runs both scenarios before and after on each store; `say` prints a line of the summary, the stores side by side. */
+export async function fanOutFigures(env: Record<string, string>, say: (line: string) => void) {
+  const figures: Record<string, Record<string, Figures>> = {};
+  for (const [store, base] of Object.entries(STORES)) {
+    for (const [mode, switches] of Object.entries(MODES)) (figures[mode] ??= {})[store] = await figuresOf(env, switches, base);
   }
-  const [before, after] = [figures.before!, figures.after!];
-  say(`fan-out: CPU per event ${(before.fan.cpuMs / after.fan.cpuMs).toFixed(1)}x lower after (target >= 20x), delivery p99 after ${percentile(after.fan.delays, 99).toFixed(0)} ms (target < 1000 ms)`);
+  for (const [mode, stores] of Object.entries(figures)) {
+    for (const [store, { fan }] of Object.entries(stores)) {
+      say(`fan-out ${mode} (${store}): ${SUBSCRIBERS} subscribers of one rescue (${IDENTITIES} identities), ${FAN_EVENTS} events: gateway CPU ${fan.cpuMs.toFixed(0)} ms per event, ${fan.executions} executions per event, delivery ${ms(fan.delays)}`);
+    }
+    for (const [store, { host }] of Object.entries(stores)) {
+      say(`hostile ${mode} (${store}): ${HOSTILE_SUBSCRIPTIONS} subscriptions of ${host.aliases} aliases x bookings(first: ${BOOKINGS}), ${HOSTILE_WRITES} PATCHes (${statusText(host.writes)}), ${host.results} results in ${host.seconds.toFixed(1)} s; other organisation: baseline ${ms(host.baseline.times)} (${statusText(host.baseline.statuses)}), during ${ms(host.during.times)} (${statusText(host.during.statuses)})`);
+    }
+  }
+  for (const store of Object.keys(STORES)) {
+    const [before, after] = [figures.before![store]!, figures.after![store]!];
+    const [baseline, during] = [percentile(after.host.baseline.times, 99), percentile(after.host.during.times, 99)];
+    say(`${store}: fan-out CPU per event ${(before.fan.cpuMs / after.fan.cpuMs).toFixed(1)}x lower after (target >= 20x), delivery p99 after ${percentile(after.fan.delays, 99).toFixed(0)} ms (target < 1000 ms); hostile after: other organisation p99 ${(during / baseline).toFixed(1)}x its baseline (target <= 2x)`);
+  }
 }

@@ -7,7 +7,7 @@
  *    position reports through the same gateway one after the other; for each, the rescue's
  *    `updatedAt` (taken just before the transaction that commits the change) to the result's arrival;
  * 0. shared fan-out and a hostile tenant, before (SUBSCRIPTIONS_FAN_OUT=per-subscriber) and after, side
- *    by side: see subscriptions-fan-out.ts;
+ *    by side, on PGlite and (DATABASE_URL set) on PostgreSQL: see subscriptions-fan-out.ts;
  * 2. latency across processes (PostgreSQL, DATABASE_URL's server, else the machine's; a nats-server of
  *    the run's own as the event bus): the subscriber on gateway A, the reports through gateway B, and
  *    through A itself for comparison;
