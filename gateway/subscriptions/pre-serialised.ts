@@ -3,8 +3,8 @@ const serialised = new WeakMap<object, string>();
 /** What stands for a pre-serialised payload in a transport's message until `fill` puts the payload in: a string no result is. */
 const PLACEHOLDER = '\u0000pre-serialised:';
 const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER).slice(0, -1);
-/** What may follow the payload: the end of the message object (graphql-ws, a reserved SSE stream's), the end of an SSE event. */
-const MESSAGE_END = /^}?\s*$/;
+/** What may follow the payload: the end of the message object (graphql-ws, a reserved SSE stream's), of an SSE event, or both. */
+const MESSAGE_ENDS = new Set(['}', '\n\n', '}\n\n']);
 
 /** A result's JSON, serialised on its first use and kept while the result is. */
 export function serialisedResult(result: object): string {
@@ -38,7 +38,7 @@ export class PreSerialised {
     const at = message.lastIndexOf(PLACEHOLDER_JSON);
     if (at < 0) return message;
     const end = message.indexOf('"', at + PLACEHOLDER_JSON.length);
-    if (end < 0 || !MESSAGE_END.test(message.slice(end + 1))) return message;
+    if (end < 0 || !MESSAGE_ENDS.has(message.slice(end + 1))) return message;
     const n = Number(message.slice(at + PLACEHOLDER_JSON.length, end));
     const payload = this.payloads.get(n);
     if (payload === undefined) return message;
