@@ -27,6 +27,13 @@ function usesDefer(operation: OperationDefinitionNode, fragments: Record<string,
   return false;
 }
 
+const fragmentsOf = (document: DocumentNode) => Object.fromEntries(document.definitions
+  .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+  .map((d) => [d.name.value, d]));
+
+/** Whether each operation holds @defer: Apollo's document cache hands the same operation over again (a subscription's every event). */
+const deferring = new WeakMap<OperationDefinitionNode, boolean>();
+
 /**
  * The bounds on @defer, checked once the operation is known and before anything runs (see docs/graphql.md
  * "Deferred fragments"): a mutation or subscription with `@defer` is refused (400 BAD_REQUEST naming its type:
@@ -40,10 +47,9 @@ export function deferLimitsPlugin(directives: CostDirectives, maxDeferred: numbe
       return {
         async didResolveOperation({ schema, document, operation, request }: { schema: GraphQL.GraphQLSchema; document: DocumentNode; operation?: OperationDefinitionNode | null; request: { variables?: Record<string, unknown> } }) {
           if (!operation) return;
-          const fragments = Object.fromEntries(document.definitions
-            .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-            .map((d) => [d.name.value, d]));
-          if (!usesDefer(operation, fragments)) return;
+          if (!deferring.has(operation)) deferring.set(operation, usesDefer(operation, fragmentsOf(document)));
+          if (!deferring.get(operation)) return;
+          const fragments = fragmentsOf(document);
           if (operation.operation !== 'query') {
             throw refusal(`@defer is not supported in a ${operation.operation}: only queries deliver deferred fragments`, { operationType: operation.operation });
           }

@@ -266,13 +266,18 @@ export class SubscriptionEngine {
     this.options.metrics.active.dec({ transport: watch.holder.transport });
   }
 
-  /** Checks every holder's token (expiry, revocation) without waiting for an event; one round at a time. */
+  /**
+   * Checks every holder's token (expiry, revocation) without waiting for an event; one round at a
+   * time. Holders presenting the same token (one client's many sockets) share one check.
+   */
   private async recheckAll() {
     if (this.rechecking) return;
     this.rechecking = true;
     try {
-      await Promise.all([...this.holders.keys()].map((holder) => this.options.auth.recheck(holder.subscriber).catch((error: unknown) => {
-        if (isUnauthenticated(error)) this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
+      const byToken = Map.groupBy(this.holders.keys(), (holder) => holder.subscriber.authorization);
+      await Promise.all([...byToken.values()].map((holding) => this.options.auth.recheck(holding[0]!.subscriber).catch((error: unknown) => {
+        if (!isUnauthenticated(error)) return;
+        for (const holder of holding) this.close(holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
       })));
     } finally {
       this.rechecking = false;

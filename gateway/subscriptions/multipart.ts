@@ -7,6 +7,7 @@ import { mediaRanges, multipartMixed } from '../http/multipart.ts';
 import { addVary } from '../http/vary.ts';
 import { prepareSubscription, SubscriptionRefused, type SubscriptionRequest, type SubscriptionRules } from './document.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
+import { serialisedResult } from './pre-serialised.ts';
 
 /** A heartbeat part (`{}`) this often keeps proxies and the client from taking a quiet stream for a dead one. */
 export const MULTIPART_HEARTBEAT_MS = 5_000;
@@ -34,8 +35,9 @@ async function* partsOf(results: AsyncIterator<FormattedExecutionResult>, heartb
       if (result === null) continue;
       if (result.done) return;
       const { value } = result;
-      const body = isClosing(value) ? { payload: null, errors: value.errors } : { payload: value };
-      yield { json: JSON.stringify(body), last: false };
+      // A shared execution's one result is serialised once for all its subscribers.
+      const json = isClosing(value) ? JSON.stringify({ payload: null, errors: value.errors }) : `{"payload":${serialisedResult(value)}}`;
+      yield { json, last: false };
       next = results.next();
     }
   } finally {

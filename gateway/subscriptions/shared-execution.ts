@@ -13,7 +13,7 @@ import type { Channel } from './channel.ts';
 import { CloseCode } from './close-codes.ts';
 import { PendingEvents, type NextEvent } from './coalesce.ts';
 import type { PreparedSubscription } from './document.ts';
-import type { Holder, ExecuteQuery } from './engine.ts';
+import type { Holder, ExecuteQuery, Transport } from './engine.ts';
 import type { ExecutionSlots } from './execution-slots.ts';
 import { withEvent, type EventNamed } from './event-extension.ts';
 
@@ -168,6 +168,7 @@ export class SharedExecution {
   }
 
   private push(members: Member[], result: FormattedExecutionResult, direct = false) {
+    const pushed = new Map<Transport, number>();
     for (const { channel, holder, held } of members) {
       if (channel.closed) continue;
       if (held && !direct) {
@@ -175,8 +176,9 @@ export class SharedExecution {
         continue;
       }
       channel.push(result);
-      this.context.metrics.pushed.inc({ transport: holder.transport });
+      pushed.set(holder.transport, (pushed.get(holder.transport) ?? 0) + 1);
     }
+    for (const [transport, n] of pushed) this.context.metrics.pushed.inc({ transport }, n);
   }
 
   private closeAll(members: Member[], message: string) {

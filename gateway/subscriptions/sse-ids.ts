@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { PreparedSubscription } from './document.ts';
+import type { PreSerialised } from './pre-serialised.ts';
 
 const NEXT = 'event: next\n';
 /** How the result's `extensions.event` (event-extension.ts) starts in its JSON: extensions come last. */
@@ -18,15 +19,17 @@ function eventIdOf(message: string) {
 }
 
 /**
- * Gives each `next` message graphql-sse writes to `raw` the SSE `id:` field of its result's event
- * (graphql-sse writes none), so that an EventSource that reconnects sends it back as `Last-Event-ID`.
- * graphql-sse writes each message as one string.
+ * Gives each `next` message graphql-sse writes to `raw` its pre-serialised payload (`results`) and
+ * the SSE `id:` field of its result's event (graphql-sse writes none), so that an EventSource that
+ * reconnects sends it back as `Last-Event-ID`. graphql-sse writes each message as one string.
  */
-export function withEventIds(raw: ServerResponse) {
+export function withEventIds(raw: ServerResponse, results: PreSerialised) {
   const write = raw.write.bind(raw) as (chunk: unknown, ...rest: unknown[]) => boolean;
   raw.write = ((chunk: unknown, ...rest: unknown[]) => {
-    const id = typeof chunk === 'string' && chunk.startsWith(NEXT) ? eventIdOf(chunk) : undefined;
-    return write(id ? `id: ${id}\n${chunk as string}` : chunk, ...rest);
+    if (typeof chunk !== 'string' || !chunk.startsWith(NEXT)) return write(chunk, ...rest);
+    const message = results.fill(chunk);
+    const id = eventIdOf(message);
+    return write(id ? `id: ${id}\n${message}` : message, ...rest);
   }) as ServerResponse['write'];
 }
 

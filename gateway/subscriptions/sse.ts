@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Response } from 'graphql-sse';
@@ -13,11 +14,16 @@ import { problem, PROBLEM_TYPE } from '../../subgraphs/platform/rest/problem.ts'
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 import { StreamReservations } from './reservations.ts';
 import { resumed, withEventIds } from './sse-ids.ts';
+import { PreSerialised } from './pre-serialised.ts';
 
 export const SSE_PATH = '/graphql/stream';
 /** How graphql-sse's single-connection mode names a reserved stream (header, or query parameter). */
 const STREAM_TOKEN_HEADER = 'x-graphql-event-stream-token';
 const STREAM_TOKEN_QUERY = 'token';
+
+/** The reserved stream a request names, if any. */
+const streamTokenOf = (request: FastifyRequest) => request.headers[STREAM_TOKEN_HEADER]
+  ?? new URL(request.url, 'http://localhost/').searchParams.get(STREAM_TOKEN_QUERY);
 
 const refusal = (status: number, errors: readonly (GraphQLError | { message: string; extensions: Record<string, unknown> })[]) => [
   JSON.stringify({ errors }),
@@ -71,6 +77,10 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
   const reservations = new StreamReservations(reservationsPerClient, reservationUnopenedMs);
   // The PUTs that hand a reservation over to graphql-sse as its stream opens, by the token they carry.
   const handovers = new WeakMap<object, string>();
+  // Each stream's pre-serialised payloads, the reserved streams open by their token, and each subscription's stream's payloads.
+  const payloads = new WeakMap<ServerResponse, PreSerialised>();
+  const openStreams = new Map<string, ServerResponse>();
+  const streamOf = new WeakMap<FastifyRequest, PreSerialised | undefined>();
   const handOver = async (token: string) => {
     const put = { method: 'PUT', url: SSE_PATH, headers: { accept: '*/*', [STREAM_TOKEN_HEADER]: token } };
     handovers.set(put, token);
@@ -87,7 +97,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
       if (handedOver) return handedOver;
       const caller = (request as FastifyRequest & { caller?: Caller | null }).caller;
       if (!caller) return refusal(401, [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED' } }]);
-      const presented = request.headers[STREAM_TOKEN_HEADER] ?? new URL(request.url, 'http://localhost/').searchParams.get(STREAM_TOKEN_QUERY);
+      const presented = streamTokenOf(request);
       if (typeof presented === 'string' && presented) {
         if (reservations.ownerOf(presented) !== callerKey(caller)) return streamNotFound();
         if (reservations.isOpen(presented)) return presented;
@@ -96,7 +106,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
           return request.method === 'DELETE' ? [null, { status: 200, statusText: 'OK' }] : streamNotOpen();
         }
         reservations.opened(presented);
-        (req.context as RequestContext).reply.raw.once('close', () => reservations.end(presented));
+        const { raw } = (req.context as RequestContext).reply;
+        openStreams.set(presented, raw);
+        raw.once('close', () => { reservations.end(presented); openStreams.delete(presented); });
         await handOver(presented);
         return presented;
       }
@@ -114,6 +126,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
         const prepared = resumed(prepareSubscription(rules, request), req.raw);
         const anchor = await engine.anchorOf(subscriber, prepared);
         const holder: Holder = { transport: 'sse', subscriber };
+        const token = streamTokenOf(req.raw);
+        const stream = typeof token === 'string' ? openStreams.get(token) : (req.context as RequestContext).reply.raw;
+        streamOf.set(req.raw, stream && payloads.get(stream));
         // Formatted results (Apollo Server's), which graphql-sse sends as they are.
         return await engine.subscribe(holder, prepared, anchor) as unknown as AsyncIterable<ExecutionResult>;
       } catch (error) {
@@ -123,6 +138,8 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
         throw error;
       }
     },
+    // A shared execution's one result is serialised once for all its streams.
+    onNext: (_ctx, req, result) => streamOf.get(req.raw)?.placeholder(result) as ExecutionResult | undefined,
   });
   const open = new Map<FastifyReply, Promise<void>>();
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -138,7 +155,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
     async handle(request: FastifyRequest, reply: FastifyReply) {
       // graphql-sse writes the answer itself (a stream may stay open for hours).
       reply.hijack();
-      withEventIds(reply.raw);
+      const results = new PreSerialised();
+      payloads.set(reply.raw, results);
+      withEventIds(reply.raw, results);
       // Or its connection closes: graphql-sse's fastify adapter waits for a 'finish' that a client gone never lets come.
       const closed = new Promise<void>((resolve) => reply.raw.once('close', resolve));
       const done = Promise.race([serve(request, reply), closed]).finally(() => open.delete(reply));

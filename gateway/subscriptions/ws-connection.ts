@@ -4,26 +4,11 @@ import { makeServer } from 'graphql-ws';
 import type { Counter } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { CloseCode, closeReason, closeReasonOf, type CloseReason } from './close-codes.ts';
+import { PreSerialised } from './pre-serialised.ts';
 
 /** graphql-ws's own closes: 4408 is its "no connection_init in time"; the others, messages it refused. */
 const GRAPHQL_WS_INIT_TIMEOUT = 4408;
 const INTERNAL_ERROR = 4500;
-
-/** Results serialised once, whatever the subscriptions they go to (a shared execution's one result). */
-const serialised = new WeakMap<object, string>();
-/** What stands for a pre-serialised payload in graphql-ws's message until `send` puts the payload in: a string no result is. */
-const PLACEHOLDER = '\u0000pre-serialised:';
-const PLACEHOLDER_JSON = `"payload":${JSON.stringify(PLACEHOLDER).slice(0, -1)}`;
-
-/** A result's JSON, serialised on its first use and kept while the result is. */
-function serialisedResult(result: object): string {
-  let json = serialised.get(result);
-  if (json === undefined) {
-    json = JSON.stringify(result);
-    serialised.set(result, json);
-  }
-  return json;
-}
 
 /** One WebSocket on /graphql: how it is closed, and why (the first decision, counted when it is made). */
 export class Connection {
@@ -31,9 +16,11 @@ export class Connection {
   clientId: string | undefined;
   /** Results handed to the socket since the client last answered a ping. */
   unread = false;
-  /** Payloads serialised already, by their placeholder's number, until their message is sent. */
-  private readonly payloads = new Map<number, string>();
-  private placed = 0;
+  /**
+   * Payloads of its `next` messages: graphql-ws serialises each whole message, once per
+   * subscription; given a placeholder, it leaves the result's JSON to be serialised once for all.
+   */
+  readonly results = new PreSerialised();
   private reason: CloseReason | undefined;
   private idle: NodeJS.Timeout | undefined;
 
@@ -62,28 +49,6 @@ export class Connection {
   terminate(reason: CloseReason) {
     this.ended(reason);
     this.socket.terminate();
-  }
-
-  /**
-   * What graphql-ws is to put in a `next` message as its payload: a placeholder whose JSON `frame`
-   * replaces with `result`'s JSON, serialised once for every connection it goes to (graphql-ws would
-   * serialise the whole message, payload included, once per subscription).
-   */
-  placeholder(result: object): object {
-    const n = this.placed++;
-    this.payloads.set(n, serialisedResult(result));
-    return { toJSON: () => `${PLACEHOLDER}${n}` };
-  }
-
-  /** The message graphql-ws serialised, with the pre-serialised payload its placeholder stands for. */
-  frame(message: string): string {
-    const at = message.lastIndexOf(PLACEHOLDER_JSON);
-    if (at < 0 || !message.endsWith('"}')) return message;
-    const n = Number(message.slice(at + PLACEHOLDER_JSON.length, -2));
-    const payload = this.payloads.get(n);
-    if (payload === undefined) return message;
-    this.payloads.delete(n);
-    return `${message.slice(0, at)}"payload":${payload}}`;
   }
 
   /** A first subscription started: the connection is no longer idle. */
@@ -167,7 +132,7 @@ export function graphqlWsConnections(
     const ended = server.opened({
       protocol: socket.protocol,
       send: (message) => new Promise((resolve, reject) => {
-        const data = connection.frame(message);
+        const data = connection.results.fill(message);
         if (socket.readyState !== socket.OPEN) return resolve();
         socket.send(data, (error) => (error ? reject(error) : resolve()));
       }),

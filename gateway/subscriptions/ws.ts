@@ -107,7 +107,7 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
     // and serialise each once per subscription: a shared execution's result is serialised once for all.
     onNext: (ctx: WsContext, _id, _payload, _args, result) => {
       ctx.extra.connection.unread = true;
-      return ctx.extra.connection.placeholder(result) as FormattedExecutionResult;
+      return ctx.extra.connection.results.placeholder(result) as FormattedExecutionResult;
     },
     onClose(ctx: WsContext) {
       const holder = holders.get(ctx);

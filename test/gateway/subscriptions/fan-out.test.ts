@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
-import { subscriptionsActive, wsClient, type Received, type Watcher } from '../../support/subscriptions.ts';
+import { multipartClient, sseClient, subscriptionsActive, wsClient, type Received, type Watcher } from '../../support/subscriptions.ts';
 import { bookedRescue, gqlOn } from '../../support/rescues.ts';
 
 let t: TestStack;
@@ -67,6 +67,30 @@ describe('shared executions', () => {
     expect(peek.results).toEqual([]);
     watching.dispose();
     peeking.dispose();
+    await subscriptionsActive(t.stack.gateway, 0);
+  });
+
+  it('serialises a shared result once for all its subscribers, on every transport: WebSocket, SSE (a stream each, a reserved one) and multipart', async () => {
+    const a = await tenant('org-fan-once');
+    const clients = [wsClient(t.url, `Bearer ${a.token}`), wsClient(t.url, `Bearer ${a.token}`), sseClient(t.url, `Bearer ${a.token}`),
+      sseClient(t.url, `Bearer ${a.token}`, true), multipartClient(t.url, `Bearer ${a.token}`), multipartClient(t.url, `Bearer ${a.token}`)];
+    const watchers = clients.map((client) => client.subscribe(RESCUE, { id: a.reqId }));
+    await subscriptionsActive(t.stack.gateway, 6);
+    const before = await executions();
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      await report(a.reqId, 41.93, a.token);
+      const results = await Promise.all(watchers.map((w) => w.nth(1)));
+      // Only a pushed result carries extensions.event: serialised itself, or as a message's payload.
+      const pushed = (value: unknown) => (value as Received | undefined)?.extensions?.event !== undefined;
+      expect(stringify.mock.calls.filter(([value]) => pushed(value) || pushed((value as { payload?: unknown })?.payload))).toHaveLength(1);
+      expect(await executions()).toBe(before + 1);
+      expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1);
+    } finally {
+      stringify.mockRestore();
+      for (const w of watchers) w.dispose();
+      for (const client of clients) if ('dispose' in client) client.dispose();
+    }
     await subscriptionsActive(t.stack.gateway, 0);
   });
 });

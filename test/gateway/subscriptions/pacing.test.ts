@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Counter, Registry } from 'prom-client';
-import type { WebSocket } from 'ws';
 import { ExecutionSlots } from '../../../gateway/subscriptions/execution-slots.ts';
-import { Connection } from '../../../gateway/subscriptions/ws-connection.ts';
+import { PreSerialised } from '../../../gateway/subscriptions/pre-serialised.ts';
 
 const busyFor = (ms: number) => { const until = performance.now() + ms; while (performance.now() < until) { /* the event loop held */ } };
 
@@ -31,27 +29,28 @@ describe('subscription executions paced (ExecutionSlots with a share)', () => {
   });
 });
 
-describe('a pre-serialised result on a WebSocket (Connection.placeholder / frame)', () => {
-  const connection = () => new Connection({} as WebSocket, new Counter({ name: 'closed', help: 'closed', labelNames: ['reason'], registers: [new Registry()] }));
-
-  it("sends graphql-ws's message with the result's JSON, serialised once for every connection it goes to", () => {
+describe('a pre-serialised result (PreSerialised.placeholder / fill)', () => {
+  it("writes the transport's message with the result's JSON, serialised once for every connection it goes to", () => {
     const result = { data: { rescueUpdated: { status: 'EN_ROUTE', note: 'a "quoted" \u0000 value' } }, extensions: { event: { id: 'e1' } } };
-    const [a, b] = [connection(), connection()];
-    for (const [c, id] of [[a, 'sub-"1"'], [b, '2']] as const) {
-      const message = JSON.stringify({ id, type: 'next', payload: c.placeholder(result) });
-      expect(c.frame(message)).toBe(JSON.stringify({ id, type: 'next', payload: result }));
+    const [a, b, c] = [new PreSerialised(), new PreSerialised(), new PreSerialised()];
+    for (const [p, id] of [[a, 'sub-"1"'], [b, '2']] as const) {
+      const message = JSON.stringify({ id, type: 'next', payload: p.placeholder(result) });
+      expect(p.fill(message)).toBe(JSON.stringify({ id, type: 'next', payload: result }));
     }
+    // graphql-sse's event of a stream per subscription: the result is the whole data.
+    expect(c.fill(`event: next\ndata: ${JSON.stringify(c.placeholder(result))}\n\n`)).toBe(`event: next\ndata: ${JSON.stringify(result)}\n\n`);
     const stale = { ...result, data: null };
     const message = JSON.stringify({ id: '3', type: 'next', payload: a.placeholder(stale) });
     (stale as { data: unknown }).data = { changed: true };
     // Serialised when handed over: a later change is not sent.
-    expect(JSON.parse(a.frame(message)).payload.data).toBeNull();
+    expect(JSON.parse(a.fill(message)).payload.data).toBeNull();
   });
 
-  it('leaves every other message as it is', () => {
-    const c = connection();
+  it('leaves every other message as it is, a value that looks like a placeholder inside a result included', () => {
+    const p = new PreSerialised();
+    p.placeholder({ data: null });
     for (const message of ['{"type":"connection_ack"}', JSON.stringify({ id: '1', type: 'next', payload: { data: { x: '\u0000pre-serialised:0' } } })]) {
-      expect(c.frame(message)).toBe(message);
+      expect(p.fill(message)).toBe(message);
     }
   });
 });
