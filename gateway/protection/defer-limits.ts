@@ -47,8 +47,9 @@ export function deferLimitsPlugin(directives: CostDirectives, maxDeferred: numbe
       return {
         async didResolveOperation({ schema, document, operation, request }: { schema: GraphQL.GraphQLSchema; document: DocumentNode; operation?: OperationDefinitionNode | null; request: { variables?: Record<string, unknown> } }) {
           if (!operation) return;
-          if (!deferring.has(operation)) deferring.set(operation, usesDefer(operation, fragmentsOf(document)));
-          if (!deferring.get(operation)) return;
+          let defers = deferring.get(operation);
+          if (defers === undefined) deferring.set(operation, defers = usesDefer(operation, fragmentsOf(document)));
+          if (!defers) return;
           const fragments = fragmentsOf(document);
           if (operation.operation !== 'query') {
             throw refusal(`@defer is not supported in a ${operation.operation}: only queries deliver deferred fragments`, { operationType: operation.operation });

@@ -77,9 +77,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
   const reservations = new StreamReservations(reservationsPerClient, reservationUnopenedMs);
   // The PUTs that hand a reservation over to graphql-sse as its stream opens, by the token they carry.
   const handovers = new WeakMap<object, string>();
-  // Each stream's pre-serialised payloads, the reserved streams open by their token, and each subscription's stream's payloads.
+  // Each stream's pre-serialised payloads, those of the reserved streams open by their token, and each subscription's.
   const payloads = new WeakMap<ServerResponse, PreSerialised>();
-  const openStreams = new Map<string, ServerResponse>();
+  const openStreams = new Map<string, PreSerialised | undefined>();
   const streamOf = new WeakMap<FastifyRequest, PreSerialised | undefined>();
   const handOver = async (token: string) => {
     const put = { method: 'PUT', url: SSE_PATH, headers: { accept: '*/*', [STREAM_TOKEN_HEADER]: token } };
@@ -107,7 +107,7 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
         }
         reservations.opened(presented);
         const { raw } = (req.context as RequestContext).reply;
-        openStreams.set(presented, raw);
+        openStreams.set(presented, payloads.get(raw));
         raw.once('close', () => { reservations.end(presented); openStreams.delete(presented); });
         await handOver(presented);
         return presented;
@@ -127,8 +127,9 @@ export function sseHandler(engine: SubscriptionEngine, rules: SubscriptionRules,
         const anchor = await engine.anchorOf(subscriber, prepared);
         const holder: Holder = { transport: 'sse', subscriber };
         const token = streamTokenOf(req.raw);
-        const stream = typeof token === 'string' ? openStreams.get(token) : (req.context as RequestContext).reply.raw;
-        streamOf.set(req.raw, stream && payloads.get(stream));
+        const stream = typeof token === 'string'
+          ? openStreams.get(token) : payloads.get((req.context as RequestContext).reply.raw);
+        streamOf.set(req.raw, stream);
         // Formatted results (Apollo Server's), which graphql-sse sends as they are.
         return await engine.subscribe(holder, prepared, anchor) as unknown as AsyncIterable<ExecutionResult>;
       } catch (error) {

@@ -1,5 +1,6 @@
 import type { Stack } from '../../gateway/stack.ts';
 import { WebhookOutbox } from '../../subgraphs/platform/webhooks/outbox.ts';
+import { waitFor } from '../webhooks/receiver.ts';
 
 /** Rows of organisation-owned tables that change on their own: the webhook outboxes, emptied by the relay, and the event history, filled from the bus. */
 const transient = new Set(['WebhookOutbox', 'RecordedEvent']);
@@ -40,15 +41,13 @@ export async function countRows(stack: Stack): Promise<Record<string, number>> {
  * commit may otherwise still receive that commit's event (docs/subscriptions.md#guarantees-and-bounds).
  */
 export async function outboxesEmpty(stack: Stack, timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    let waiting = 0;
+  const unpublished = async () => {
+    let rows = 0;
     for (const subgraph of stack.subgraphs) {
       const em = subgraph.db.orm.em.fork();
-      if (em.getMetadata().find(WebhookOutbox)) waiting += await em.count(WebhookOutbox, {}, { filters: false });
+      if (em.getMetadata().find(WebhookOutbox)) rows += await em.count(WebhookOutbox, {}, { filters: false });
     }
-    if (!waiting) return;
-    if (Date.now() > until) throw new Error(`${waiting} outbox rows still unpublished after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return rows;
+  };
+  await waitFor(async () => (await unpublished()) === 0, timeoutMs, 'every outbox row published');
 }
