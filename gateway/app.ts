@@ -113,12 +113,13 @@ export async function buildGateway({
     collapsing, apqDocument, clients, issuers, trustedIssuers, privateKey: keys.privateKey, verify, gate, idempotency, documentStore, trusted,
   });
 
+  const gateway = createGateway(subgraphUrls, {
+    mint: internalTokenMinter(await loadInternalSigningKey(config), config.JWT_ISSUER),
+    local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY,
+    maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS,
+  }, supergraphSdl);
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: createGateway(subgraphUrls, {
-      mint: internalTokenMinter(await loadInternalSigningKey(config), config.JWT_ISSUER),
-      local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY,
-      maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS,
-    }, supergraphSdl),
+    gateway,
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
@@ -131,7 +132,8 @@ export async function buildGateway({
     plugins: features.flatMap(({ apollo: plugins }) => plugins),
   });
   await apollo.start();
-  for (const { register } of features) await register?.(app, { apollo });
+  const plan = (query: string, operationName?: string) => gateway.plan(query, operationName);
+  for (const { register } of features) await register?.(app, { apollo, plan });
 
   return {
     app, clients, issuers, tokenGate: gate, idempotency, metrics, documentStore, trusted,

@@ -51,6 +51,8 @@ import type { GatewayContext } from './supergraph.ts';
 /** What exists once the Apollo Server made of every feature's Apollo plugins has started. */
 export interface Started {
   apollo: ApolloServer<GatewayContext>;
+  /** Plans a query ahead of its first execution (IncrementalGateway.plan). */
+  plan: (query: string, operationName?: string) => Promise<void>;
 }
 
 /** Options a feature can only have once the GraphQL server has started. */
@@ -181,8 +183,8 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('rate-limit', rateLimitPlugin, { config }),
     feature('client-names', clientNamesPlugin, { metrics, config }),
     feature('token-endpoints', tokenEndpointsPlugin, { config, clients: parts.clients, privateKey: parts.privateKey }),
-    feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo }) => ({
-      config, apollo, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
+    feature('subscriptions', subscriptionsPlugin, afterStart(({ apollo, plan }) => ({
+      config, apollo, plan, supergraphSdl: parts.supergraphSdl, limits, verify: parts.verify, metrics,
       bus: parts.bus, history: parts.history,
       reservationUnopenedMs: parts.reservationUnopenedMs, trusted: parts.trusted,
     }))),

@@ -16,6 +16,7 @@ import type * as AddExtensions from '@apollo/gateway/dist/schema-helper/addExten
 import type * as OpenTelemetry from '@apollo/gateway/dist/utilities/opentelemetry.js';
 import { QueryPlanner, type QueryPlan } from '@apollo/query-planner';
 import type { GatewayExecutionResult, GatewayGraphQLRequestContext } from '@apollo/server-gateway-interface';
+import type * as GraphQL from 'graphql';
 import type { GraphQLError, GraphQLSchema } from 'graphql';
 import { acceptsIncremental } from '../http/multipart.ts';
 import type { IncrementalDelivery } from './deferred.ts';
@@ -23,6 +24,7 @@ import { executeQueryPlan, type ServiceMap } from './execute.ts';
 import { inSpan, spanFailed } from './spans.ts';
 
 const require = createRequire(import.meta.url);
+const { parse } = require('graphql') as typeof GraphQL;
 const { buildOperationContext } = require('@apollo/gateway/dist/operationContext.js') as typeof OperationContextModule;
 const { addExtensions } = require('@apollo/gateway/dist/schema-helper/addExtensions.js') as typeof AddExtensions;
 const { OpenTelemetrySpanNames, OpenTelemetryAttributeNames, requestContextSpanAttributes, operationContextSpanAttributes } =
@@ -87,6 +89,16 @@ export class IncrementalGateway extends ApolloGateway {
     const internals = this as unknown as GatewayInternals;
     internals.updateWithSchemaAndNotify = (supergraph, sdl, legacy) => updateWithSchemaAndNotify(internals, supergraph, sdl, legacy);
     this.executor = (requestContext) => execute(internals, requestContext, maxResponseObjects);
+  }
+
+  /**
+   * Plans `query` into the plan cache as its first execution would, under the key Apollo Server's
+   * requests look it up by: a subscription's query is planned when it starts, not on its first event.
+   */
+  async plan(query: string, operationName?: string): Promise<void> {
+    const queryHash = createHash('sha256').update(query).digest('hex');
+    const requestContext = { request: { query, operationName }, document: parse(query), queryHash, operationName };
+    await planOf(this as unknown as GatewayInternals, requestContext as unknown as GatewayGraphQLRequestContext);
   }
 }
 

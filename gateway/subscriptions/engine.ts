@@ -37,6 +37,8 @@ export interface EngineOptions {
   /** Calls its listener with every committed event (EventBus.live); returns the unsubscribe. */
   live: EventBus['live'];
   execute: ExecuteQuery;
+  /** Plans a subscription's query ahead of its first event, once per shared execution (its errors are its first event's). */
+  plan?: (prepared: PreparedSubscription) => Promise<void>;
   auth: SubscriberAuth;
   /** Subscriptions resumed `after` an event: the history, and the events this process had (replay.ts). */
   replay: EventReplay;
@@ -154,7 +156,13 @@ export class SubscriptionEngine {
     const key = this.options.sharing ? shareKeyOf(prepared, holder.subscriber.caller) : id;
     const watching = this.byKey.get(prepared.resourceKey) ?? new Map<string, SharedExecution>();
     this.byKey.set(prepared.resourceKey, watching);
-    const shared = watching.get(key) ?? new SharedExecution(prepared, holder.subscriber.caller, this.context);
+    let shared = watching.get(key);
+    if (!shared) {
+      shared = new SharedExecution(prepared, holder.subscriber.caller, this.context);
+      const { plan } = this.options;
+      // Planning a large document holds the loop (tens of ms): when it starts, not when an event is due.
+      if (plan) void this.detached(() => plan(prepared).catch(() => undefined));
+    }
     watching.set(key, shared);
     const watch: Watch = { id, holder, prepared, channel, shared, key, member: shared.join(holder, channel) };
     this.open(holder);

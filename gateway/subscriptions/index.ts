@@ -41,6 +41,8 @@ const WS_MAX_PAYLOAD = 256 * 1024;
 export interface SubscriptionOptions {
   config: Config;
   apollo: ApolloServer<GatewayContext>;
+  /** Plans a subscription's query when it starts (the gateway's plan cache), not on its first event. */
+  plan: (query: string, operationName?: string) => Promise<void>;
   supergraphSdl: string;
   limits: { validationRules: readonly unknown[]; parseOptions: { maxTokens: number } };
   verify: TokenVerifier;
@@ -88,6 +90,7 @@ async function startSubscriptions(app: FastifyInstance, options: SubscriptionOpt
   const perMinute = config.SUBSCRIPTIONS_EXECUTIONS_PER_MINUTE;
   const engine = new SubscriptionEngine({
     live: (listener) => bus.live(listener), execute, auth: subscriberAuth(verify),
+    plan: ({ query, operationName }) => options.plan(query, operationName),
     replay: new EventReplay(options.history),
     clientLimit: clientLimit(max, 'subscriptions'),
     maxPerClient: max, maxPerProcess: config.SUBSCRIPTIONS_MAX_PER_PROCESS,

@@ -234,6 +234,26 @@ describe('SubscriptionEngine sharing executions', () => {
     await engine.shutdown();
   });
 
+  it('plans each shared execution\'s query when it starts, before any event; a planning failure ends nothing', async () => {
+    const planned: string[] = [];
+    const { engine, emit, ran } = engineWith({
+      plan: async ({ query }) => { planned.push(query); if (planned.length === 2) throw new Error('planner failed'); },
+    });
+    const withQuery = (id: string): PreparedSubscription => ({ ...prepared('rescueUpdated', id), query: `query for ${id}` });
+    const streams = [
+      await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a') }, withQuery('r1')),
+      await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a') }, withQuery('r1')),
+      await engine.subscribe({ transport: 'sse', subscriber: subscriber('org-a', 'other-client') }, withQuery('r1')),
+    ];
+    await settle();
+    // Two identities, two shared executions: each planned once, and nothing run yet.
+    expect(planned).toEqual(['query for r1', 'query for r1']);
+    expect(ran).toEqual([]);
+    emit('org-a', 'rescue:r1');
+    for (const stream of streams) expect((await stream.next()).value?.extensions?.event).toMatchObject({ id: 'e1' });
+    await engine.shutdown();
+  });
+
   it('pushes a subscriber that joins a shared execution only the events that came after it', async () => {
     let finish!: () => void;
     const { engine, emit } = engineWith({

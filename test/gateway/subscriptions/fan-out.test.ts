@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { QueryPlanner } from '@apollo/query-planner';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { multipartClient, sseClient, subscriptionsActive, wsClient, type Received, type Watcher } from '../../support/subscriptions.ts';
 import { bookedRescue, gqlOn } from '../../support/rescues.ts';
@@ -47,6 +48,26 @@ describe('shared executions', () => {
     expect(first[0]!.data.rescueUpdated).toEqual({ reqId: a.reqId, status: 'EN_ROUTE', providerPosition: { latitude: 41.9 } });
     for (const ws of [...connections, otherClient]) ws.dispose();
     await subscriptionsActive(t.stack.gateway, 0);
+  });
+
+  it('plans a subscription\'s query when it starts: its first event plans nothing', async () => {
+    const a = await tenant('org-fan-plan');
+    // The report's own mutation planned beforehand: what is counted is the subscription's query.
+    await report(a.reqId, 41.7, a.token);
+    const planning = vi.spyOn(QueryPlanner.prototype, 'buildQueryPlan');
+    try {
+      const ws = wsClient(t.url, `Bearer ${a.token}`);
+      const watcher = ws.subscribe('subscription PlannedAtStart($id: ID!) { rescueUpdated(reqId: $id) { etaMinutes status } }', { id: a.reqId });
+      await subscriptionsActive(t.stack.gateway, 1);
+      await vi.waitFor(() => expect(planning).toHaveBeenCalledTimes(1), { timeout: 10_000 });
+      await report(a.reqId, 41.8, a.token);
+      expect((await watcher.nth(1)).data.rescueUpdated).toMatchObject({ status: 'EN_ROUTE' });
+      expect(planning).toHaveBeenCalledTimes(1);
+      ws.dispose();
+      await subscriptionsActive(t.stack.gateway, 0);
+    } finally {
+      planning.mockRestore();
+    }
   });
 
   it("never runs for another organisation's events: a subscriber of another organisation neither receives nor causes an execution", async () => {
