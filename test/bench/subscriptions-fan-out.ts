@@ -7,14 +7,15 @@
  * - after: the defaults (shared executions, 2 in flight per process, 600 a minute per client, cost 2000).
  * 1. fan-out: `subscribers` subscribers of one rescue, each on its own WebSocket, as 10 clients
  *    (identities) of one organisation; `fan-events` position reports one after the other, each waited
- *    for at every subscriber: gateway CPU per event (the report's own included), executions per event,
- *    delivery (the rescue's updatedAt to arrival) p50/p99 over every arrival;
+ *    for at every subscriber, the gateway at rest before: its CPU per event (every thread, from /proc;
+ *    the report's own included), executions per event, delivery (the rescue's updatedAt to arrival)
+ *    p50/p99 over every arrival;
  * 2. hostile tenant (issue 38, point 1): one client holds 20 `userUpdated` subscriptions, each a
  *    different document of 29 aliases of `bookings(first: 100)` on a user with 100 bookings (the largest
  *    document SUBSCRIPTIONS_MAX_COST lets through when that one is refused), and sends 12 PATCHes of the
  *    user; meanwhile another organisation reads its own user (GET /users/{id}) every 50 ms. Load
  *    shedding on (OVERLOAD_MAX_EVENT_LOOP_DELAY_MS=200): the other organisation's statuses and p99,
- *    against its baseline in the same gateway before the storm, and the tenant's own write statuses.
+ *    against its baseline (200 reads in the same gateway at rest before the storm), and the tenant's own write statuses.
  */
 import { percentile, flag } from './args.ts';
 import { testDatabase } from '../support/database.ts';
