@@ -4,6 +4,7 @@
  * - the executor runs the forked execute.ts, streaming deferred fragments when the request's Accept asks
  *   for multipart/mixed; deferSpec=20220824 and the context has a slot for them (withDeliverySlot);
  * - the API schema given to Apollo Server and used to build operation contexts includes @defer (not @stream);
+ * - `plan(query)` fills the plan cache ahead of a query's first request (a subscription's, as it starts);
  * - dropped: `experimental_didResolveQueryPlan` and the `Apollo-Query-Plan-Experimental` header (unused here),
  *   and Apollo usage-reporting traces (see execute.ts).
  */
@@ -17,7 +18,7 @@ import type * as OpenTelemetry from '@apollo/gateway/dist/utilities/opentelemetr
 import { QueryPlanner, type QueryPlan } from '@apollo/query-planner';
 import type { GatewayExecutionResult, GatewayGraphQLRequestContext } from '@apollo/server-gateway-interface';
 import type * as GraphQL from 'graphql';
-import type { GraphQLError, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import { acceptsIncremental } from '../http/multipart.ts';
 import type { IncrementalDelivery } from './deferred.ts';
 import { executeQueryPlan, type ServiceMap } from './execute.ts';
@@ -97,8 +98,7 @@ export class IncrementalGateway extends ApolloGateway {
    */
   async plan(query: string, operationName?: string): Promise<void> {
     const queryHash = createHash('sha256').update(query).digest('hex');
-    const requestContext = { request: { query, operationName }, document: parse(query), queryHash, operationName };
-    await planOf(this as unknown as GatewayInternals, requestContext as unknown as GatewayGraphQLRequestContext);
+    await planOf(this as unknown as GatewayInternals, { request: { operationName }, queryHash, operationName: operationName ?? null }, () => parse(query));
   }
 }
 
@@ -121,14 +121,17 @@ function updateWithSchemaAndNotify(gateway: GatewayInternals, supergraph: Superg
   notify(gateway.onSchemaLoadOrUpdateListeners, { apiSchema: schema, coreSupergraphSdl: supergraphSdl }, 'onSchemaLoadOrUpdate');
 }
 
-async function planOf(gateway: GatewayInternals, requestContext: GatewayGraphQLRequestContext): Promise<QueryPlan> {
-  const { request, document, queryHash } = requestContext;
+/** What a plan is cached by: a request's (Apollo Server's request context), or a subscription's query. */
+type PlanSource = Pick<GatewayGraphQLRequestContext, 'queryHash' | 'operationName'> & { request: { operationName?: string } };
+
+/** The cached plan, else one built from `documentOf()` (parsed only then) and cached. */
+async function planOf(gateway: GatewayInternals, { request, queryHash, operationName }: PlanSource, documentOf: () => DocumentNode): Promise<QueryPlan> {
   const key = request.operationName ? createHash('sha256').update(queryHash).update(request.operationName).digest('hex') : queryHash;
   const stored = await gateway.queryPlanStore.get(key);
   if (stored) return stored;
-  const attributes = requestContext.operationName ? { [OpenTelemetryAttributeNames.GRAPHQL_OPERATION_NAME]: requestContext.operationName } : {};
+  const attributes = operationName ? { [OpenTelemetryAttributeNames.GRAPHQL_OPERATION_NAME]: operationName } : {};
   const plan = await inSpan(OpenTelemetrySpanNames.PLAN, attributes, gateway.config.telemetry, () => {
-    const operation = operationFromDocument(gateway.apiSchema!, document, { operationName: request.operationName });
+    const operation = operationFromDocument(gateway.apiSchema!, documentOf(), { operationName: request.operationName });
     return gateway.queryPlanner!.buildQueryPlan(operation, {
       recursiveSelectionsLimitDisabled: gateway.recursiveSelectionsLimitDisabled,
       nonLocalSelectionsLimitDisabled: gateway.nonLocalSelectionsLimitDisabled,
@@ -153,7 +156,7 @@ async function execute(gateway: GatewayInternals, requestContext: GatewayGraphQL
       spanFailed(span, validationErrors, telemetry);
       return { errors: validationErrors };
     }
-    const queryPlan = await planOf(gateway, requestContext);
+    const queryPlan = await planOf(gateway, requestContext, () => document);
     const serviceMap: ServiceMap = Object.fromEntries(Object.entries(gateway.serviceMap).map(([name, { dataSource }]) => [name, dataSource]));
     const slot = slotOf(requestContext.context);
     const { result, delivery } = await executeQueryPlan(queryPlan, serviceMap, requestContext, operationContext, gateway.supergraphSchema!, gateway.apiSchema!, {
