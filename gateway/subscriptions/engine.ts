@@ -159,10 +159,10 @@ export class SubscriptionEngine {
     let shared = watching.get(key);
     if (!shared) {
       shared = new SharedExecution(prepared, holder.subscriber.caller, this.context);
-      const { plan, slots } = this.options;
-      // Planning a large document holds the loop (tens of ms): when it starts, not when an event is due,
-      // and in a slot as executions are (bounded, paced).
-      if (plan) void this.detached(() => slots.run(() => plan(prepared)).catch(() => undefined));
+      const { plan } = this.options;
+      // Planning a large document holds the loop (tens of ms): when it starts, not when an event is due.
+      // Not in an execution slot: paced there, 20 documents' planning would reach into their first events.
+      if (plan) void this.detached(() => plan(prepared).catch(() => undefined));
     }
     watching.set(key, shared);
     const watch: Watch = { id, holder, prepared, channel, shared, key, member: shared.join(holder, channel) };
