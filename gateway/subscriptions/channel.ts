@@ -8,6 +8,9 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];
   private taker?: (result: IteratorResult<T, undefined>) => void;
   private ended = false;
+  /** Where items go as they are pushed once the transport pulls, instead of waiting to be pulled (`sendTo`). */
+  private sink?: (item: T) => void;
+  private pulled = false;
 
   private readonly onEnd: () => void;
 
@@ -20,9 +23,19 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   get backlog() { return this.items.length; }
   get closed() { return this.ended; }
 
+  /**
+   * From the transport's first pull on, each item is handed to `sink` as it is pushed (and the pull
+   * waits only for the end): no promise and no pull per item. A WebSocket writes its frames so.
+   */
+  sendTo(sink: (item: T) => void) {
+    this.sink = sink;
+  }
+
   push(item: T) {
     if (this.ended) return;
-    if (this.taker) {
+    if (this.sink && this.pulled) {
+      this.sink(item);
+    } else if (this.taker) {
       this.taker({ value: item, done: false });
       this.taker = undefined;
     } else {
@@ -43,6 +56,10 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   }
 
   next(): Promise<IteratorResult<T, undefined>> {
+    if (this.sink && !this.pulled) {
+      this.pulled = true;
+      for (const item of this.items.splice(0)) this.sink(item);
+    }
     if (this.items.length) return Promise.resolve({ value: this.items.shift()!, done: false });
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => { this.taker = resolve; });

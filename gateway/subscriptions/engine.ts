@@ -137,7 +137,7 @@ export class SubscriptionEngine {
    */
   async subscribe(
     holder: Holder, prepared: PreparedSubscription, anchor?: RecordedEventRef,
-  ): Promise<AsyncIterableIterator<FormattedExecutionResult>> {
+  ): Promise<Channel<FormattedExecutionResult>> {
     const { maxPerProcess, maxPerClient, clientLimit } = this.options;
     if (this.count >= maxPerProcess) throw new TooManySubscriptions(`Too many subscriptions: this server holds its maximum of ${maxPerProcess}; retry on another`);
     const id = randomUUID();

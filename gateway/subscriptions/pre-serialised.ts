@@ -1,9 +1,10 @@
 /** Results serialised once, whatever the subscriptions they go to (a shared execution's one result). */
 const serialised = new WeakMap<object, string>();
+const encoded = new WeakMap<object, Buffer>();
 /** What stands for a pre-serialised payload in a transport's message until `fill` puts the payload in: a string no result is. */
 const PLACEHOLDER = '\u0000pre-serialised:';
 const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER).slice(0, -1);
-/** What may follow the payload: the end of the message object (graphql-ws, a reserved SSE stream's), of an SSE event, or both. */
+/** What may follow the payload: the end of the message object (a reserved SSE stream's), of an SSE event, or both. */
 const MESSAGE_ENDS = new Set(['}', '\n\n', '}\n\n']);
 
 /** A result's JSON, serialised on its first use and kept while the result is. */
@@ -16,9 +17,19 @@ export function serialisedResult(result: object): string {
   return json;
 }
 
+/** A result's JSON as UTF-8, encoded on its first use and kept while the result is. */
+export function serialisedBytes(result: object): Buffer {
+  let bytes = encoded.get(result);
+  if (bytes === undefined) {
+    bytes = Buffer.from(serialisedResult(result));
+    encoded.set(result, bytes);
+  }
+  return bytes;
+}
+
 /**
- * The pre-serialised payloads of one connection or stream. A transport's library serialises its
- * whole message once per subscription; handed a placeholder as the payload, it serialises only the
+ * The pre-serialised payloads of one SSE stream. graphql-sse serialises its whole message once per
+ * subscription; handed a placeholder as the payload, it serialises only the
  * message around it, and `fill` puts in the result's JSON, serialised once for every subscriber.
  */
 export class PreSerialised {

@@ -4,11 +4,16 @@ import { makeServer } from 'graphql-ws';
 import type { Counter } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { CloseCode, closeReason, closeReasonOf, type CloseReason } from './close-codes.ts';
-import { PreSerialised } from './pre-serialised.ts';
+import { serialisedBytes } from './pre-serialised.ts';
 
 /** graphql-ws's own closes: 4408 is its "no connection_init in time"; the others, messages it refused. */
 const GRAPHQL_WS_INIT_TIMEOUT = 4408;
 const INTERNAL_ERROR = 4500;
+
+const MESSAGE_END = Buffer.from('}');
+
+/** The start of subscription `id`'s `next` messages, up to their payload (graphql-ws's protocol). */
+export const nextMessageStart = (id: string) => Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
 
 /** One WebSocket on /graphql: how it is closed, and why (the first decision, counted when it is made). */
 export class Connection {
@@ -16,11 +21,6 @@ export class Connection {
   clientId: string | undefined;
   /** Results handed to the socket since the client last answered a ping. */
   unread = false;
-  /**
-   * Payloads of its `next` messages: graphql-ws serialises each whole message, once per
-   * subscription; given a placeholder, it leaves the result's JSON to be serialised once for all.
-   */
-  readonly results = new PreSerialised();
   private reason: CloseReason | undefined;
   private idle: NodeJS.Timeout | undefined;
 
@@ -49,6 +49,18 @@ export class Connection {
   terminate(reason: CloseReason) {
     this.ended(reason);
     this.socket.terminate();
+  }
+
+  /**
+   * Writes a `next` message of subscription `id`: its start (`nextMessageStart(id)`), then the result's
+   * JSON, serialised and encoded once for every subscriber of a shared execution. graphql-ws would
+   * build, check and serialise each message, and await each write, once per subscriber.
+   */
+  next(start: Buffer, result: object) {
+    this.unread = true;
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    const payload = serialisedBytes(result);
+    this.socket.send(Buffer.concat([start, payload, MESSAGE_END], start.length + payload.length + 1), { binary: false });
   }
 
   /** A first subscription started: the connection is no longer idle. */
@@ -132,9 +144,8 @@ export function graphqlWsConnections(
     const ended = server.opened({
       protocol: socket.protocol,
       send: (message) => new Promise((resolve, reject) => {
-        const data = connection.results.fill(message);
         if (socket.readyState !== socket.OPEN) return resolve();
-        socket.send(data, (error) => (error ? reject(error) : resolve()));
+        socket.send(message, (error) => (error ? reject(error) : resolve()));
       }),
       close: (code = INTERNAL_ERROR, reason = '') =>
         connection.close(code, reason, code === GRAPHQL_WS_INIT_TIMEOUT ? 'idle' : 'protocol_error'),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { callerKey } from '../../subgraphs/platform/auth/caller-key.ts';
 import type { FastifyRequest } from 'fastify';
-import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import type { Context } from 'graphql-ws';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import { connectionAuthorization } from './auth.ts';
@@ -11,9 +11,11 @@ import { prepareSubscription, SubscriptionRefused, trustedSubscription, type Pre
 import type { TrustedDocuments } from '../trusted/registry.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
-import { graphqlWsConnections, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
+import { graphqlWsConnections, nextMessageStart, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
 
 interface Started {
+  /** graphql-ws's id of the subscription, which its messages name. */
+  id: string;
   prepared: PreparedSubscription;
   /** The event it resumes after (`after`). */
   anchor?: RecordedEventRef;
@@ -78,12 +80,12 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
         return false;
       }
     },
-    async onSubscribe(ctx: WsContext, _id, payload) {
+    async onSubscribe(ctx: WsContext, id, payload) {
       try {
         const holder = holders.get(ctx)!;
         const prepared = prepareSubscription(rules, await trustedSubscription(options.trusted, holder.subscriber.caller, payload));
         const anchor = await engine.anchorOf(holder.subscriber, prepared);
-        const started: Started = { prepared, anchor, holder, extra: ctx.extra };
+        const started: Started = { id, prepared, anchor, holder, extra: ctx.extra };
         return { schema: rules.schema, document: prepared.document, operationName: prepared.operationName, variableValues: prepared.variables, contextValue: started };
       } catch (error) {
         if (error instanceof SubscriptionRefused) return error.errors;
@@ -91,23 +93,20 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
       }
     },
     async subscribe({ contextValue }) {
-      const { prepared, anchor, holder, extra } = contextValue as Started;
+      const { id, prepared, anchor, holder, extra } = contextValue as Started;
       try {
-        const results = await engine.subscribe(holder, prepared, anchor) as unknown as Iterable;
+        const results = await engine.subscribe(holder, prepared, anchor);
+        const start = nextMessageStart(id);
+        // The engine's results are formatted already (Apollo Server's): written as they come, once graphql-ws pulls.
+        results.sendTo((result) => extra.connection.next(start, result));
         extra.connection.subscribed();
-        return results;
+        return results as unknown as Iterable;
       } catch (error) {
         if (!(error instanceof TooManySubscriptions) && !(error instanceof AppError)) throw error;
         const code = error instanceof TooManySubscriptions ? CloseCode.TooManySubscriptions : CloseCode.TryAgainLater;
         engine.close(holder, code, error.message);
         return { errors: [] };
       }
-    },
-    // The engine's results are already formatted (Apollo Server's); graphql-ws would format them again,
-    // and serialise each once per subscription: a shared execution's result is serialised once for all.
-    onNext: (ctx: WsContext, _id, _payload, _args, result) => {
-      ctx.extra.connection.unread = true;
-      return ctx.extra.connection.results.placeholder(result) as FormattedExecutionResult;
     },
     onClose(ctx: WsContext) {
       const holder = holders.get(ctx);
