@@ -12,9 +12,6 @@ const INTERNAL_ERROR = 4500;
 
 const MESSAGE_END = Buffer.from('}');
 
-/** The start of subscription `id`'s `next` messages, up to their payload (graphql-ws's protocol). */
-export const nextMessageStart = (id: string) => Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
-
 /** One WebSocket on /graphql: how it is closed, and why (the first decision, counted when it is made). */
 export class Connection {
   /** The client of its token, once acknowledged. */
@@ -52,15 +49,19 @@ export class Connection {
   }
 
   /**
-   * Writes a `next` message of subscription `id`: its start (`nextMessageStart(id)`), then the result's
-   * JSON, serialised and encoded once for every subscriber of a shared execution. graphql-ws would
-   * build, check and serialise each message, and await each write, once per subscriber.
+   * What writes subscription `id`'s results as graphql-ws `next` messages: the message's start, built
+   * once, then the result's JSON, serialised and encoded once for every subscriber of a shared
+   * execution. graphql-ws would build, check and serialise each message, and await each write, once
+   * per subscriber.
    */
-  next(start: Buffer, result: object) {
-    this.unread = true;
-    if (this.socket.readyState !== this.socket.OPEN) return;
-    const payload = serialisedBytes(result);
-    this.socket.send(Buffer.concat([start, payload, MESSAGE_END], start.length + payload.length + 1), { binary: false });
+  sender(id: string) {
+    const start = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
+    return (result: object) => {
+      this.unread = true;
+      if (this.socket.readyState !== this.socket.OPEN) return;
+      const payload = serialisedBytes(result);
+      this.socket.send(Buffer.concat([start, payload, MESSAGE_END], start.length + payload.length + 1), { binary: false });
+    };
   }
 
   /** A first subscription started: the connection is no longer idle. */

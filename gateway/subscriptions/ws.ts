@@ -11,7 +11,7 @@ import { prepareSubscription, SubscriptionRefused, trustedSubscription, type Pre
 import type { TrustedDocuments } from '../trusted/registry.ts';
 import { TooManySubscriptions, type Holder, type SubscriptionEngine } from './engine.ts';
 import type { RecordedEventRef } from '../../subgraphs/platform/events/history.ts';
-import { graphqlWsConnections, nextMessageStart, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
+import { graphqlWsConnections, type ConnectionExtra, type ConnectionOptions } from './ws-connection.ts';
 
 interface Started {
   /** graphql-ws's id of the subscription, which its messages name. */
@@ -96,9 +96,8 @@ export function webSocketHandler(engine: SubscriptionEngine, rules: Subscription
       const { id, prepared, anchor, holder, extra } = contextValue as Started;
       try {
         const results = await engine.subscribe(holder, prepared, anchor);
-        const start = nextMessageStart(id);
         // The engine's results are formatted already (Apollo Server's): written as they come, once graphql-ws pulls.
-        results.sendTo((result) => extra.connection.next(start, result));
+        results.sendTo(extra.connection.sender(id));
         extra.connection.subscribed();
         return results as unknown as Iterable;
       } catch (error) {
