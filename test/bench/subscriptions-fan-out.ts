@@ -53,7 +53,7 @@ const ms = (values: number[]) => `p50 ${percentile(values, 50).toFixed(0)} ms, p
 async function fanOut(g: Gateway) {
   const tokens = await Promise.all(Array.from({ length: IDENTITIES }, () => clientOf(g, 'org-bench')));
   const reqId = await rescue(g);
-  const alone = await reportAlone(g, reqId);
+  const aloneMs = await reportAlone(g, reqId);
   const subscribers: Arrivals[] = [];
   for (const token of tokens) subscribers.push(...await subscribeMany(g, reqId, SUBSCRIBERS / IDENTITIES, token));
   const event = async (i: number) => {
@@ -63,14 +63,11 @@ async function fanOut(g: Gateway) {
   // A gateway that has run for a while is warm: the first event's compiling and first writes are not counted.
   await event(0);
   const executed = await metric(g, 'gateway_subscription_executions_total');
-  await settled(g);
-  const start = await cpuSecondsOf(g.server.child.pid!);
-  for (let i = 1; i <= FAN_EVENTS; i++) await event(i);
-  const cpuMs = (await cpuSecondsOf(g.server.child.pid!) - start) * 1000 / FAN_EVENTS;
+  const cpuMs = await cpuMsPerEvent(g, async () => { for (let i = 1; i <= FAN_EVENTS; i++) await event(i); });
   const executions = (await metric(g, 'gateway_subscription_executions_total') - executed) / FAN_EVENTS;
   const delays = subscribers.flatMap((w) => w.at.slice(1).map((at, k) => at - Date.parse(w.updatedAt[k + 1]!)));
   await Promise.all(subscribers.map((w) => w.stop()));
-  return { cpuMs, aloneMs: alone, executions, delays };
+  return { cpuMs, aloneMs, executions, delays };
 }
 
 /**
@@ -81,10 +78,17 @@ async function fanOut(g: Gateway) {
  */
 async function reportAlone(g: Gateway, reqId: string) {
   await report(g, reqId, 0);
+  return cpuMsPerEvent(g, async () => {
+    for (let i = 1; i <= FAN_EVENTS; i++) await report(g, reqId, i);
+    await new Promise((r) => setTimeout(r, 300));
+  });
+}
+
+/** The gateway's CPU (every thread) while `events` runs FAN_EVENTS events, from rest, per event. */
+async function cpuMsPerEvent(g: Gateway, events: () => Promise<void>) {
   await settled(g);
   const start = await cpuSecondsOf(g.server.child.pid!);
-  for (let i = 1; i <= FAN_EVENTS; i++) await report(g, reqId, i);
-  await new Promise((r) => setTimeout(r, 300));
+  await events();
   return (await cpuSecondsOf(g.server.child.pid!) - start) * 1000 / FAN_EVENTS;
 }
 
