@@ -143,8 +143,13 @@ export class SubscriptionEngine {
     const id = randomUUID();
     const clientId = callerKey(holder.subscriber.caller);
     if (!(await clientLimit.acquire(clientId, id))) throw new TooManySubscriptions(`Too many subscriptions: client ${clientId} holds its maximum of ${maxPerClient}`);
+    const key = this.options.sharing ? shareKeyOf(prepared, holder.subscriber.caller) : id;
+    // A new execution's query is planned before it is held: a large document's planning holds the loop
+    // tens of ms, the subscriber's own wait, never on the way of the first events (20 documents' were).
+    const { plan } = this.options;
+    if (plan && !this.byKey.get(prepared.resourceKey)?.has(key)) await this.detached(() => plan(prepared).catch(() => undefined));
     if (this.released.has(holder) || this.closing.has(holder)) {
-      // Its connection closed while the place was being taken (a Redis round trip): nothing to start.
+      // Its connection closed while the place was being taken (a Redis round trip) or planned: nothing to start.
       clientLimit.release(clientId, id);
       const none = new Channel<FormattedExecutionResult>(() => undefined);
       none.end();
@@ -153,17 +158,10 @@ export class SubscriptionEngine {
     this.count += 1;
     this.options.metrics.active.inc({ transport: holder.transport });
     const channel = new Channel<FormattedExecutionResult>(() => this.forget(watch));
-    const key = this.options.sharing ? shareKeyOf(prepared, holder.subscriber.caller) : id;
     const watching = this.byKey.get(prepared.resourceKey) ?? new Map<string, SharedExecution>();
     this.byKey.set(prepared.resourceKey, watching);
     let shared = watching.get(key);
-    if (!shared) {
-      shared = new SharedExecution(prepared, holder.subscriber.caller, this.context);
-      const { plan } = this.options;
-      // Planning a large document holds the loop (tens of ms): when it starts, not when an event is due.
-      // Not in an execution slot: paced there, 20 documents' planning would reach into their first events.
-      if (plan) void this.detached(() => plan(prepared).catch(() => undefined));
-    }
+    if (!shared) shared = new SharedExecution(prepared, holder.subscriber.caller, this.context);
     watching.set(key, shared);
     const watch: Watch = { id, holder, prepared, channel, shared, key, member: shared.join(holder, channel) };
     this.open(holder);
