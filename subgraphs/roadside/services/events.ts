@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { selectRows, statementOf } from '../../platform/db/read-statement.ts';
+import { rowShape, tenantOf } from '../../platform/db/rows.ts';
 import { recordEvent } from '../../platform/webhooks/outbox.ts';
 import {
   RESCUE_SERVICES, RescueProvider, RescueStatusEvent, type RescueRequest, type RescueStatus,
@@ -58,6 +60,19 @@ const provider = (p: RescueProvider): RestProviderFragment => ({
 });
 
 /**
+ * The rescue's status history, oldest first, as plain rows (db/rows.ts), the change's own event
+ * included (flushed first): every change reads the whole history, and a long rescue's (a position
+ * report every minute) read as entities cost most of the change.
+ */
+async function statusHistory(tx: EntityManager, reqId: string) {
+  const shape = rowShape(tx, RescueStatusEvent);
+  const read = statementOf(shape, 'history', () => `select ${shape.columns('e')} from ${shape.table} as e`
+    + ` where e.${shape.column('orgId')} = $1 and e.${shape.column('reqId')} = $2 order by e.${shape.column('at')}, e.${shape.column('id')}`);
+  await tx.flush();
+  return (await selectRows(tx, read, [tenantOf(tx), reqId])).map((row) => shape.map(row));
+}
+
+/**
  * The rescue right after `change` as the REST rows read it from GraphQL (the RestRescue fragment),
  * from the stored entity, its provider and its status history.
  */
@@ -65,7 +80,7 @@ async function rescueAfter(tx: EntityManager, change: RescueChange): Promise<Res
   const { rescue: r, etaAt } = change;
   const done = change.status === 'COMPLETED' || change.status === 'CANCELLED';
   const assigned = await tx.findOne(RescueProvider, { providerId: r.providerId });
-  const history = await tx.find(RescueStatusEvent, { reqId: r.reqId }, { orderBy: { at: 'asc', id: 'asc' } });
+  const history = await statusHistory(tx, r.reqId);
   const { customer: c, vehicle: v, details: d } = r;
   return {
     reqId: r.reqId, sessionId: r.sessionId, service: r.service, status: change.status, payPerUse: r.payPerUse,
