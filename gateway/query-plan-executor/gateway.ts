@@ -5,6 +5,7 @@
  *   for multipart/mixed; deferSpec=20220824 and the context has a slot for them (withDeliverySlot);
  * - the API schema given to Apollo Server and used to build operation contexts includes @defer (not @stream);
  * - `plan(query)` fills the plan cache ahead of a query's first request (a subscription's, as it starts);
+ * - concurrent first requests of one document wait for the one plan being built, not build one each;
  * - dropped: `experimental_didResolveQueryPlan` and the `Apollo-Query-Plan-Experimental` header (unused here),
  *   and Apollo usage-reporting traces (see execute.ts).
  */
@@ -124,11 +125,29 @@ function updateWithSchemaAndNotify(gateway: GatewayInternals, supergraph: Superg
 /** What a plan is cached by: a request's (Apollo Server's request context), or a subscription's query. */
 type PlanSource = Pick<GatewayGraphQLRequestContext, 'queryHash' | 'operationName'> & { request: { operationName?: string } };
 
-/** The cached plan, else one built from `documentOf()` (parsed only then) and cached. */
-async function planOf(gateway: GatewayInternals, { request, queryHash, operationName }: PlanSource, documentOf: () => DocumentNode): Promise<QueryPlan> {
+/** Plans being built, by gateway and cache key. */
+const building = new WeakMap<GatewayInternals, Map<string, Promise<QueryPlan>>>();
+
+/**
+ * The cached plan, else one built from `documentOf()` (parsed only then) and cached. Concurrent first
+ * requests of one document (a burst of subscribers of a new one) wait for the one plan being built.
+ */
+async function planOf(gateway: GatewayInternals, source: PlanSource, documentOf: () => DocumentNode): Promise<QueryPlan> {
+  const { request, queryHash } = source;
   const key = request.operationName ? createHash('sha256').update(queryHash).update(request.operationName).digest('hex') : queryHash;
   const stored = await gateway.queryPlanStore.get(key);
   if (stored) return stored;
+  let inFlight = building.get(gateway);
+  if (!inFlight) building.set(gateway, inFlight = new Map());
+  let plan = inFlight.get(key);
+  if (!plan) {
+    plan = buildPlan(gateway, source, documentOf, key).finally(() => inFlight.delete(key));
+    inFlight.set(key, plan);
+  }
+  return plan;
+}
+
+async function buildPlan(gateway: GatewayInternals, { request, operationName }: PlanSource, documentOf: () => DocumentNode, key: string): Promise<QueryPlan> {
   const attributes = operationName ? { [OpenTelemetryAttributeNames.GRAPHQL_OPERATION_NAME]: operationName } : {};
   const plan = await inSpan(OpenTelemetrySpanNames.PLAN, attributes, gateway.config.telemetry, () => {
     const operation = operationFromDocument(gateway.apiSchema!, documentOf(), { operationName: request.operationName });

@@ -1,6 +1,6 @@
 import { ApolloServer } from '@apollo/server';
 import { generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGateway, type GatewayContext } from '../../gateway/supergraph.ts';
 import { InProcessDataSource } from '../../gateway/datasources.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
@@ -224,6 +224,25 @@ describe('SQL statements per request (no N+1), both transports', () => {
       expect(hundred.scoring).toBe(two.scoring);
       expect(hundred.booking).toBeLessThanOrEqual(3);
       expect(hundred.scoring).toBe(1);
+    }
+  });
+});
+
+describe('the plan cache', () => {
+  it('builds one plan for concurrent first requests of a new document, then answers from the cache', async () => {
+    const gateway = createGateway(t.stack.subgraphUrls, { mint, local: t.stack.subgraphs });
+    const server = new ApolloServer<GatewayContext>({ gateway });
+    await server.start();
+    try {
+      const { queryPlanner } = gateway as unknown as { queryPlanner: { buildQueryPlan(...args: unknown[]): unknown } };
+      const built = vi.spyOn(queryPlanner, 'buildQueryPlan');
+      // A burst of subscribers of a document nobody asked for yet: each plans it as it starts.
+      await Promise.all(Array.from({ length: 5 }, () => gateway.plan(LIST, 'List')));
+      expect(built).toHaveBeenCalledTimes(1);
+      await gateway.plan(LIST, 'List');
+      expect(built).toHaveBeenCalledTimes(1);
+    } finally {
+      await server.stop();
     }
   });
 });
