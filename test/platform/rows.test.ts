@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../../subgraphs/platform/db/orm.ts'
 import { TENANT_FILTER } from '../../subgraphs/platform/db/tenant.ts';
 import { AppError } from '../../subgraphs/platform/errors.ts';
 import { keyedRowLoader } from '../../subgraphs/platform/loaders.ts';
+import { escapeLiteral, type WritesLiterals } from '../../subgraphs/platform/db/literals.ts';
 import { readStatement, selectRows } from '../../subgraphs/platform/db/read-statement.ts';
 import { booking } from '../../subgraphs/booking/index.ts';
 import { Booking, Vehicle } from '../../subgraphs/booking/entities.ts';
@@ -192,6 +193,14 @@ describe('read statements', () => {
       expect(row).toEqual({ a: value, b: 42, c: [value, 'plain'], d: null });
     }
     await expect(selectRows(emFor(bookingDb, null), echo, [{ not: 'allowed' } as never, 1, [], null])).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('inline their values as literals inside a transaction, written by the fast escaping (db/literals.ts)', async () => {
+    expect((bookingDb.orm.em.getPlatform() as unknown as WritesLiterals).escapeLiteral).toBe(escapeLiteral);
+    for (const value of ["it's", 'back\\slash', "both ' and \\", JSON.stringify({ note: "it's \\ \"quoted\"" })]) {
+      const [row] = await emFor(bookingDb, null).transactional((tx) => selectRows(tx, echo, [value, 1, [value], null]));
+      expect(row).toEqual({ a: value, b: 1, c: [value], d: null });
+    }
   });
 
   it('are counted as one statement each, inside a transaction too, and survive a session that lost its prepared statements', async () => {

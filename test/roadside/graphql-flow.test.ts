@@ -43,6 +43,8 @@ describe('a whole rescue through GraphQL', () => {
     const { dispatchRescue: r } = await gql(`mutation($s: ID!, $at: RescueLocationInput!) { dispatchRescue(service: GAS, input: { sessionId: $s, disablementLocation: $at, fuelType: PREMIUM }) {
       reqId status service details { fuelType } vehicle { make model year vin } customer { firstName } provider { providerId services } etaMinutes cost { totalCost customerPays } } }`, { s: s.sessionId, at: CHICAGO });
     expect(r).toMatchObject({ status: 'BOOKED', service: 'GAS', details: { fuelType: 'PREMIUM' }, vehicle: { make: 'Toyota', model: 'Camry', year: 2020 }, customer: { firstName: 'Lee' }, provider: { providerId: 'CHI-01' } });
+    // The provider is read as a plain row (roadside/loaders.ts): its list of services is a list, as hydrated.
+    expect(r.provider.services).toContain('GAS');
     expect(r.etaMinutes).toBeGreaterThan(15);
     firstReqId = r.reqId;
 

@@ -13,6 +13,7 @@ import { databaseUrl, type Config } from '../config.ts';
 import { tenantEntityNames, tenantFilter, TenantSubscriber } from './tenant.ts';
 import { SandboxQuotaSubscriber } from './sandbox-quota.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
+import { useFastLiterals } from './literals.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { clusterTemplate } from './cluster-template.ts';
 import { tracingEnabled } from '../tracing/switch.ts';
@@ -184,6 +185,7 @@ async function initDatabase(config: Config, options: OrmOptions, release: () => 
     ignoreUndefinedInQuery: true,
     discovery: { warnWhenNoEntities: false },
   });
+  useFastLiterals(orm.em.getPlatform());
   const names = tenantEntityNames(orm.getMetadata());
   if (names.length) orm.em.addFilter(tenantFilter(names));
   try {

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { selectRows, statementOf } from '../../platform/db/read-statement.ts';
-import { rowShape, tenantOf } from '../../platform/db/rows.ts';
+import { groupedRows } from '../../platform/loaders.ts';
 import { recordEvent } from '../../platform/webhooks/outbox.ts';
 import {
   RESCUE_SERVICES, RescueProvider, RescueStatusEvent, type RescueRequest, type RescueStatus,
 } from '../entities.ts';
+import { HISTORY_ORDER } from '../loaders.ts';
 import { restRescue } from '../representation.ts';
 import type {
   RestCostFragment, RestLocationFragment, RestProviderFragment, RestRescueFragment,
@@ -65,11 +65,8 @@ const provider = (p: RescueProvider): RestProviderFragment => ({
  * report every minute) read as entities cost most of the change.
  */
 async function statusHistory(tx: EntityManager, reqId: string) {
-  const shape = rowShape(tx, RescueStatusEvent);
-  const read = statementOf(shape, 'history', () => `select ${shape.columns('e')} from ${shape.table} as e`
-    + ` where e.${shape.column('orgId')} = $1 and e.${shape.column('reqId')} = $2 order by e.${shape.column('at')}, e.${shape.column('id')}`);
   await tx.flush();
-  return (await selectRows(tx, read, [tenantOf(tx), reqId])).map((row) => shape.map(row));
+  return groupedRows(tx, RescueStatusEvent, 'reqId', HISTORY_ORDER, [reqId]);
 }
 
 /**
