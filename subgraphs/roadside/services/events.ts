@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { groupedRows } from '../../platform/loaders.ts';
+import type { Plain } from '../../platform/db/rows.ts';
+import { groupedRows, keyedRowLoader } from '../../platform/loaders.ts';
 import { recordEvent } from '../../platform/webhooks/outbox.ts';
 import {
   RESCUE_SERVICES, RescueProvider, RescueStatusEvent, type RescueRequest, type RescueStatus,
@@ -15,7 +16,7 @@ const RESCUE_PATH = '/services/roadside/v1/rescue/reqId';
 
 /** A rescue right after a change: the new values that are not on the (stale) entity yet. */
 export interface RescueChange {
-  rescue: RescueRequest;
+  rescue: Plain<RescueRequest>;
   status: RescueStatus;
   previousStatus: RescueStatus;
   etaAt: Date | null;
@@ -52,7 +53,7 @@ const cost = (c: Stored, payPerUse: boolean): RestCostFragment => ({
   customerPays: Number(c.customerPays), covered: Boolean(c.covered), currency: String(c.currency), payPerUse,
 });
 
-const provider = (p: RescueProvider): RestProviderFragment => ({
+const provider = (p: Plain<RescueProvider>): RestProviderFragment => ({
   providerId: p.providerId, name: p.name, phone: p.phone, metro: p.metro, state: p.state,
   position: { latitude: p.latitude, longitude: p.longitude }, coverageMiles: p.coverageMiles,
   services: p.services.map((s) => choice(RESCUE_SERVICES, s)), opensAt: p.opensAt ?? null, closesAt: p.closesAt ?? null,
@@ -76,7 +77,7 @@ async function statusHistory(tx: EntityManager, reqId: string) {
 async function rescueAfter(tx: EntityManager, change: RescueChange): Promise<RestRescueFragment> {
   const { rescue: r, etaAt } = change;
   const done = change.status === 'COMPLETED' || change.status === 'CANCELLED';
-  const assigned = await tx.findOne(RescueProvider, { providerId: r.providerId });
+  const assigned = await keyedRowLoader(tx, RescueProvider, 'providerId').load(r.providerId);
   const history = await statusHistory(tx, r.reqId);
   const { customer: c, vehicle: v, details: d } = r;
   return {

@@ -10,7 +10,9 @@ import { priceRescue, type Quote } from './pricing.ts';
 import { ReferenceService } from './reference.ts';
 import { SessionService } from './sessions.ts';
 import { recordRescueEvents } from './events.ts';
+import type { Plain } from '../../platform/db/rows.ts';
 import { inSandbox } from '../../platform/db/tenant.ts';
+import { keyedRowLoader } from '../../platform/loaders.ts';
 import { BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS } from '../rules.ts';
 
 /** The forward path of a rescue; CANCELLED is reached only through cancel. */
@@ -71,6 +73,17 @@ function requireChoice<T extends string>(value: string | null | undefined, choic
   return v as T;
 }
 
+const checkedReqId = (reqId: string) => {
+  if (typeof reqId !== 'string' || !reqId.trim()) throw badInput('reqId is required', 'reqId');
+  return reqId;
+};
+
+/** The rescue read, when there is one and a sessionId given is its own. */
+function owned<T extends { sessionId: string }>(rescue: T | null, reqId: string, sessionId: string | null | undefined): T {
+  if (!rescue || (sessionId != null && sessionId !== rescue.sessionId)) throw notFound('Rescue request', reqId);
+  return rescue;
+}
+
 export class RescueRequestService {
   private readonly em: EntityManager;
   constructor(em: EntityManager) { this.em = em; }
@@ -80,10 +93,12 @@ export class RescueRequestService {
 
   /** A rescue of the caller's organisation; a sessionId, when given, must be the rescue's. */
   async get(reqId: string, sessionId?: string | null): Promise<RescueRequest> {
-    if (typeof reqId !== 'string' || !reqId.trim()) throw badInput('reqId is required', 'reqId');
-    const rescue = await this.em.findOne(RescueRequest, { reqId });
-    if (!rescue || (sessionId != null && sessionId !== rescue.sessionId)) throw notFound('Rescue request', reqId);
-    return rescue;
+    return owned(await this.em.findOne(RescueRequest, { reqId: checkedReqId(reqId) }), reqId, sessionId);
+  }
+
+  /** get's read-only twin for a change, which reads the rescue and updates it with a statement: a plain row (db/rows.ts). */
+  private async row(reqId: string, sessionId?: string | null): Promise<Plain<RescueRequest>> {
+    return owned(await keyedRowLoader(this.em, RescueRequest, 'reqId').load(checkedReqId(reqId)), reqId, sessionId);
   }
 
   /** Destination of a tow: a tow-to location id, or coordinates. */
@@ -242,8 +257,8 @@ export class RescueRequestService {
   }
 
   /** Moves a rescue along its lifecycle (or updates position/ETA while moving); illegal moves are CONFLICT. */
-  async updateStatus(input: StatusUpdateInput): Promise<RescueRequest> {
-    const rescue = await this.get(input.reqId, input.sessionId);
+  async updateStatus(input: StatusUpdateInput): Promise<Plain<RescueRequest>> {
+    const rescue = await this.row(input.reqId, input.sessionId);
     const to = input.status;
     if (to === 'CANCELLED') throw badInput('cancel a rescue with cancelRescue (POST /rescue/reqId/{reqId}/cancel)', 'status');
     const hasLat = input.latitude != null;
@@ -266,24 +281,24 @@ export class RescueRequestService {
     else etaMinutes = minutesUntil(rescue.etaAt, now);
     const lat = position?.latitude ?? (to === 'ARRIVED_ONSITE' ? spot.latitude : rescue.providerLatitude);
     const lon = position?.longitude ?? (to === 'ARRIVED_ONSITE' ? spot.longitude : rescue.providerLongitude);
+    const etaAt = new Date(now.getTime() + etaMinutes * 60000);
+    const changes = { status: to, providerLatitude: lat, providerLongitude: lon, etaAt, updatedAt: now };
     await this.em.transactional(async (tx) => {
-      const changed = await tx.nativeUpdate(RescueRequest, { reqId: rescue.reqId, status: from }, {
-        status: to, providerLatitude: lat, providerLongitude: lon, etaAt: new Date(now.getTime() + etaMinutes * 60000), updatedAt: now,
-      });
+      const changed = await tx.nativeUpdate(RescueRequest, { reqId: rescue.reqId, status: from }, changes);
       if (changed !== 1) throw conflict(`The rescue changed status concurrently; it is no longer ${from}`, { field: 'status' });
       tx.create(RescueStatusEvent, { reqId: rescue.reqId, status: to, latitude: lat, longitude: lon, etaMinutes, note: input.note ?? null, at: now } as never);
       await recordRescueEvents(tx, {
-        rescue, status: to, previousStatus: from, etaAt: new Date(now.getTime() + etaMinutes * 60000), position: { latitude: lat, longitude: lon }, at: now,
+        rescue, status: to, previousStatus: from, etaAt, position: { latitude: lat, longitude: lon }, at: now,
       });
     });
-    await this.em.refresh(rescue);
-    return rescue;
+    // Not read again: the update wrote these columns only, and only while the status was still `from`.
+    return { ...rescue, ...changes };
   }
 
   /** Cancels before APPROACHING while the ETA is over 15 minutes, and gives the claim back. */
-  async cancel(reqId: string, sessionId: string | null | undefined, reason?: string | null): Promise<RescueRequest> {
+  async cancel(reqId: string, sessionId: string | null | undefined, reason?: string | null): Promise<Plain<RescueRequest>> {
     if (reason != null && reason.length > 500) throw badInput('reason must be at most 500 characters', 'reason');
-    const rescue = await this.get(reqId, sessionId);
+    const rescue = await this.row(reqId, sessionId);
     const from = rescue.status;
     if (!isLegalTransition(from, 'CANCELLED')) throw conflict(`A rescue that is ${from} can no longer be cancelled`, { field: 'status', from, to: 'CANCELLED' });
     const now = new Date();
@@ -291,10 +306,9 @@ export class RescueRequestService {
     if (rescue.etaAt <= threshold) {
       throw conflict(`The provider is ${minutesUntil(rescue.etaAt, now)} minutes away; a rescue can be cancelled only while the ETA is over ${CANCEL_MIN_ETA_MINUTES} minutes`, { field: 'reqId' });
     }
+    const changes = { status: 'CANCELLED' as const, claimConsumed: false, cancelReason: reason ?? null, updatedAt: now };
     await this.em.transactional(async (tx) => {
-      const changed = await tx.nativeUpdate(RescueRequest, { reqId, status: from, etaAt: { $gt: threshold } }, {
-        status: 'CANCELLED', claimConsumed: false, cancelReason: reason ?? null, updatedAt: now,
-      });
+      const changed = await tx.nativeUpdate(RescueRequest, { reqId, status: from, etaAt: { $gt: threshold } }, changes);
       if (changed !== 1) throw conflict('The rescue changed concurrently and can no longer be cancelled', { field: 'reqId' });
       tx.create(RescueStatusEvent, {
         reqId, status: 'CANCELLED', latitude: rescue.providerLatitude, longitude: rescue.providerLongitude, etaMinutes: null, note: reason ?? null, at: now,
@@ -304,8 +318,7 @@ export class RescueRequestService {
         position: { latitude: rescue.providerLatitude, longitude: rescue.providerLongitude },
       });
     });
-    await this.em.refresh(rescue);
-    return rescue;
+    return { ...rescue, ...changes };
   }
 
   async eta(reqId: string, sessionId?: string | null) {
