@@ -1,5 +1,5 @@
 /**
- * `npm run bench:subscriptions [-- --events=100] [--held=2000] [--fanout=200] [--burst=10] [--budget=30] [--fan-out-only] [--nats-only]`
+ * `npm run bench:subscriptions [-- --events=100] [--held=2000] [--fanout=200] [--burst=10] [--budget=30] [--fan-events=5] [--fan-out-only] [--nats-only]`
  *
  * GraphQL subscriptions (graphql-ws on /graphql), each gateway a child process started as
  * `npm start` would (gateway/server.ts), on loopback:
