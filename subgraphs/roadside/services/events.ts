@@ -14,7 +14,7 @@ import { BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS } from '../rules.ts';
 
 const RESCUE_PATH = '/services/roadside/v1/rescue/reqId';
 
-/** A rescue right after a change: the new values that are not on the (stale) entity yet. */
+/** A rescue right after a change: the new values that are not on the row read before it yet. */
 export interface RescueChange {
   rescue: Plain<RescueRequest>;
   status: RescueStatus;
