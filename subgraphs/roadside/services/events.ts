@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { Plain } from '../../platform/db/rows.ts';
-import { groupedRows, keyedRowLoader } from '../../platform/loaders.ts';
+import { rowsByKeys } from '../../platform/loaders.ts';
 import { recordEvent } from '../../platform/webhooks/outbox.ts';
 import {
   RESCUE_SERVICES, RescueProvider, RescueStatusEvent, type RescueRequest, type RescueStatus,
@@ -67,7 +67,7 @@ const provider = (p: Plain<RescueProvider>): RestProviderFragment => ({
  */
 async function statusHistory(tx: EntityManager, reqId: string) {
   await tx.flush();
-  return groupedRows(tx, RescueStatusEvent, 'reqId', HISTORY_ORDER, [reqId]);
+  return rowsByKeys(tx, RescueStatusEvent, 'reqId', [reqId], HISTORY_ORDER);
 }
 
 /**
@@ -77,7 +77,7 @@ async function statusHistory(tx: EntityManager, reqId: string) {
 async function rescueAfter(tx: EntityManager, change: RescueChange): Promise<RestRescueFragment> {
   const { rescue: r, etaAt } = change;
   const done = change.status === 'COMPLETED' || change.status === 'CANCELLED';
-  const assigned = await keyedRowLoader(tx, RescueProvider, 'providerId').load(r.providerId);
+  const [assigned] = await rowsByKeys(tx, RescueProvider, 'providerId', [r.providerId]);
   const history = await statusHistory(tx, r.reqId);
   const { customer: c, vehicle: v, details: d } = r;
   return {
@@ -90,7 +90,7 @@ async function rescueAfter(tx: EntityManager, change: RescueChange): Promise<Res
       keysLocation: optionalChoice(KEYS_LOCATIONS, d.keysLocation),
       batteryService: optionalChoice(BATTERY_SERVICES, d.batteryService), comments: text(d.comments),
     },
-    cost: cost(r.cost, r.payPerUse), provider: assigned && provider(assigned),
+    cost: cost(r.cost, r.payPerUse), provider: assigned ? provider(assigned) : null,
     driverName: r.driverName, providerPosition: change.position,
     etaMinutes: done || !etaAt ? null : Math.max(0, Math.ceil((etaAt.getTime() - change.at.getTime()) / 60000)),
     etaAt: done || !etaAt ? null : etaAt.toISOString(),

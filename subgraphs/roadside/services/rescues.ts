@@ -12,7 +12,7 @@ import { SessionService } from './sessions.ts';
 import { recordRescueEvents } from './events.ts';
 import type { Plain } from '../../platform/db/rows.ts';
 import { inSandbox } from '../../platform/db/tenant.ts';
-import { keyedRowLoader } from '../../platform/loaders.ts';
+import { rowsByKeys } from '../../platform/loaders.ts';
 import { BATTERY_SERVICES, FUEL_TYPES, KEYS_LOCATIONS } from '../rules.ts';
 
 /** The forward path of a rescue; CANCELLED is reached only through cancel. */
@@ -98,7 +98,8 @@ export class RescueRequestService {
 
   /** get's read-only twin for a change, which reads the rescue and updates it with a statement: a plain row (db/rows.ts). */
   private async row(reqId: string, sessionId?: string | null): Promise<Plain<RescueRequest>> {
-    return owned(await keyedRowLoader(this.em, RescueRequest, 'reqId').load(checkedReqId(reqId)), reqId, sessionId);
+    const [rescue] = await rowsByKeys(this.em, RescueRequest, 'reqId', [checkedReqId(reqId)]);
+    return owned(rescue ?? null, reqId, sessionId);
   }
 
   /** Destination of a tow: a tow-to location id, or coordinates. */
