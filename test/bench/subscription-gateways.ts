@@ -40,8 +40,9 @@ export async function retrying<T>(step: () => Promise<T>): Promise<T> {
 
 export interface Gateway { server: ChildServer; request: ReturnType<typeof gatewayClient>['request']; token: string; tokenFor(id: string, secret: string): Promise<string> }
 
-export async function gateway(env: Record<string, string>): Promise<Gateway> {
-  const server = await startChildServer(env);
+/** A gateway on `env`; `cwd`: run another checkout's (an earlier revision's) instead of this one. */
+export async function gateway(env: Record<string, string>, cwd?: string): Promise<Gateway> {
+  const server = await startChildServer(env, { cwd });
   const { request, tokenFor } = gatewayClient(() => server.base);
   const retried = (id: string, secret: string) => retrying(() => tokenFor(id, secret));
   return { server, request, tokenFor: retried, token: await retried(OPERATOR.id, OPERATOR.secret) };

@@ -22,12 +22,14 @@ export interface ChildServer {
 
 /**
  * Runs `node gateway/server.ts` as `npm start` would, on a free port and a temporary DATA_DIR
- * (removed by stop()); or on `options.dataDir`, which the caller owns and removes.
+ * (removed by stop()); or on `options.dataDir`, which the caller owns and removes. `options.cwd`: another
+ * checkout of the project to run (a benchmark's earlier revision).
  */
-export async function startChildServer(env: Record<string, string>, options: { dataDir?: string } = {}): Promise<ChildServer> {
+export async function startChildServer(env: Record<string, string>, options: { dataDir?: string; cwd?: string } = {}): Promise<ChildServer> {
   const dataDir = options.dataDir ?? await mkdtemp(join(tmpdir(), 'frg-child-'));
   const port = await freePort();
   const child = spawn(process.execPath, ['gateway/server.ts'], {
+    cwd: options.cwd,
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '',
       // Load shedding off (test files share the machine's cores); a test that wants it passes OVERLOAD_*.
       OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
