@@ -1,13 +1,14 @@
 /**
- * `npm run bench:subscriptions [-- --events=100] [--held=2000] [--fanout=200] [--burst=10] [--budget=30] [--fan-events=5] [--fan-out-only] [--nats-only]`
+ * `npm run bench:subscriptions [-- --events=100] [--held=2000] [--fanout=200] [--burst=10] [--budget=30] [--fan-events=5] [--pre-issue=ee31568|none] [--fan-out-only] [--nats-only]`
  *
  * GraphQL subscriptions (graphql-ws on /graphql), each gateway a child process started as
  * `npm start` would (gateway/server.ts), on loopback:
  * 1. latency, same process (embedded PGlite, the default): one subscriber to `rescueUpdated`, `events`
  *    position reports through the same gateway one after the other; for each, the rescue's
  *    `updatedAt` (taken just before the transaction that commits the change) to the result's arrival;
- * 0. shared fan-out and a hostile tenant, before (SUBSCRIPTIONS_FAN_OUT=per-subscriber) and after, side
- *    by side, on PGlite and (DATABASE_URL set) on PostgreSQL: see subscriptions-fan-out.ts;
+ * 0. shared fan-out and a hostile tenant, before (the code before issue 38, and this build with
+ *    SUBSCRIPTIONS_FAN_OUT=per-subscriber) and after, side by side, on PGlite and (DATABASE_URL set) on
+ *    PostgreSQL: see subscriptions-fan-out.ts;
  * 2. latency across processes (PostgreSQL, DATABASE_URL's server, else the machine's; a nats-server of
  *    the run's own as the event bus): the subscriber on gateway A, the reports through gateway B, and
  *    through A itself for comparison;
