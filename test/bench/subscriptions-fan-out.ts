@@ -21,7 +21,7 @@
  *    shedding on (OVERLOAD_MAX_EVENT_LOOP_DELAY_MS=200): the other organisation's statuses and p99,
  *    against its baseline (200 reads in the same gateway at rest before the storm), and the tenant's own write statuses.
  */
-import { percentile, flag } from './args.ts';
+import { percentile, flag, textFlag } from './args.ts';
 import { commitOf, revisionOf } from './revision.ts';
 import { testDatabase } from '../support/database.ts';
 import { cpuSecondsOf } from './process-figures.ts';
@@ -44,7 +44,7 @@ const CONNECTIONS_PER_CLIENT = Math.max(SUBSCRIBERS / IDENTITIES, HOSTILE_SUBSCR
 const NODE = 'nodes { bookingId vin userId deviceId status startTimestamp estimatedEndTimestamp actualEndTimestamp }';
 
 /** The last commit before issue 38's work (73aca83 is its first). */
-const PRE_ISSUE = process.argv.find((a) => a.startsWith('--pre-issue='))?.split('=')[1] ?? 'ee31568';
+const PRE_ISSUE = textFlag('pre-issue', 'ee31568');
 
 interface Mode { switches: Record<string, string>; rev?: string }
 const MODES: Record<string, Mode> = {
