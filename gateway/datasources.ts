@@ -9,6 +9,7 @@ import type { DocumentNode, GraphQLError, GraphQLFormattedError } from 'graphql'
 import { formatError } from '../subgraphs/platform/format-error.ts';
 import { nulError, requestContainsNul } from '../subgraphs/platform/nul-guard.ts';
 import type { Subgraph } from '../subgraphs/platform/subgraph.ts';
+import { turn } from '../subgraphs/platform/lanes.ts';
 import type { Caller } from '../subgraphs/platform/auth/tokens.ts';
 import type { InternalTokenMinter } from '../subgraphs/platform/auth/internal-token.ts';
 
@@ -222,7 +223,7 @@ export class InProcessDataSource<TContext extends ForwardedContext = ForwardedCo
     // As a network hop would: the gateway's work on the answer (merging, shaping) runs on an event-loop
     // turn of its own, so a large answer is not executed and shaped in one hold of the loop, which
     // requests waiting meanwhile (another organisation's) would wait out.
-    await new Promise((resolve) => { setImmediate(resolve); });
+    await turn();
     const response: GatewayGraphQLResponse = {};
     if ('data' in result) response.data = result.data as GatewayGraphQLResponse['data'];
     if (result.errors?.length) response.errors = this.format(result.errors, !('data' in result), log());

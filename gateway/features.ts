@@ -38,6 +38,7 @@ import { clientNamesPlugin } from './observability/client-names.ts';
 import { metricsPlugin, type GatewayMetrics } from './observability/metrics.ts';
 import { operationResolutionPlugin } from './operation-resolution.ts';
 import { overloadPlugin } from './protection/overload.ts';
+import { foregroundPlugin } from './protection/foreground.ts';
 import { problemAnswersPlugin } from './http/problem-answers.ts';
 import { requestIdPlugin } from './http/request-id.ts';
 import { restRoutes } from './rest/index.ts';
@@ -159,6 +160,7 @@ export function gatewayFeatures(parts: GatewayParts): GatewayFeature[] {
     feature('request-id', requestIdPlugin, {}),
     feature('security-headers', securityHeadersPlugin, {}),
     feature('overload', overloadPlugin, { config }),
+    feature('foreground', foregroundPlugin, {}),
     feature('bounded-json', boundedJsonPlugin, { maxDepth: config.JSON_MAX_DEPTH }),
     feature('form-bodies', formbody, {}),
     feature('browser-access', browserAccessPlugin, { config }),

@@ -173,13 +173,15 @@ export async function executeQueryPlan(
   });
 }
 
+type Shaped = { data: unknown; errors: GraphQL.GraphQLError[] };
+
 /** The shaping step and its span, as upstream's post-processing (errors of shaping only reported when fetching had none). */
-async function postProcess(shape: () => { data: unknown; errors: GraphQL.GraphQLError[] }, errors: GraphQL.GraphQLError[], logger: Pick<Console, 'error'>, telemetry: TelemetryConfig): Promise<GatewayExecutionResult> {
+async function postProcess(shape: () => Shaped | Promise<Shaped>, errors: GraphQL.GraphQLError[], logger: Pick<Console, 'error'>, telemetry: TelemetryConfig): Promise<GatewayExecutionResult> {
   return tracer.startActiveSpan(OpenTelemetrySpanNames.POST_PROCESSING, async (span) => {
     let data;
     try {
       let postProcessingErrors;
-      ({ data, errors: postProcessingErrors } = shape());
+      ({ data, errors: postProcessingErrors } = await shape());
       if (errors.length === 0 && postProcessingErrors.length > 0) {
         spanFailed(span, postProcessingErrors, telemetry);
         return { extensions: { valueCompletion: postProcessingErrors }, data: data as GatewayExecutionResult['data'] };

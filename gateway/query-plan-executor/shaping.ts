@@ -6,7 +6,11 @@
  *   is that on the root;
  * - `skipped` treats an absent `if` variable as "not skipped" rather than asserting (variables are coerced
  *   before execution; a deferred subselection may carry a condition whose variable has a default), and
- *   answers at once for an element without directives (most: a large list's shaping spent its time there).
+ *   answers at once for an element without directives (most: a large list's shaping spent its time there);
+ * - the walk is a generator that pauses between a list's elements once its slice of time is spent:
+ *   `shapeSelectionSet` runs it through in one piece, except in the background lane (a subscription's
+ *   execution), where each pause is an event-loop turn (subgraphs/platform/lanes.ts), so that shaping
+ *   a large result never holds the loop for longer than a slice.
  * Everything else (null propagation, __typename, leaf checks, messages) is as upstream.
  */
 import {
@@ -14,6 +18,10 @@ import {
   type CompositeType, type Field, type FieldSelection, type FragmentElement, type NamedType, type Operation, type OutputType, type Schema, type SelectionSet,
 } from '@apollo/federation-internals';
 import type { GraphQLError } from 'graphql';
+import { inBackgroundLane, turn } from '../../subgraphs/platform/lanes.ts';
+
+/** How long shaping in the background lane runs before it gives the event loop back. */
+export const SHAPING_SLICE_MS = 2;
 
 type Path = (string | number)[];
 type Data = Record<string, unknown>;
@@ -23,7 +31,12 @@ interface Parameters {
   variables: Record<string, unknown>;
   errors: GraphQLError[];
   introspectionHandling: (selection: FieldSelection) => unknown;
+  /** When the slice ends (performance.now()); Infinity: never paused. */
+  until: number;
 }
+
+/** A part of the walk: pauses (yields) when its slice is spent, and returns its outcome. */
+type Walk<T> = Generator<void, T>;
 
 const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 const getOwn = (object: Data, key: string) => (hasOwn(object, key) ? object[key] : undefined);
@@ -60,7 +73,7 @@ function lastElementDescription(path: Path, currentType: unknown, parentType: Na
   return typeof element === 'string' ? `field ${parentType}.${element}` : `array element of type ${currentType} at index ${element}`;
 }
 
-function applySelectionSet(input: Data, selectionSet: SelectionSet, output: Data, parameters: Parameters, path: Path, parentType: CompositeType): ApplyResult {
+function* applySelectionSet(input: Data, selectionSet: SelectionSet, output: Data, parameters: Parameters, path: Path, parentType: CompositeType): Walk<ApplyResult> {
   for (const selection of selectionSet.selections()) {
     if (skipped(selection.element, parameters)) continue;
     if (selection.kind === 'FieldSelection') {
@@ -82,7 +95,9 @@ function applySelectionSet(input: Data, selectionSet: SelectionSet, output: Data
         continue;
       }
       path.push(responseName);
-      const { updated, isInvalid } = updateOutputValue(outputValue, field.definition.type!, inputValue, selection.selectionSet, path, parameters, parentType);
+      const type = field.definition.type!;
+      const { updated, isInvalid } = plainValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType)
+        ?? (yield* updateOutputValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType));
       output[responseName] = updated;
       path.pop();
       if (isInvalid) return ApplyResult.NULL_BUBBLE_UP;
@@ -91,7 +106,7 @@ function applySelectionSet(input: Data, selectionSet: SelectionSet, output: Data
       const typename = input[typenameFieldName];
       assert(!typename || typeof typename === 'string', () => `Got unexpected value for __typename: ${String(typename)}`);
       if (typeConditionApplies(parameters.schema, fragment.typeCondition, typename, parentType)) {
-        const result = applySelectionSet(input, selection.selectionSet, output, parameters, path, fragment.typeCondition ?? parentType);
+        const result = yield* applySelectionSet(input, selection.selectionSet, output, parameters, path, fragment.typeCondition ?? parentType);
         if (result === ApplyResult.NULL_BUBBLE_UP) return ApplyResult.NULL_BUBBLE_UP;
       }
     }
@@ -101,22 +116,47 @@ function applySelectionSet(input: Data, selectionSet: SelectionSet, output: Data
 
 interface Updated { updated: unknown; isInvalid?: boolean; hasErrors?: boolean }
 
-function updateOutputValue(
+/** A non-null position's outcome from its value's: null there is invalid (an error, unless one was raised below). */
+function nonNull(value: Updated, path: Path, type: OutputType, parameters: Parameters, parentType: CompositeType): Updated {
+  if (value.updated !== null) return { updated: value.updated };
+  if (!value.hasErrors) {
+    parameters.errors.push(ERRORS.INVALID_GRAPHQL.err(`Cannot return null for non-nullable ${lastElementDescription(path, type, parentType)}.`, { path: Array.from(path) }));
+  }
+  return { updated: null, isInvalid: true, hasErrors: true };
+}
+
+/**
+ * The outcome of a value that needs no walk (set already, null, a leaf, a non-null leaf), else
+ * undefined (a list or an object: updateOutputValue). Called without a generator: most values are leaves.
+ */
+function plainValue(
   outputValue: unknown, type: OutputType, inputValue: unknown, selectionSet: SelectionSet | undefined, path: Path, parameters: Parameters, parentType: CompositeType,
-): Updated {
+): Updated | undefined {
   assert(inputValue !== undefined, 'Should not pass undefined for `inputValue` to this method');
   if (outputValue === null || (outputValue !== undefined && !selectionSet)) return { updated: outputValue };
   if (isNonNullType(type)) {
-    const { updated, hasErrors } = updateOutputValue(outputValue, type.ofType, inputValue, selectionSet, path, parameters, parentType);
-    if (updated === null) {
-      if (!hasErrors) {
-        parameters.errors.push(ERRORS.INVALID_GRAPHQL.err(`Cannot return null for non-nullable ${lastElementDescription(path, type.ofType, parentType)}.`, { path: Array.from(path) }));
-      }
-      return { updated, isInvalid: true, hasErrors: true };
-    }
-    return { updated };
+    if (selectionSet || isListType(type.ofType)) return undefined;
+    return nonNull(plainValue(outputValue, type.ofType, inputValue, selectionSet, path, parameters, parentType)!, path, type.ofType, parameters, parentType);
   }
   if (inputValue === null) return { updated: null };
+  if (isListType(type) || isCompositeType(type)) return undefined;
+  assert(outputValue === undefined, () => `Excepted output to be undefined but got ${type} for type ${type}`);
+  const isValid = isValidLeafValue(parameters.schema, inputValue, type);
+  if (!isValid) {
+    parameters.errors.push(ERRORS.INVALID_GRAPHQL.err(`Invalid value found for ${lastElementDescription(path, type, parentType)}.`, { path: Array.from(path) }));
+  }
+  return { updated: isValid ? inputValue : null, hasErrors: !isValid };
+}
+
+function* updateOutputValue(
+  outputValue: unknown, type: OutputType, inputValue: unknown, selectionSet: SelectionSet | undefined, path: Path, parameters: Parameters, parentType: CompositeType,
+): Walk<Updated> {
+  const plain = plainValue(outputValue, type, inputValue, selectionSet, path, parameters, parentType);
+  if (plain) return plain;
+  if (isNonNullType(type)) {
+    const value = yield* updateOutputValue(outputValue, type.ofType, inputValue, selectionSet, path, parameters, parentType);
+    return nonNull(value, path, type.ofType, parameters, parentType);
+  }
   if (isListType(type)) {
     assert(Array.isArray(inputValue), () => `Invalid non-list value ${String(inputValue)} returned by subgraph for list type ${type}`);
     assert(outputValue === undefined || Array.isArray(outputValue), () => `Invalid non-list value ${String(outputValue)} returned by subgraph for list type ${type}`);
@@ -124,42 +164,39 @@ function updateOutputValue(
     assert(inputValue.length === outputList.length, () => `[${inputValue}].length (${inputValue.length}) !== [${outputList}].length (${outputList.length})`);
     let shouldNullify = false;
     let hasErrors = false;
-    const updated = outputList.map((element, index) => {
+    const updated = new Array<unknown>(outputList.length);
+    for (let index = 0; index < outputList.length; index++) {
+      if (parameters.until !== Infinity && performance.now() > parameters.until) yield;
       path.push(index);
-      const result = updateOutputValue(element, type.ofType, inputValue[index], selectionSet, path, parameters, parentType);
+      const [element, input] = [outputList[index], inputValue[index]];
+      const result = plainValue(element, type.ofType, input, selectionSet, path, parameters, parentType)
+        ?? (yield* updateOutputValue(element, type.ofType, input, selectionSet, path, parameters, parentType));
       path.pop();
       shouldNullify ||= !!result.isInvalid;
       hasErrors ||= !!result.hasErrors;
-      return result.updated;
-    });
+      updated[index] = result.updated;
+    }
     return { updated: shouldNullify ? null : updated, hasErrors };
   }
-  if (isCompositeType(type)) {
-    assert(selectionSet, () => `Invalid empty selection set for composite type ${type}`);
-    assert(typeof inputValue === 'object', () => `Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${type}`);
-    assert(outputValue === undefined || typeof outputValue === 'object', () => `Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${type}`);
-    const inputTypename = (inputValue as Data)[typenameFieldName];
-    assert(inputTypename === undefined || typeof inputTypename === 'string', () => `Invalid non-string value ${String(inputTypename)} for __typename at ${path}`);
-    let objectType: CompositeType = type;
-    if (inputTypename) {
-      const typenameType = parameters.schema.type(inputTypename);
-      if (!typenameType || !isCompositeType(typenameType)) {
-        parameters.errors.push(ERRORS.INVALID_GRAPHQL.err(`Invalid __typename found for object at ${lastElementDescription(path, type, parentType)}.`, { path: Array.from(path) }));
-        return { updated: null, hasErrors: true };
-      }
-      objectType = typenameType;
+  assert(isCompositeType(type), () => `Unexpected type ${type}`);
+  assert(selectionSet, () => `Invalid empty selection set for composite type ${type}`);
+  assert(typeof inputValue === 'object', () => `Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${type}`);
+  assert(outputValue === undefined || typeof outputValue === 'object', () => `Invalid non-object value ${String(inputValue)} returned by subgraph for composite type ${type}`);
+  const inputTypename = (inputValue as Data)[typenameFieldName];
+  assert(inputTypename === undefined || typeof inputTypename === 'string', () => `Invalid non-string value ${String(inputTypename)} for __typename at ${path}`);
+  let objectType: CompositeType = type;
+  if (inputTypename) {
+    const typenameType = parameters.schema.type(inputTypename);
+    if (!typenameType || !isCompositeType(typenameType)) {
+      parameters.errors.push(ERRORS.INVALID_GRAPHQL.err(`Invalid __typename found for object at ${lastElementDescription(path, type, parentType)}.`, { path: Array.from(path) }));
+      return { updated: null, hasErrors: true };
     }
-    const outputObject = (outputValue ?? Object.create(null)) as Data;
-    const result = applySelectionSet(inputValue as Data, selectionSet, outputObject, parameters, path, objectType);
-    const hasErrors = result === ApplyResult.NULL_BUBBLE_UP;
-    return { updated: hasErrors ? null : outputObject, hasErrors };
+    objectType = typenameType;
   }
-  assert(outputValue === undefined, () => `Excepted output to be undefined but got ${type} for type ${type}`);
-  const isValid = isValidLeafValue(parameters.schema, inputValue, type);
-  if (!isValid) {
-    parameters.errors.push(ERRORS.INVALID_GRAPHQL.err(`Invalid value found for ${lastElementDescription(path, type, parentType)}.`, { path: Array.from(path) }));
-  }
-  return { updated: isValid ? inputValue : null, hasErrors: !isValid };
+  const outputObject = (outputValue ?? Object.create(null)) as Data;
+  const result = yield* applySelectionSet(inputValue as Data, selectionSet, outputObject, parameters, path, objectType);
+  const hasErrors = result === ApplyResult.NULL_BUBBLE_UP;
+  return { updated: hasErrors ? null : outputObject, hasErrors };
 }
 
 export interface ShapeInput {
@@ -173,24 +210,48 @@ export interface ShapeInput {
   introspectionHandling?: (selection: FieldSelection) => unknown;
 }
 
-/** `input` shaped by `selectionSet` as an answer holds it; null when a non-null field is null (propagation stops here). */
-export function shapeSelectionSet({ operation, variables, selectionSet, parentType, path, input, introspectionHandling }: ShapeInput) {
+type Shaped = { data: Data | null; errors: GraphQLError[] };
+
+/** The walk that shapes `input` by `selectionSet`, and what it fills in. */
+function shaping({ operation, variables, selectionSet, parentType, path, input, introspectionHandling }: ShapeInput) {
   const parameters: Parameters = {
     schema: operation.schema(),
     variables: { __proto__: null, ...operation.collectDefaultedVariableValues(), ...variables },
     errors: [],
     introspectionHandling: introspectionHandling ?? (() => null),
+    until: Infinity,
   };
   const data = Object.create(null) as Data;
-  const result = applySelectionSet(input, selectionSet, data, parameters, [...path], parentType);
-  return { data: result === ApplyResult.NULL_BUBBLE_UP ? null : data, errors: parameters.errors };
+  const walk = applySelectionSet(input, selectionSet, data, parameters, [...path], parentType);
+  const shaped = (result: ApplyResult): Shaped => ({ data: result === ApplyResult.NULL_BUBBLE_UP ? null : data, errors: parameters.errors });
+  return { walk, parameters, shaped };
+}
+
+/** `input` shaped by `selectionSet` as an answer holds it, in one piece; null when a non-null field is null (propagation stops here). */
+export function shapeSelectionSet(input: ShapeInput): Shaped {
+  const { walk, shaped } = shaping(input);
+  const step = walk.next();
+  assert(step.done, 'shaping without a slice never pauses');
+  return shaped(step.value);
+}
+
+/** As shapeSelectionSet; in the background lane, in slices of SHAPING_SLICE_MS with a turn between them. */
+async function shapeInSlices(input: ShapeInput): Promise<Shaped> {
+  if (!inBackgroundLane()) return shapeSelectionSet(input);
+  const { walk, parameters, shaped } = shaping(input);
+  for (;;) {
+    parameters.until = performance.now() + SHAPING_SLICE_MS;
+    const step = walk.next();
+    if (step.done) return shaped(step.value);
+    await turn();
+  }
 }
 
 /** The operation's whole answer from the fetched data (upstream's computeResponse). */
-export function computeResponse({ operation, variables, input, introspectionHandling }: {
+export async function computeResponse({ operation, variables, input, introspectionHandling }: {
   operation: Operation; variables?: Record<string, unknown>; input: Data | null | undefined; introspectionHandling: (selection: FieldSelection) => unknown;
-}) {
-  if (!input) return { data: input, errors: [] as GraphQLError[] };
+}): Promise<{ data: Data | null | undefined; errors: GraphQLError[] }> {
+  if (!input) return { data: input, errors: [] };
   const parentType = operation.schema().schemaDefinition.rootType(operation.rootKind)!;
-  return shapeSelectionSet({ operation, variables, selectionSet: operation.selectionSet, parentType, path: [], input, introspectionHandling });
+  return shapeInSlices({ operation, variables, selectionSet: operation.selectionSet, parentType, path: [], input, introspectionHandling });
 }

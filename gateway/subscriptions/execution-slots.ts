@@ -1,10 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { inBackground, turn } from '../../subgraphs/platform/lanes.ts';
 
 /**
- * Subscription executions in flight in one process: at most `max`, the others waiting in turn; each
- * starts on an event-loop turn of its own (setImmediate), so requests waiting for the loop (another
- * organisation's included) are served between executions rather than after a burst of them.
+ * Subscription executions in flight in one process: at most `max`, the others waiting in turn. Each
+ * runs in the background lane (subgraphs/platform/lanes.ts) and starts on a turn of its own, so
+ * requests (another organisation's included) are served between executions rather than after a
+ * burst of them, and while one is in flight the executions' turns wait for it.
  *
  * With `share` under 1 the executions are also paced: the event loop's busy time while one ran (its
  * own work and whatever ran meanwhile) is followed by a rest of (1 - share) / share of it before the
@@ -30,13 +32,17 @@ export class ExecutionSlots {
     this.restPerBusyMs = share >= 1 ? 0 : (1 - share) / share;
   }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  run<T>(work: () => Promise<T>): Promise<T> {
+    return inBackground(() => this.runInTurn(work));
+  }
+
+  private async runInTurn<T>(work: () => Promise<T>): Promise<T> {
     if (this.running < this.max) this.running += 1;
     else await new Promise<void>((resolve) => { this.waiting.push(resolve); });
     try {
       const rest = this.resumeAt - performance.now();
       if (rest > 0) await sleep(rest, undefined, { ref: false });
-      else if (this.yielding) await new Promise((resolve) => { setImmediate(resolve); });
+      else if (this.yielding) await turn();
       if (!this.restPerBusyMs) return await work();
       const started = performance.eventLoopUtilization().active;
       try {

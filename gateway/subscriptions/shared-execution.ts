@@ -16,6 +16,7 @@ import type { PreparedSubscription } from './document.ts';
 import type { Holder, ExecuteQuery, Transport } from './engine.ts';
 import type { ExecutionSlots } from './execution-slots.ts';
 import { withEvent, type EventNamed } from './event-extension.ts';
+import { turn } from '../../subgraphs/platform/lanes.ts';
 
 /** One subscription sharing an execution: where its results go, and the events it had not yet joined for. */
 export interface Member {
@@ -135,6 +136,8 @@ export class SharedExecution {
       if (refused) return this.closeAll(members, refused.message);
       // Null without errors: not (or no longer) this organisation's entity. Nothing to push.
       if (!result.errors && result.data?.[this.prepared.responseKey] == null) return;
+      // Serialising and sending a large result on a turn of its own, after its execution's last piece.
+      await turn();
       this.push(members, withEvent(result, event, covers > 1 ? covers : undefined), direct);
     } catch (error) {
       if (isUnauthenticated(error)) return this.closeAll(members, (error as Error).message);

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
 import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
+import { inBackgroundLane, turn } from './lanes.ts';
 
 // The CommonJS graphql that @apollo/subgraph builds the schema with (see gateway/datasources.ts).
 const { defaultFieldResolver, getNullableType, isIntrospectionType, isListType, isObjectType } =
@@ -9,13 +10,14 @@ const { defaultFieldResolver, getNullableType, isIntrospectionType, isListType, 
 /** A resolved list this long or longer is handed back after an event-loop turn of its own. */
 export const LIST_TURN_MIN = 50;
 
-/** The turn the last big list waits for, process-wide: each one queues behind the one before. */
-let turns = Promise.resolve();
+/** The turn the last big list of each lane waits for, process-wide: each one queues behind the one before. */
+const turns = { foreground: Promise.resolve(), background: Promise.resolve() };
 
 function afterTurn(value: unknown) {
   if (!Array.isArray(value) || value.length < LIST_TURN_MIN) return value;
-  turns = turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-  return turns.then(() => value);
+  const lane = inBackgroundLane() ? 'background' : 'foreground';
+  turns[lane] = turns[lane].then(turn);
+  return turns[lane].then(() => value);
 }
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
@@ -27,6 +29,7 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  * synchronous piece: a document of 29 pages of 100 bookings, executed in-process on the gateway's
  * event loop, held it for tens of ms and delayed every other organisation's requests meanwhile.
  * Smaller lists stay synchronous: no added latency for ordinary requests.
+ * In the background lane (a subscription's execution) the turn waits for the requests in flight (lanes.ts).
  */
 export function listTurns(schema: GraphQLSchema): GraphQLSchema {
   for (const type of Object.values(schema.getTypeMap())) {

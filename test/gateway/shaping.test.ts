@@ -1,0 +1,59 @@
+import { createRequire } from 'node:module';
+import { operationFromDocument, Supergraph, type Operation } from '@apollo/federation-internals';
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { computeResponse } from '../../gateway/query-plan-executor/shaping.ts';
+import { readSupergraphSdl } from '../../gateway/supergraph.ts';
+import { inBackground } from '../../subgraphs/platform/lanes.ts';
+
+type Shape = (input: { operation: Operation; variables: Record<string, unknown>; input: Record<string, unknown>; introspectionHandling: () => null }) => { data: unknown; errors: { message: string; path?: unknown }[] };
+const upstream = (createRequire(import.meta.url)('@apollo/gateway/dist/resultShaping.js') as { computeResponse: Shape }).computeResponse;
+
+const api = Supergraph.build(readSupergraphSdl()).apiSchema();
+const NODE = 'nodes { bookingId vin status startTimestamp actualEndTimestamp }';
+const ALIASES = 19;
+const operation = operationFromDocument(api, parse(`query($id: ID!) { user(userId: $id) { ${
+  Array.from({ length: ALIASES }, (_, i) => `a${i}: bookings(first: 100) { ${NODE} }`).join(' ')} } }`));
+const node = (i: number) => ({ bookingId: `b${i}`, vin: '1HGCM82633A004352', status: 'ENDED', startTimestamp: 1767225600 + i, actualEndTimestamp: null });
+/** What the subgraphs' answers hold: 19 pages of `size` bookings; `broken` (page, index) lacks its non-null bookingId. */
+function fetched(broken?: [number, number], size = 100) {
+  const pages = Array.from({ length: ALIASES }, (_, a) => [`a${a}`, {
+    nodes: Array.from({ length: size }, (_, i) => (broken?.[0] === a && broken[1] === i ? { ...node(i), bookingId: null } : node(i))),
+  }]);
+  return { user: Object.fromEntries(pages) };
+}
+const shapeOf = (input: Record<string, unknown>) => ({ operation, variables: { id: 'u1' }, input, introspectionHandling: () => null });
+const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+describe('shaping an answer (the fork of resultShaping)', () => {
+  it('answers as upstream does, with null propagation and its error, whichever lane shapes it', async () => {
+    for (const input of [fetched(), fetched([7, 42])]) {
+      const expected = upstream(shapeOf(input));
+      const foreground = await computeResponse(shapeOf(input));
+      const background = await inBackground(() => computeResponse(shapeOf(input)));
+      for (const shaped of [foreground, background]) {
+        expect(plain(shaped.data)).toEqual(plain(expected.data));
+        expect(shaped.errors.map((e) => [e.message, e.path])).toEqual(expected.errors.map((e) => [e.message, e.path]));
+      }
+    }
+    expect(upstream(shapeOf(fetched([7, 42]))).errors).toHaveLength(1);
+  });
+
+  it('gives the event loop back between slices in the background lane, and runs through in one piece otherwise', async () => {
+    // 19,000 objects: tens of ms, many slices on any machine.
+    const input = fetched(undefined, 1000);
+    const turnsWhile = async (shape: () => Promise<unknown>) => {
+      let turns = 0;
+      let shaping = true;
+      const probe = () => setImmediate(() => { if (!shaping) return; turns += 1; probe(); });
+      probe();
+      await shape();
+      shaping = false;
+      return turns;
+    };
+    const background = await turnsWhile(() => inBackground(() => computeResponse(shapeOf(input))));
+    const foreground = await turnsWhile(() => computeResponse(shapeOf(input)));
+    expect(background).toBeGreaterThanOrEqual(3);
+    expect(foreground).toBe(0);
+  });
+});
