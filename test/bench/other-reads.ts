@@ -1,0 +1,25 @@
+/**
+ * The other organisation's reads of the hostile scenario (subscriptions-fan-out.ts), in a worker
+ * thread: timed on an event loop of their own, which the tenant's results (15 MB of JSON arriving on
+ * the bench's main thread) do not hold up. Says 'reading', then one GET every 50 ms until told to
+ * stop, and at least `min`; then posts the times and statuses.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+
+export interface ReadsTask { url: string; token: string; min: number }
+export interface Reads { times: number[]; statuses: Record<number, number> }
+
+const { url, token, min } = workerData as ReadsTask;
+let stopping = false;
+parentPort!.once('message', () => { stopping = true; });
+const reads: Reads = { times: [], statuses: {} };
+parentPort!.postMessage('reading');
+while (reads.times.length < min || !stopping) {
+  const started = performance.now();
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  await res.arrayBuffer();
+  reads.times.push(performance.now() - started);
+  reads.statuses[res.status] = (reads.statuses[res.status] ?? 0) + 1;
+  await new Promise((r) => setTimeout(r, 50));
+}
+parentPort!.postMessage(reads);
