@@ -7,10 +7,11 @@
  * - `skipped` treats an absent `if` variable as "not skipped" rather than asserting (variables are coerced
  *   before execution; a deferred subselection may carry a condition whose variable has a default), and
  *   answers at once for an element without directives (most: a large list's shaping spent its time there);
- * - the walk is a generator that pauses between a list's elements once its slice of time is spent:
- *   `shapeSelectionSet` runs it through in one piece, except in the background lane (a subscription's
- *   execution), where each pause is an event-loop turn (subgraphs/platform/lanes.ts), so that shaping
- *   a large result never holds the loop for longer than a slice.
+ * - the walk is a generator that pauses between a list's elements once its slice of time is spent;
+ *   a value that needs no walk (a leaf) is a plain function's (`plainValue`). `shapeSelectionSet` (a
+ *   deferred part) runs the walk through in one piece, and so does `computeResponse` except in the
+ *   background lane (a subscription's execution), where each pause is an event-loop turn
+ *   (subgraphs/platform/lanes.ts): shaping a large result never holds the loop longer than a slice.
  * Everything else (null propagation, __typename, leaf checks, messages) is as upstream.
  */
 import {
