@@ -22,7 +22,7 @@ import type { GraphQLError } from 'graphql';
 import { inBackgroundLane, turn } from '../../subgraphs/platform/lanes.ts';
 
 /** How long shaping in the background lane runs before it gives the event loop back. */
-export const SHAPING_SLICE_MS = 2;
+const SHAPING_SLICE_MS = 2;
 
 type Path = (string | number)[];
 type Data = Record<string, unknown>;

@@ -51,4 +51,3 @@ export function turn(): Promise<void> {
   timer ??= setTimeout(release, BACKGROUND_WAIT_MAX_MS).unref();
   return new Promise((resolve) => { waiting.push(resolve); });
 }
-
