@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { outboxesEmpty } from '../../support/rows.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { sseClient, subscriptionsActive, wsClient, type Watcher } from '../../support/subscriptions.ts';
@@ -99,10 +99,15 @@ describe('a subscriber that stops reading', () => {
     const watching = ws.subscribe(`subscription($id: ID!) { rescueUpdated(reqId: $id) { status ${files} } }`, { id: reqId });
     await subscriptionsActive(t.stack.gateway, 1);
     ws.sockets[0]!.pause();
-    const dropped = async () => (await t.stack.gateway.metrics.subscriptionsClosed.get()).values.find((v) => v.labels.reason === 'slow_consumer')?.value ?? 0;
+    const { subscriptionsClosed, subscriptionEvents } = t.stack.gateway.metrics;
+    const dropped = async () => (await subscriptionsClosed.get()).values.find((v) => v.labels.reason === 'slow_consumer')?.value ?? 0;
+    const pushed = async () => (await subscriptionEvents.get()).values.find((v) => v.labels.transport === 'ws')?.value ?? 0;
     const before = await dropped();
     for (const status of STATUSES) {
+      const sent = await pushed();
       await update(reqId, status);
+      // The next event is dispatched with this one's result on the socket, unread.
+      await vi.waitFor(async () => expect(await pushed() > sent || await dropped() > before).toBe(true), { timeout: 20_000 });
       if (await dropped() > before) break;
     }
     expect(await dropped()).toBe(before + 1);
