@@ -8,20 +8,43 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * waited behind a piece of background work, and a request of a few turns took several pieces' time.
  */
 
-/** The longest a background turn waits for the requests in flight: a busy gateway still runs its background work. */
+/** The longest the next background piece waits for the requests in flight: a busy gateway still runs its background work. */
 export const BACKGROUND_WAIT_MAX_MS = 25;
 
 const background = new AsyncLocalStorage<true>();
 let inFlight = 0;
-let waiting: (() => void)[] = [];
+/** Background pieces waiting for their turn, in order. */
+const queue: (() => void)[] = [];
+let scheduled = false;
 let timer: NodeJS.Timeout | undefined;
+/** When the head of the queue started waiting for the requests in flight. */
+let headSince: number | undefined;
 
-function release() {
+function schedule() {
+  if (scheduled || !queue.length) return;
+  scheduled = true;
   clearTimeout(timer);
   timer = undefined;
-  const resumed = waiting;
-  waiting = [];
-  for (const resume of resumed) setImmediate(resume);
+  setImmediate(resumeOne);
+}
+
+/**
+ * Resumes one background piece, then schedules the next on a later loop iteration: the requests that
+ * arrived meanwhile are read (and counted) in between. Immediates queued together run in one check
+ * phase, so one immediate per piece would have run a burst of them before any request was read.
+ */
+function resumeOne() {
+  scheduled = false;
+  const now = performance.now();
+  headSince ??= now;
+  const waited = now - headSince;
+  if (inFlight > 0 && waited < BACKGROUND_WAIT_MAX_MS) {
+    timer = setTimeout(schedule, BACKGROUND_WAIT_MAX_MS - waited).unref();
+    return;
+  }
+  headSince = undefined;
+  queue.shift()?.();
+  schedule();
 }
 
 /** Runs `work`, and everything it awaits, in the background lane. */
@@ -38,16 +61,19 @@ export function requestStarted(): () => void {
     if (ended) return;
     ended = true;
     inFlight -= 1;
-    if (inFlight === 0) release();
+    if (inFlight === 0) schedule();
   };
 }
 
 /**
- * An event-loop turn (setImmediate); in the background lane with requests in flight, once none is
- * (at most BACKGROUND_WAIT_MAX_MS later).
+ * An event-loop turn (setImmediate); in the background lane, a place in the queue of background
+ * pieces, which resumes one per loop iteration and, while requests are in flight, once none is (the
+ * head waits at most BACKGROUND_WAIT_MAX_MS).
  */
 export function turn(): Promise<void> {
-  if (inFlight === 0 || !inBackgroundLane()) return new Promise((resolve) => { setImmediate(resolve); });
-  timer ??= setTimeout(release, BACKGROUND_WAIT_MAX_MS).unref();
-  return new Promise((resolve) => { waiting.push(resolve); });
+  if (!inBackgroundLane()) return new Promise((resolve) => { setImmediate(resolve); });
+  return new Promise((resolve) => {
+    queue.push(resolve);
+    schedule();
+  });
 }

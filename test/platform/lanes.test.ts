@@ -32,4 +32,12 @@ describe('lanes: background work gives way to the requests in flight', () => {
     await inBackground(() => turn());
     expect(performance.now() - started).toBeLessThan(BACKGROUND_WAIT_MAX_MS - 5);
   });
+
+  it('resumes one background piece per loop iteration: what was queued meanwhile runs in between', async () => {
+    const order: string[] = [];
+    const pieces = ['A', 'B'].map((name) => inBackground(async () => { await turn(); order.push(name); }));
+    setImmediate(() => order.push('foreground'));
+    await Promise.all(pieces);
+    expect(order).toEqual(['A', 'foreground', 'B']);
+  });
 });
