@@ -10,6 +10,7 @@ import { cachedTokenVerifier } from './auth/token-gate.ts';
 import type { RevocationCheck } from './auth/revocation.ts';
 import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER } from '../subgraphs/platform/log.ts';
 import { graphqlLimits } from '../subgraphs/platform/graphql-limits.ts';
+import { ValidatedDocuments } from './validated-documents.ts';
 import type { PublicAnswers } from '../subgraphs/platform/public-answers.ts';
 import { subgraphDefinitions } from '../subgraphs/index.ts';
 import { ClientStore } from './auth/clients.ts';
@@ -118,8 +119,11 @@ export async function buildGateway({
     local: localSubgraphs, timeoutMs: config.SUBGRAPH_TIMEOUT_MS, hopKey: config.INTERNAL_HOP_KEY,
     maxResponseObjects: config.GRAPHQL_MAX_RESPONSE_OBJECTS,
   }, supergraphSdl);
+  const documents = new ValidatedDocuments({ ...limits, introspection: config.GRAPHQL_INTROSPECTION });
+  gateway.onSchemaLoadOrUpdate(({ apiSchema }) => documents.schemaLoaded(apiSchema));
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
+    documentStore: documents.store,
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
@@ -132,7 +136,11 @@ export async function buildGateway({
     plugins: features.flatMap(({ apollo: plugins }) => plugins),
   });
   await apollo.start();
-  const plan = (query: string, operationName?: string) => gateway.plan(query, operationName);
+  // A query run later with no request to pay for it (a subscription's, on each event): validated and planned now.
+  const plan = (query: string, operationName?: string) => {
+    documents.prepare(query);
+    return gateway.plan(query, operationName);
+  };
   for (const { register } of features) await register?.(app, { apollo, plan });
 
   return {

@@ -174,17 +174,27 @@ export class InProcessDataSource<TContext extends ForwardedContext = ForwardedCo
         return [error as GraphQLError];
       }
     }
-    let errors = this.validated.get(document);
-    if (!errors) {
-      errors = validate(this.schema, document, specifiedRules);
-      this.validated.set(document, errors);
-    }
+    const errors = this.validationOf(document);
     const outcome = errors.length ? errors : document;
     if (!given) {
       if (this.parsed.size >= DOCUMENT_CACHE_SIZE) this.parsed.delete(this.parsed.keys().next().value as string);
       this.parsed.set(query, outcome);
     }
     return outcome;
+  }
+
+  /** Validates a fetch's document ahead of its first execution: the gateway does as it plans the query. */
+  prepare(document: DocumentNode) {
+    this.validationOf(document);
+  }
+
+  private validationOf(document: DocumentNode): readonly GraphQLError[] {
+    let errors = this.validated.get(document);
+    if (!errors) {
+      errors = validate(this.schema, document, specifiedRules);
+      this.validated.set(document, errors);
+    }
+    return errors;
   }
 
   private format(errors: readonly GraphQLError[], requestErrors: boolean, log: Subgraph['app']['log']): GraphQLFormattedError[] {

@@ -6,6 +6,7 @@
  * - the API schema given to Apollo Server and used to build operation contexts includes @defer (not @stream);
  * - `plan(query)` fills the plan cache ahead of a query's first request (a subscription's, as it starts);
  * - concurrent first requests of one document wait for the one plan being built, not build one each;
+ * - a data source that validates fetch documents (InProcessDataSource) gets each new plan's as it is built;
  * - dropped: `experimental_didResolveQueryPlan` and the `Apollo-Query-Plan-Experimental` header (unused here),
  *   and Apollo usage-reporting traces (see execute.ts).
  */
@@ -16,7 +17,7 @@ import { ApolloGateway, type GatewayConfig } from '@apollo/gateway';
 import type * as OperationContextModule from '@apollo/gateway/dist/operationContext.js';
 import type * as AddExtensions from '@apollo/gateway/dist/schema-helper/addExtensions.js';
 import type * as OpenTelemetry from '@apollo/gateway/dist/utilities/opentelemetry.js';
-import { QueryPlanner, type QueryPlan } from '@apollo/query-planner';
+import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan, type SubscriptionNode } from '@apollo/query-planner';
 import type { GatewayExecutionResult, GatewayGraphQLRequestContext } from '@apollo/server-gateway-interface';
 import type * as GraphQL from 'graphql';
 import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
@@ -147,6 +148,24 @@ async function planOf(gateway: GatewayInternals, source: PlanSource, documentOf:
   return plan;
 }
 
+/** A data source that validates a fetch's document ahead of its first execution. */
+interface Preparing { prepare(document: DocumentNode): void }
+
+function* fetchesOf(node: PlanNode | SubscriptionNode | undefined): Generator<FetchNode> {
+  switch (node?.kind) {
+    case 'Fetch': yield node; break;
+    case 'Sequence': case 'Parallel': for (const child of node.nodes) yield* fetchesOf(child); break;
+    case 'Flatten': yield* fetchesOf(node.node); break;
+    case 'Subscription': yield* fetchesOf(node.primary); yield* fetchesOf(node.rest); break;
+    case 'Condition': yield* fetchesOf(node.ifClause); yield* fetchesOf(node.elseClause); break;
+    case 'Defer':
+      yield* fetchesOf(node.primary.node);
+      for (const deferred of node.deferred) yield* fetchesOf(deferred.node);
+      break;
+    default:
+  }
+}
+
 async function buildPlan(gateway: GatewayInternals, { request, operationName }: PlanSource, documentOf: () => DocumentNode, key: string): Promise<QueryPlan> {
   const attributes = operationName ? { [OpenTelemetryAttributeNames.GRAPHQL_OPERATION_NAME]: operationName } : {};
   const plan = await inSpan(OpenTelemetrySpanNames.PLAN, attributes, gateway.config.telemetry, () => {
@@ -156,6 +175,10 @@ async function buildPlan(gateway: GatewayInternals, { request, operationName }: 
       nonLocalSelectionsLimitDisabled: gateway.nonLocalSelectionsLimitDisabled,
     });
   });
+  for (const fetch of fetchesOf(plan.node)) {
+    const source = gateway.serviceMap[fetch.serviceName]?.dataSource;
+    if (fetch.operationDocumentNode && source && 'prepare' in source) (source as Preparing).prepare(fetch.operationDocumentNode);
+  }
   try {
     await gateway.queryPlanStore.set(key, plan);
   } catch (err) {

@@ -3,6 +3,7 @@ import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGateway, type GatewayContext } from '../../gateway/supergraph.ts';
 import { InProcessDataSource } from '../../gateway/datasources.ts';
+import { ValidatedDocuments } from '../../gateway/validated-documents.ts';
 import { loadConfig } from '../../subgraphs/platform/config.ts';
 import { loadInternalSigningKey, loadSigningKeys } from '../../subgraphs/platform/auth/keys.ts';
 import { internalTokenMinter, type InternalTokenMinter } from '../../subgraphs/platform/auth/internal-token.ts';
@@ -241,6 +242,59 @@ describe('the plan cache', () => {
       expect(built).toHaveBeenCalledTimes(1);
       await gateway.plan(LIST, 'List');
       expect(built).toHaveBeenCalledTimes(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('validates each fetch document of a plan as it builds the plan, not on the first request', async () => {
+    const gateway = createGateway(t.stack.subgraphUrls, { mint, local: t.stack.subgraphs });
+    const server = new ApolloServer<GatewayContext>({ gateway });
+    await server.start();
+    try {
+      const { serviceMap } = gateway as unknown as { serviceMap: Record<string, { dataSource: unknown }> };
+      const validations = Object.values(serviceMap).flatMap(({ dataSource }) => (dataSource instanceof InProcessDataSource
+        ? [vi.spyOn((dataSource as unknown as { validated: WeakMap<object, unknown> }).validated, 'set')] : []));
+      expect(validations).toHaveLength(2);
+      const count = () => validations.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
+      await gateway.plan(CROSS);
+      // The user from scoring, then their bookings (with vehicles) from booking.
+      expect(count()).toBeGreaterThanOrEqual(2);
+      for (const spy of validations) for (const [, errors] of spy.mock.calls) expect(errors).toEqual([]);
+      const planned = count();
+      const { data, errors } = await run(server, CROSS, { id: 'ip-user' }, t.token);
+      expect(errors).toBeUndefined();
+      expect((data!.user as { bookings: { nodes: unknown[] } }).bookings.nodes).toHaveLength(12);
+      expect(count()).toBe(planned);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('a query prepared ahead is neither parsed nor validated by its first request; one that fails is left to it', async () => {
+    const gateway = createGateway(t.stack.subgraphUrls, { mint, local: t.stack.subgraphs });
+    const documents = new ValidatedDocuments({ parseOptions: { maxTokens: 5000 }, validationRules: [], introspection: false });
+    gateway.onSchemaLoadOrUpdate(({ apiSchema }) => documents.schemaLoaded(apiSchema));
+    const phases: string[] = [];
+    const server = new ApolloServer<GatewayContext>({
+      gateway, documentStore: documents.store, introspection: false,
+      plugins: [{ async requestDidStart() {
+        return { async parsingDidStart() { phases.push('parsed'); }, async validationDidStart() { phases.push('validated'); } };
+      } }],
+    });
+    await server.start();
+    try {
+      documents.prepare(CROSS);
+      const { data } = await run(server, CROSS, { id: 'ip-user' }, t.token);
+      expect((data!.user as { userId: string }).userId).toBe('ip-user');
+      expect(phases).toEqual([]);
+      // Unknown field; introspection while it is off: Apollo Server answers them as it would unprepared.
+      for (const query of ['query { user(userId: "ip-user") { nope } }', 'query { __schema { queryType { name } } }']) {
+        documents.prepare(query);
+        const refused = await run(server, query, {}, t.token);
+        expect(refused.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      }
+      expect(phases).toEqual(['parsed', 'validated', 'parsed', 'validated']);
     } finally {
       await server.stop();
     }
