@@ -10,15 +10,17 @@ interface PageArgs { first?: number | null; after?: string | null; status?: Book
 
 const service = (ctx: Ctx) => new BookingService(ctx.em);
 
-/** The connection shape of a page. */
-const connection = (page: Page<BookingRow>) => {
-  const edges = page.rows.map((node) => ({ node, cursor: encodeCursor({ start: node.startTimestamp, bookingId: node.bookingId }) }));
-  return {
-    edges,
-    nodes: page.rows,
-    pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
-  };
-};
+const cursorOf = (node: BookingRow) => encodeCursor({ start: node.startTimestamp, bookingId: node.bookingId });
+
+/** The connection shape of a page; cursors are made only when asked (a page of `nodes` needs none). */
+const connection = (page: Page<BookingRow>) => ({
+  get edges() { return page.rows.map((node) => ({ node, cursor: cursorOf(node) })); },
+  nodes: page.rows,
+  pageInfo: {
+    hasNextPage: page.hasNextPage,
+    get endCursor() { const last = page.rows.at(-1); return last ? cursorOf(last) : null; },
+  },
+});
 
 /** A nested list hop: validated arguments, then the grouped loader (one statement for all parents). */
 const pageKey = (parent: string, args: PageArgs) => ({
