@@ -94,28 +94,33 @@ describe('a subscriber that stops reading', () => {
     const content = Buffer.alloc(512 * 1024, 'x').toString('base64');
     await gql('mutation($id: ID!, $c: String!) { uploadProviderFile(input: { reqId: $id, fileType: "RECEIPT", fileName: "big.txt", contentType: "text/plain", contentBase64: $c }) { contentId } }', { id: reqId, c: content });
     const ws = wsClient(t.url, `Bearer ${t.token}`);
-    // About 14 MB a result: twenty copies of the file, more than the kernel buffers of a connection take.
-    const files = Array.from({ length: 20 }, (_, i) => `f${i}: files { contentBase64 }`).join(' ');
-    const watching = ws.subscribe(`subscription($id: ID!) { rescueUpdated(reqId: $id) { status ${files} } }`, { id: reqId });
-    await subscriptionsActive(t.stack.gateway, 1);
-    ws.sockets[0]!.pause();
-    const { subscriptionsClosed, subscriptionEvents } = t.stack.gateway.metrics;
-    const dropped = async () => (await subscriptionsClosed.get()).values.find((v) => v.labels.reason === 'slow_consumer')?.value ?? 0;
-    const pushed = async () => (await subscriptionEvents.get()).values.find((v) => v.labels.transport === 'ws')?.value ?? 0;
-    const before = await dropped();
-    for (const status of STATUSES) {
-      const sent = await pushed();
-      await update(reqId, status);
-      // The next event is dispatched with this one's result on the socket, unread.
-      await vi.waitFor(async () => expect(await pushed() > sent || await dropped() > before).toBe(true), { timeout: 20_000 });
-      if (await dropped() > before) break;
+    try {
+      // About 14 MB a result: twenty copies of the file, more than the kernel buffers of a connection take.
+      const files = Array.from({ length: 20 }, (_, i) => `f${i}: files { contentBase64 }`).join(' ');
+      const watching = ws.subscribe(`subscription($id: ID!) { rescueUpdated(reqId: $id) { status ${files} } }`, { id: reqId });
+      await subscriptionsActive(t.stack.gateway, 1);
+      ws.sockets[0]!.pause();
+      const { subscriptionsClosed, subscriptionEvents } = t.stack.gateway.metrics;
+      const dropped = async () => (await subscriptionsClosed.get()).values.find((v) => v.labels.reason === 'slow_consumer')?.value ?? 0;
+      const pushed = async () => (await subscriptionEvents.get()).values.find((v) => v.labels.transport === 'ws')?.value ?? 0;
+      const before = await dropped();
+      for (const status of STATUSES) {
+        const sent = await pushed();
+        await update(reqId, status);
+        // The next event is dispatched with this one's result on the socket, unread.
+        await vi.waitFor(async () => expect(await pushed() > sent || await dropped() > before).toBe(true), { timeout: 20_000 });
+        if (await dropped() > before) break;
+      }
+      expect(await dropped()).toBe(before + 1);
+      ws.sockets[0]!.resume();
+      expect(await ws.closed).toEqual({ code: 4408, reason: 'slow consumer: more than 4194304 bytes unsent' });
+      await watching.ended;
+      await subscriptionsActive(t.stack.gateway, 0);
+    } finally {
+      // A failure above must not leave its paused socket, and the subscription on it, to the next test.
+      ws.sockets[0]?.terminate();
+      ws.dispose();
     }
-    expect(await dropped()).toBe(before + 1);
-    ws.sockets[0]!.resume();
-    expect(await ws.closed).toEqual({ code: 4408, reason: 'slow consumer: more than 4194304 bytes unsent' });
-    await watching.ended;
-    await subscriptionsActive(t.stack.gateway, 0);
-    ws.dispose();
   });
 });
 
