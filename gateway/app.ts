@@ -123,7 +123,7 @@ export async function buildGateway({
   gateway.onSchemaLoadOrUpdate(({ apiSchema }) => documents.schemaLoaded(apiSchema));
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    documentStore: documents.store,
+    documentStore: documents,
     introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
@@ -137,10 +137,7 @@ export async function buildGateway({
   });
   await apollo.start();
   // A query run later with no request to pay for it (a subscription's, on each event): validated and planned now.
-  const plan = (query: string, operationName?: string) => {
-    documents.prepare(query);
-    return gateway.plan(query, operationName);
-  };
+  const plan = (query: string, operationName?: string) => gateway.plan(query, operationName, documents.prepare(query));
   for (const { register } of features) await register?.(app, { apollo, plan });
 
   return {

@@ -97,10 +97,12 @@ export class IncrementalGateway extends ApolloGateway {
   /**
    * Plans `query` into the plan cache as its first execution would, under the key Apollo Server's
    * requests look it up by: a subscription's query is planned when it starts, not on its first event.
+   * `document`: the query already parsed, if it is.
    */
-  async plan(query: string, operationName?: string): Promise<void> {
+  async plan(query: string, operationName?: string, document?: DocumentNode): Promise<void> {
     const queryHash = createHash('sha256').update(query).digest('hex');
-    await planOf(this as unknown as GatewayInternals, { request: { operationName }, queryHash, operationName: operationName ?? null }, () => parse(query));
+    const source = { request: { operationName }, queryHash, operationName: operationName ?? null };
+    await planOf(this as unknown as GatewayInternals, source, () => document ?? parse(query));
   }
 }
 

@@ -9,7 +9,7 @@ export const MAX_INTROSPECTION_FIELDS = 2;
 /** Exactly the depth of graphql-js's full introspection query with every option (what GraphiQL sends): TypeRef nests ofType 8 times. */
 export const MAX_INTROSPECTION_DEPTH = 15;
 
-const isIntrospectionRoot = (name: string) => name === '__schema' || name === '__type';
+export const isIntrospectionRoot = (name: string) => name === '__schema' || name === '__type';
 
 /** Depth of a selection set, following fragments (cycles stop, the standard rule reports them). */
 function depthOf(set: SelectionSetNode | undefined, fragments: (name: string) => FragmentDefinitionNode | null | undefined, seen: Set<string>, bound: number): number {

@@ -277,7 +277,7 @@ describe('the plan cache', () => {
     gateway.onSchemaLoadOrUpdate(({ apiSchema }) => documents.schemaLoaded(apiSchema));
     const phases: string[] = [];
     const server = new ApolloServer<GatewayContext>({
-      gateway, documentStore: documents.store, introspection: false,
+      gateway, documentStore: documents, introspection: false,
       plugins: [{ async requestDidStart() {
         return { async parsingDidStart() { phases.push('parsed'); }, async validationDidStart() { phases.push('validated'); } };
       } }],
