@@ -147,11 +147,19 @@ describe('a relay that published and stopped before deleting', () => {
     await shortWindow?.close();
   });
 
-  /** Puts published rows back in the outbox, as they were before the relay's delete. */
-  const putBack = (rows: Record<string, unknown>[]) => Promise.all(rows.map((row) => runner(db('booking'))(
-    `insert into "booking"."webhook_outbox" (seq, event_id, org_id, type, resource_key, resource_path, resource, occurred_at)
-      values (?, ?, ?, ?, ?, ?, ?::jsonb, ?)`,
-    [row.seq, row.event_id, row.org_id, row.type, row.resource_key, row.resource_path, JSON.stringify(row.resource), row.occurred_at])));
+  /**
+   * Puts published rows back in the outbox, as they were before the relay's delete, one after the
+   * other: rows committed at once could become visible in any order, and the relay publishes a row
+   * below its position as soon as it sees it.
+   */
+  const putBack = async (rows: Record<string, unknown>[]) => {
+    for (const row of rows) {
+      await runner(db('booking'))(
+        `insert into "booking"."webhook_outbox" (seq, event_id, org_id, type, resource_key, resource_path, resource, occurred_at)
+          values (?, ?, ?, ?, ?, ?, ?::jsonb, ?)`,
+        [row.seq, row.event_id, row.org_id, row.type, row.resource_key, row.resource_path, JSON.stringify(row.resource), row.occurred_at]);
+    }
+  };
 
   it('publishes them again after the de-duplication window; the idempotent consumer and live listeners see each event once', async () => {
     const key = `booking:republished-${randomUUID()}`;
