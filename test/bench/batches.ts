@@ -10,7 +10,7 @@
  * test/bench/results/batches.json. Bounded: at most 10,000 areas, 120 s of baseline, 8 callers.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { startChildServer } from '../support/child-server.ts';
+import { startChildServer, untilReady } from '../support/child-server.ts';
 import { flag, percentile } from './args.ts';
 
 const AREAS = Math.round(flag('areas', 2000, 10_000));
@@ -40,7 +40,7 @@ const server = await startChildServer({
 });
 try {
   const base = server.base;
-  for (let i = 0; i < 1200 && (await fetch(`${base}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 500));
+  await untilReady(base, 600_000);
   const log = (what: string) => console.error(`${new Date().toISOString()} ${what}`);
   log('ready');
   const tokenRes = await fetch(`${base}/platform/oauth/v1/token`, {

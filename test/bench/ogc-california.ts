@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { getResolution } from 'h3-js';
-import { freePort, startChildServer } from '../support/child-server.ts';
+import { freePort, startChildServer, untilReady } from '../support/child-server.ts';
 
 const run = promisify(execFile);
 const CALIFORNIA = [-124.5, 32.5, -114.1, 42.0];
@@ -62,7 +62,7 @@ async function walk(first: string) {
 }
 
 try {
-  for (let i = 0; i < 600 && (await fetch(`${server.base}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 500));
+  await untilReady(server.base, 300_000);
   const byUrl = await ogr2ogr('years', `OAPIF:${base}${OGC}/collections/crashes?years=2015`, []);
   const byWhere = await ogr2ogr('where', `OAPIF:${base}${OGC}`, ['crashes'], ['-where', 'YEAR = 2015']);
   const http2015 = await walk(`${base}${OGC}/collections/crashes/items?bbox=${CALIFORNIA.join(',')}&limit=10000&datetime=2015-01-01/2015-12-31`);

@@ -1,7 +1,7 @@
 /** What the subscription benchmarks share: gateways as child processes, their clients, rescues, reports and subscribers. */
 import { randomBytes } from 'node:crypto';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
-import { startChildServer, type ChildServer } from '../support/child-server.ts';
+import { startChildServer, untilReady, type ChildServer } from '../support/child-server.ts';
 import { gatewayClient } from '../support/http.ts';
 import { wsClient } from '../support/subscriptions.ts';
 import { subscriptionsHeld, untilHeld } from '../support/subscriptions-held.ts';
@@ -43,21 +43,11 @@ export interface Gateway { server: ChildServer; request: ReturnType<typeof gatew
 /** A gateway on `env`; `cwd`: run another checkout's (an earlier revision's) instead of this one. */
 export async function gateway(env: Record<string, string>, cwd?: string): Promise<Gateway> {
   const server = await startChildServer(env, { cwd });
-  await ready(server);
+  // A first start's data load in the background would be counted in every figure taken meanwhile.
+  await untilReady(server.base, 120_000);
   const { request, tokenFor } = gatewayClient(() => server.base);
   const retried = (id: string, secret: string) => retrying(() => tokenFor(id, secret));
   return { server, request, tokenFor: retried, token: await retried(OPERATOR.id, OPERATOR.secret) };
-}
-
-/**
- * Until /readyz answers 200: on a new PostgreSQL database a first start loads the Risk Index data in
- * the background (some seconds of CPU), which every figure taken meanwhile would count.
- */
-async function ready(server: ChildServer) {
-  for (const until = Date.now() + 120_000; (await fetch(`${server.base}/readyz`)).status !== 200;) {
-    if (Date.now() > until) throw new Error('the gateway was not ready within 2 minutes');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** A new API client of `organisation` (the operator's admin API) and a token for it. */

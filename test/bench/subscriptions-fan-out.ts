@@ -10,8 +10,8 @@
  * - after: the defaults (shared executions, 2 in flight per process, 600 a minute per client, cost 2000).
  * 1. fan-out: `subscribers` subscribers of one rescue, each on its own WebSocket, as 10 clients
  *    (identities) of one organisation; to warm up (JIT, first writes; not counted), 300 queries of the
- *    rescue per identity and `fan-events` position reports, then `fan-events` more, one after the other, each waited for at every subscriber,
- *    the gateway at rest before: its CPU per event (every thread, from /proc; the report's own
+ *    rescue per identity and `fan-events` position reports; then `fan-events` more, one after the
+ *    other, each waited for at every subscriber, the gateway at rest before: its CPU per event (every thread, from /proc; the report's own
  *    included, and measured alone before anybody subscribes), the mean and the median of the
  *    events' (a pause or a neighbour on the machine moves the mean), executions per event, delivery
  *    (the rescue's updatedAt to arrival) p50/p99 over every arrival counted;

@@ -62,6 +62,17 @@ export async function startChildServer(env: Record<string, string>, options: { d
   };
 }
 
+/**
+ * Until the server's /readyz answers 200 (its subgraphs' data in place: on a new PostgreSQL database a
+ * first start loads the Risk Index data in the background); an error after `timeoutMs`.
+ */
+export async function untilReady(base: string, timeoutMs: number) {
+  for (const until = Date.now() + timeoutMs; (await fetch(`${base}/readyz`)).status !== 200;) {
+    if (Date.now() > until) throw new Error(`${base} was not ready within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 export interface Finished { code: number | null; stdout: string; stderr: string; ms: number }
 
 /** Runs a node script of the project to its end (bounded), with `env` over the test's environment. */
