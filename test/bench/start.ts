@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { npmStart, ROOT } from '../support/npm-script.ts';
 
 export interface StartResult {
   /** Seconds from spawning the process to the first 200 from /healthz, on an empty DATA_DIR. */
@@ -27,19 +27,6 @@ export interface StartResult {
   idleRssMiB: number;
 }
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-/**
- * `npm start`'s environment assignments and node arguments, from package.json (e.g.
- * `MALLOC_ARENA_MAX=2 node --import ./gateway/compile-cache.ts gateway/server.ts`).
- */
-async function startCommand() {
-  const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const words = scripts.start.split(/\s+/);
-  const node = words.findIndex((word) => !/^[A-Z_]+=/.test(word));
-  if (words[node] !== 'node') throw new Error(`npm start runs ${words[node]}, not node`);
-  const env = Object.fromEntries(words.slice(0, node).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
-  return { env, args: words.slice(node + 1) };
-}
 const TIMEOUT_MS = 300_000;
 
 /**
@@ -54,12 +41,12 @@ export async function startOnce(dataDir: string, env: NodeJS.ProcessEnv, listene
   // production, not through a pipe this process (the load generator of workers.ts) has to read.
   const logFile = `${dataDir}.log`;
   const log = await open(logFile, 'a');
-  const command = await startCommand();
+  const command = npmStart();
   // An option given as `--name=value` replaces npm start's own `--name=...`, which, coming later, would win.
   const name = (option: string) => option.split('=')[0];
   const replaced = new Set(nodeOptions.filter((option) => option.includes('=')).map(name));
   const child = spawn(process.execPath, [...nodeOptions, ...command.args.filter((arg) => !(arg.includes('=') && replaced.has(name(arg))))], {
-    cwd: root,
+    cwd: ROOT,
     // npm start's own assignments are defaults the caller's env may override (memory-speed.ts).
     env: { ...command.env, ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' },
     stdio: nodeOptions.length ? ['ignore', log.fd, log.fd, 'ipc'] : ['ignore', log.fd, log.fd],

@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { ROOT } from '../support/npm-script.ts';
 
-export const ROOT = join(import.meta.dirname, '../..');
+export { npmScript, ROOT } from '../support/npm-script.ts';
 
 export interface Service {
   build?: unknown;
@@ -65,16 +66,4 @@ export function dockerfileEnv(): Record<string, string> {
     for (const [, key, value] of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) env[key] = value.replace(/^"|"$/g, '');
   }
   return env;
-}
-
-/** package.json's script `name`: the variables it sets, then `node`'s arguments. */
-export function npmScript(name: string): { env: Record<string, string>; argv: string[] } {
-  const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
-  const words = scripts[name].split(/\s+/);
-  const env: Record<string, string> = {};
-  while (/^[A-Z_]+=/.test(words[0])) {
-    const [key, value] = words.shift()!.split('=');
-    env[key] = value;
-  }
-  return { env, argv: words };
 }

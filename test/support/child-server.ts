@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { npmStart, ROOT } from './npm-script.ts';
 
 export const freePort = () => new Promise<number>((resolve) => {
   const server = net.createServer().listen(0, '127.0.0.1', () => {
@@ -21,16 +22,17 @@ export interface ChildServer {
 }
 
 /**
- * Runs `node gateway/server.ts` as `npm start` would, on a free port and a temporary DATA_DIR
- * (removed by stop()); or on `options.dataDir`, which the caller owns and removes. `options.cwd`: another
- * checkout of the project to run (a benchmark's earlier revision).
+ * Runs `npm start`'s command (its node flags, preloads and variables: npm-script.ts), on a free port
+ * and a temporary DATA_DIR (removed by stop()); or on `options.dataDir`, which the caller owns and
+ * removes. `options.cwd`: another checkout of the project to run (a benchmark's earlier revision).
  */
 export async function startChildServer(env: Record<string, string>, options: { dataDir?: string; cwd?: string } = {}): Promise<ChildServer> {
   const dataDir = options.dataDir ?? await mkdtemp(join(tmpdir(), 'frg-child-'));
   const port = await freePort();
-  const child = spawn(process.execPath, ['gateway/server.ts'], {
-    cwd: options.cwd,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '',
+  const start = npmStart(options.cwd);
+  const child = spawn(process.execPath, start.args, {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...start.env, PORT: String(port), DATA_DIR: dataDir, PGLITE_IN_MEMORY: 'true', DATABASE_URL: '',
       // Load shedding off (test files share the machine's cores); a test that wants it passes OVERLOAD_*.
       OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
