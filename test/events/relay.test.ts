@@ -3,12 +3,12 @@
  * committed outbox rows reach a durable consumer in outbox order per area and commit order per resource;
  * rolled-back ones never; while NATS is down writes go on and events wait in the outbox, then all arrive
  * in order; a relay that published and did not delete publishes again, and an idempotent consumer
- * handles each event once.
+ * handles each event once; an idle relay on PostgreSQL polls with one statement, no transaction or lock.
  */
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CommittedEvent, EventBus } from '../../subgraphs/platform/events/bus.ts';
 import { openEventBus } from '../../subgraphs/platform/events/open.ts';
 import { relayLockKey } from '../../subgraphs/platform/events/relay.ts';
@@ -215,6 +215,24 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
       await arrived([key], 1);
     } finally {
       await client.end();
+    }
+  });
+
+  it('an idle relay looks at its outbox with one statement a poll: no transaction, no lock', async () => {
+    await waitFor(async () => (await outboxRows('booking')).length === 0 || undefined, 10_000, 'outbox emptied');
+    const connection = db('booking').orm.em.getConnection();
+    const execute = vi.spyOn(connection, 'execute');
+    const begin = vi.spyOn(connection, 'begin');
+    try {
+      // Five polls (EVENTS_RELAY_POLL_MS 100).
+      await new Promise((r) => setTimeout(r, 550));
+      const statements = execute.mock.calls.map(([sql]) => String(sql));
+      expect(statements.filter((sql) => sql.includes('"booking"."webhook_outbox"')).length).toBeGreaterThanOrEqual(3);
+      expect(statements.filter((sql) => sql.includes('advisory'))).toEqual([]);
+      expect(begin).not.toHaveBeenCalled();
+    } finally {
+      execute.mockRestore();
+      begin.mockRestore();
     }
   });
 });

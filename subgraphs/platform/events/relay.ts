@@ -125,6 +125,16 @@ async function publishBatch(name: string, run: Run, bus: EventBus, position: Rel
   return published.length === rows.length ? rows.length : 0;
 }
 
+/**
+ * Whether the area's outbox holds a row: one statement, where a round on PostgreSQL is a transaction
+ * of four (begin, the lock, the batch, commit). A relay polls every area every `pollMs` in every
+ * process, mostly to find nothing.
+ */
+async function waiting({ name, db }: RelayOptions): Promise<boolean> {
+  const [row] = await runner(db)(`select exists (select 1 from "${name}"."webhook_outbox") as waiting`);
+  return row?.waiting === true;
+}
+
 /** One round: a batch, under the area's lock on PostgreSQL (another process's relay holding it: nothing to do). */
 async function round({ name, db, bus, shared }: RelayOptions, position: RelayPosition): Promise<number> {
   if (!shared) return publishBatch(name, runner(db), bus, position);
@@ -154,8 +164,10 @@ export function startRelay(options: RelayOptions): Relay {
   let current: Promise<void> = Promise.resolve();
   const position: RelayPosition = {};
 
-  const tick = async () => {
+  /** `polled`: on the timer, with no commit of this process's to publish (and no gap held). */
+  const tick = async (polled: boolean) => {
     try {
+      if (polled && options.shared && !await inBackground(() => waiting(options))) return;
       while (!stopped && await inBackground(() => round(options, position)) === BATCH);
       if (failing) log.info({ source: name }, 'events: relay publishing again');
       failing = false;
@@ -164,14 +176,15 @@ export function startRelay(options: RelayOptions): Relay {
       failing = true;
     }
   };
-  const loop = () => {
+  const loop = (polled = false) => {
     if (stopped) return;
     clearTimeout(timer);
     running = true;
-    current = tick().finally(() => {
+    current = tick(polled).finally(() => {
       running = false;
       if (stopped) return;
-      timer = setTimeout(loop, again ? 0 : position.gap ? GAP_RETRY_MS : pollMs);
+      if (again || position.gap) timer = setTimeout(loop, again ? 0 : GAP_RETRY_MS);
+      else timer = setTimeout(loop, pollMs, true);
       again = false;
     });
   };
