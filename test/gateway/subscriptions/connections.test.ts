@@ -154,8 +154,21 @@ describe('an idle or unresponsive WebSocket', () => {
     ws.dispose();
     await subscriptionsActive(t.stack.gateway, 0);
   });
+});
 
-  it('that stops reading while results wait is closed as a slow consumer (4408), not cut by the keep-alive', async () => {
+/**
+ * A keep-alive of its own, longer than a report takes on a loaded machine: the socket is paused
+ * before the report, and a report slower than the ping and its deadline (300 ms above) left the
+ * socket with no result unread, dropped as a keep-alive timeout rather than a slow consumer.
+ */
+describe('a WebSocket that stops reading while results wait', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack({ subgraphs: ['roadside'], env: { SUBSCRIPTIONS_KEEPALIVE_MS: '1500' } });
+  });
+  afterAll(async () => { await t?.close(); });
+
+  it('is closed as a slow consumer (4408), not cut by the keep-alive', async () => {
     const before = await closedByReason(t.stack.gateway);
     const ws = wsClient(t.url, `Bearer ${t.token}`);
     const reqId = await bookedRescue(t);
@@ -166,7 +179,7 @@ describe('an idle or unresponsive WebSocket', () => {
     await updateRescue(t, reqId, 'EN_ROUTE');
     await untilClosed(t.stack.gateway, before, 'slow_consumer');
     ws.sockets[0]!.resume();
-    expect(await ws.closed).toEqual({ code: 4408, reason: 'slow consumer: results unread and no answer to a ping within 300 ms' });
+    expect(await ws.closed).toEqual({ code: 4408, reason: 'slow consumer: results unread and no answer to a ping within 1500 ms' });
     expect((await closedByReason(t.stack.gateway)).keepalive_timeout ?? 0).toBe(before.keepalive_timeout ?? 0);
     ws.dispose();
   });
