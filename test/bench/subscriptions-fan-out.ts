@@ -11,10 +11,11 @@
  * 1. fan-out: `subscribers` subscribers of one rescue, each on its own WebSocket, as 10 clients
  *    (identities) of one organisation; to warm up (JIT, first writes; not counted), 300 queries of the
  *    rescue per identity and `fan-events` position reports; then `fan-events` more, one after the
- *    other, each waited for at every subscriber, the gateway at rest before: its CPU per event (every thread, from /proc; the report's own
- *    included, and measured alone before anybody subscribes), the mean and the median of the
- *    events' (a pause or a neighbour on the machine moves the mean), executions per event, delivery
- *    (the rescue's updatedAt to arrival) p50/p99 over every arrival counted;
+ *    other, each waited for at every subscriber, the gateway at rest before: its CPU per event
+ *    (every thread, from /proc; the report's own included, and measured alone before anybody
+ *    subscribes), the mean and the median of the events' (a pause or a neighbour on the machine
+ *    moves the mean), executions per event, delivery (the rescue's updatedAt to arrival) p50/p99
+ *    over every arrival counted;
  * 2. hostile tenant (issue 38, point 1): one client holds 20 `userUpdated` subscriptions, each a
  *    different document of 29 aliases of `bookings(first: 100)` on a user with 100 bookings (the largest
  *    document SUBSCRIPTIONS_MAX_COST lets through when that one is refused), and sends 12 PATCHes of the
