@@ -42,6 +42,17 @@ type Walk<T> = Generator<void, T>;
 const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 const getOwn = (object: Data, key: string) => (hasOwn(object, key) ? object[key] : undefined);
 
+/*
+ * Output objects are plain `{}`, not upstream's Object.create(null): a dictionary per object of a
+ * large list is several times the memory and the time to build and serialise. So they are read as
+ * own properties only (`toString` is a valid alias), and `__proto__`, the one name assignment does
+ * not make an own property, is defined.
+ */
+function setOutput(object: Data, key: string, value: unknown) {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
+}
+
 const ApplyResult = { OK: 0, NULL_BUBBLE_UP: 1 } as const;
 type ApplyResult = (typeof ApplyResult)[keyof typeof ApplyResult];
 
@@ -80,9 +91,9 @@ function* applySelectionSet(input: Data, selectionSet: SelectionSet, output: Dat
     if (selection.kind === 'FieldSelection') {
       const field = selection.element;
       const responseName = field.responseName();
-      const outputValue = output[responseName];
+      const outputValue = getOwn(output, responseName);
       if (field.definition.isSchemaIntrospectionField()) {
-        if (outputValue === undefined) output[responseName] = parameters.introspectionHandling(selection);
+        if (outputValue === undefined) setOutput(output, responseName, parameters.introspectionHandling(selection));
         continue;
       }
       let inputValue = getOwn(input, responseName) ?? null;
@@ -91,7 +102,7 @@ function* applySelectionSet(input: Data, selectionSet: SelectionSet, output: Dat
           if (inputValue === null && responseName !== typenameFieldName) inputValue = input[typenameFieldName] ?? null;
           const type = typeof inputValue === 'string' ? parameters.schema.type(inputValue) ?? parentType : parentType;
           if (!isObjectType(type)) return ApplyResult.NULL_BUBBLE_UP;
-          output[responseName] = type.name;
+          setOutput(output, responseName, type.name);
         }
         continue;
       }
@@ -99,7 +110,7 @@ function* applySelectionSet(input: Data, selectionSet: SelectionSet, output: Dat
       const type = field.definition.type!;
       const { updated, isInvalid } = plainValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType)
         ?? (yield* updateOutputValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType));
-      output[responseName] = updated;
+      setOutput(output, responseName, updated);
       path.pop();
       if (isInvalid) return ApplyResult.NULL_BUBBLE_UP;
     } else {
@@ -194,7 +205,7 @@ function* updateOutputValue(
     }
     objectType = typenameType;
   }
-  const outputObject = (outputValue ?? Object.create(null)) as Data;
+  const outputObject = (outputValue ?? {}) as Data;
   const result = yield* applySelectionSet(inputValue as Data, selectionSet, outputObject, parameters, path, objectType);
   const hasErrors = result === ApplyResult.NULL_BUBBLE_UP;
   return { updated: hasErrors ? null : outputObject, hasErrors };
@@ -222,7 +233,7 @@ function shaping({ operation, variables, selectionSet, parentType, path, input, 
     introspectionHandling: introspectionHandling ?? (() => null),
     until: Infinity,
   };
-  const data = Object.create(null) as Data;
+  const data: Data = {};
   const walk = applySelectionSet(input, selectionSet, data, parameters, [...path], parentType);
   const shaped = (result: ApplyResult): Shaped => ({ data: result === ApplyResult.NULL_BUBBLE_UP ? null : data, errors: parameters.errors });
   return { walk, parameters, shaped };

@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
 import { operationFromDocument, Supergraph, type Operation } from '@apollo/federation-internals';
 import { parse } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeResponse } from '../../gateway/query-plan-executor/shaping.ts';
 import { readSupergraphSdl } from '../../gateway/supergraph.ts';
 import { inBackground } from '../../subgraphs/platform/lanes.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
 
 type Shape = (input: { operation: Operation; variables: Record<string, unknown>; input: Record<string, unknown>; introspectionHandling: () => null }) => { data: unknown; errors: { message: string; path?: unknown }[] };
 const upstream = (createRequire(import.meta.url)('@apollo/gateway/dist/resultShaping.js') as { computeResponse: Shape }).computeResponse;
@@ -55,5 +56,37 @@ describe('shaping an answer (the fork of resultShaping)', () => {
     const foreground = await turnsWhile(() => computeResponse(shapeOf(input)));
     expect(background).toBeGreaterThanOrEqual(3);
     expect(foreground).toBe(0);
+  });
+
+  it('holds aliases named as Object.prototype members as its own fields, as upstream does', async () => {
+    const names = ['__proto__', 'toString', 'constructor', 'hasOwnProperty'];
+    const query = `query($id: ID!) { user(userId: $id) { ${names.map((n) => `${n}: bookings(first: 1) { nodes { ${n}: bookingId status } }`).join(' ')} } }`;
+    const named = operationFromDocument(api, parse(query));
+    // JSON.parse, as a subgraph's answer is read: `__proto__` an own property.
+    const input = JSON.parse(`{"user": {${names.map((n) => `"${n}": {"nodes": [{"${n}": "b-${n}", "status": "ENDED"}]}`).join(', ')}}}`) as Record<string, unknown>;
+    const shape = { operation: named, variables: { id: 'u1' }, input, introspectionHandling: () => null };
+    const shaped = await computeResponse(shape);
+    const user = (shaped.data as { user: Record<string, { nodes: Record<string, unknown>[] }> }).user;
+    expect(Object.getPrototypeOf(user)).toBe(Object.prototype);
+    expect(Object.keys(user)).toEqual(names);
+    for (const n of names) expect(JSON.stringify(Object.getOwnPropertyDescriptor(user, n)?.value)).toBe(`{"nodes":[{"${n}":"b-${n}","status":"ENDED"}]}`);
+    expect(JSON.stringify(shaped.data)).toBe(JSON.stringify(upstream(shape).data));
+    expect(shaped.errors).toEqual([]);
+  });
+});
+
+describe('aliases named as Object.prototype members over the gateway', () => {
+  let t: TestStack;
+  beforeAll(async () => { t = await startTestStack({ subgraphs: ['booking', 'scoring'] }); });
+  afterAll(async () => { await t?.close(); });
+
+  it('answers them as fields, in the order asked', async () => {
+    await t.graphql('mutation { createUser(input: { userId: "proto-1", homeZip: "60601" }) { userId } }');
+    const res = await fetch(`${t.url}/graphql`, {
+      method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ user(userId: "proto-1") { __proto__: userId toString: userId constructor: id } }' }),
+    });
+    expect(res.status).toBe(200);
+    expect((await res.text()).trimEnd()).toBe('{"data":{"user":{"__proto__":"proto-1","toString":"proto-1","constructor":"User:proto-1"}}}');
   });
 });
