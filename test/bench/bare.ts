@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import pg from 'pg';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Statements } from '../../subgraphs/platform/db/pglite-thread.ts';
 import type { PgliteConnection } from '@mikro-orm/pglite';
 import type { Database } from '../../subgraphs/platform/db/orm.ts';
 import { SMI_PREFIX } from '../../subgraphs/scoring/rest-users.ts';
@@ -39,7 +39,7 @@ export async function startBareServer(scoring: Database, org: string, databaseUr
     query = async <Row>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as Row[];
     close = () => pool.end();
   } else {
-    const pglite = await (scoring.orm.em.getConnection() as PgliteConnection).getNativeClient() as PGlite;
+    const pglite = await (scoring.orm.em.getConnection() as PgliteConnection).getNativeClient() as Statements;
     query = async <Row>(sql: string, params: unknown[]) => (await pglite.query<Row>(sql, params)).rows;
   }
   const app = Fastify({ logger: false });

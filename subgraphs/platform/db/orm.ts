@@ -3,10 +3,9 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MikroORM, type AnyEntity, type EntityClass, type EntitySchema, type Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { PgliteDriver } from '@mikro-orm/pglite';
-import { createPostgreSqlTypeParsers } from '@mikro-orm/sql';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { databaseUrl, type Config } from '../config.ts';
@@ -15,7 +14,7 @@ import { SandboxQuotaSubscriber } from './sandbox-quota.ts';
 import { statementCounter, type StatementCounter } from './statements.ts';
 import { useFastLiterals } from './literals.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { clusterTemplate } from './cluster-template.ts';
+import { PgliteThread } from './pglite-thread.ts';
 import { tracingEnabled } from '../tracing/switch.ts';
 
 export type Entity = EntityClass<AnyEntity> | EntitySchema;
@@ -40,30 +39,23 @@ export interface Database {
 /**
  * One PGlite cluster per configuration (i.e. per stack) holds every owner's schema, as one
  * PostgreSQL database does: each PGlite instance costs seconds of CPU to create (initdb on a new
- * folder) and hundreds of MiB of memory. A DATA_DIR from before keeps its folder per owner
- * (`pglite/<name>`), so its data stays where it is. Closed when its last owner closes.
+ * folder) and hundreds of MiB of memory. It runs on a thread of its own (pglite-thread.ts). A
+ * DATA_DIR from before keeps its folder per owner (`pglite/<name>`), so its data stays where it is,
+ * in an instance MikroORM creates in-process. Closed when its last owner closes.
  */
-const TEXT_ARRAY_OID = 1009;
-const clusters = new WeakMap<Config, { pglite: Promise<PGlite>; owners: number }>();
+const clusters = new WeakMap<Config, { pglite: Promise<PgliteThread>; owners: number }>();
 
-/** Opens the cluster, a new one (no PG_VERSION yet) loaded from the prepared template rather than made by initdb. */
-async function openCluster(dataDir: string, parsers: ReturnType<typeof createPostgreSqlTypeParsers>, sharedBuffersMb: number) {
-  const fresh = dataDir === 'memory://' || !existsSync(join(dataDir, 'PG_VERSION'));
-  // The only prepared statements are db/read-statement.ts's fixed keyed reads. PostgreSQL would plan
-  // the `= any($n)` lookups again on every EXECUTE (the generic plan's estimate of 10 rows loses to
-  // the custom plan's 1), ~20-40 us of WebAssembly each time, for the same index scan.
-  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`, '-c', 'plan_cache_mode=force_generic_plan'];
-  const pglite = await PGlite.create({ dataDir, extensions: { btree_gist }, parsers, startParams, loadDataDir: fresh ? await clusterTemplate() : undefined });
-  return tracingEnabled(process.env) ? (await import('../tracing/pglite.ts')).traceQueries(pglite) : pglite;
+/** Opens the cluster on its own thread (pglite-thread.ts). */
+async function openCluster(dataDir: string, sharedBuffersMb: number) {
+  const thread = await PgliteThread.open({ dataDir, sharedBuffersMb });
+  return tracingEnabled(process.env) ? (await import('../tracing/pglite.ts')).traceQueries(thread) : thread;
 }
 
 function sharedCluster(config: Config) {
   let cluster = clusters.get(config);
   if (!cluster) {
     const dataDir = config.PGLITE_IN_MEMORY ? 'memory://' : join(config.dataDir, 'pglite', 'cluster');
-    // MikroORM's own parsers for the instances it creates: dates and intervals stay text (it converts them).
-    const parsers = createPostgreSqlTypeParsers(pg.types.getTypeParser(TEXT_ARRAY_OID as never, 'text') as (value: string) => string[]);
-    cluster = { pglite: openCluster(dataDir, parsers, config.PGLITE_SHARED_BUFFERS_MB), owners: 0 };
+    cluster = { pglite: openCluster(dataDir, config.PGLITE_SHARED_BUFFERS_MB), owners: 0 };
     clusters.set(config, cluster);
   }
   cluster.owners += 1;
@@ -100,7 +92,8 @@ function driverOptions(config: Config, name: string, cluster?: ReturnType<typeof
       driverOptions: { connectionTimeoutMillis: config.DB_CONNECT_TIMEOUT_MS, query_timeout: config.DB_QUERY_TIMEOUT_MS },
     };
   }
-  if (cluster) return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { pglite: () => cluster.pglite } };
+  // MikroORM's driver takes the thread for the PGlite it stands for (kysely's dialect uses query, transaction and close).
+  if (cluster) return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { pglite: () => cluster.pglite as unknown as Promise<PGlite> } };
   return { driver: PgliteDriver, dbName: 'postgres', schema: name, driverOptions: { dataDir: ownFolder(config, name), extensions: { btree_gist } } };
 }
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager, Platform } from '@mikro-orm/core';
-import type { PGlite } from '@electric-sql/pglite';
 import { PgliteDriver } from '@mikro-orm/pglite';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import type { AbstractSqlConnection } from '@mikro-orm/sql';
+import type { Statements } from './pglite-thread.ts';
 
 /**
  * A fixed read (a DataLoader's lookup): PostgreSQL text with `$1..$n` placeholders, whose values are
@@ -13,10 +13,10 @@ import type { AbstractSqlConnection } from '@mikro-orm/sql';
  * with its values: planning a statement costs about as much as running it.
  * - On PostgreSQL it is a named statement of `pg` (prepared on each pooled connection the first time
  *   it runs there; the values travel apart from the text, as parameters).
- * - On PGlite, where the database runs in this process (a one-row lookup: ~190 of ~350 us planning; a
- *   page of bookings with their vehicles: ~380 of ~840), it is PREPAREd once per session and EXECUTEd
- *   with its values inlined as literals, sent as one simple query (two protocol round trips into the
- *   WebAssembly module; the extended protocol MikroORM's driver uses takes six, ~60 us more).
+ * - On PGlite (a one-row lookup: ~190 of ~350 us planning; a page of bookings with their vehicles:
+ *   ~380 of ~840), it is PREPAREd once per session and EXECUTEd with its values inlined as literals,
+ *   sent as one simple query: one message to the cluster's thread (pglite-thread.ts) and two protocol
+ *   round trips into the WebAssembly module there; the extended protocol takes six, ~60 us more.
  * Inside a transaction the text runs on the transaction's connection with the values inlined as
  * literals (a failed EXECUTE would abort the transaction). Literals are escaped by MikroORM's platform,
  * as all of its queries are. Every way, MikroORM's connection times, logs and counts it as one statement.
@@ -115,7 +115,7 @@ async function onNativeClient<Client>(connection: AbstractSqlConnection, query: 
 
 /** `execute` as one simple query on the PGlite instance. Like MikroORM's driver, PGlite waits for an open transaction on the instance to end. */
 const executeOnPglite = (connection: AbstractSqlConnection, execute: string) =>
-  onNativeClient<PGlite>(connection, execute, [], async (pglite) => (await pglite.exec(execute))[0].rows as Rows);
+  onNativeClient<Statements>(connection, execute, [], async (pglite) => (await pglite.exec(execute))[0].rows as Rows);
 
 /** `pg`'s pool: `query` with a named statement prepares it on the pooled connection it runs on, once. */
 interface PgPool { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Rows }> }

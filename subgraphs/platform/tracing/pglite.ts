@@ -5,7 +5,7 @@
  * databases. Loaded only when tracing is on (../db/orm.ts).
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { PgliteThread, Statements } from '../db/pglite-thread.ts';
 
 const tracer = trace.getTracer('fleet-risk-graph/pglite');
 const DATABASE = 'postgres';
@@ -30,15 +30,15 @@ function spanned<T>(sql: string, run: () => Promise<T>): Promise<T> {
   });
 }
 
-function traceStatements(target: PGlite | Transaction) {
+function traceStatements(target: Statements) {
   const query = target.query.bind(target);
   const exec = target.exec.bind(target);
   target.query = (sql, params, options) => spanned(sql, () => query(sql, params, options));
-  target.exec = (sql, options) => spanned(sql, () => exec(sql, options));
+  target.exec = (sql) => spanned(sql, () => exec(sql));
 }
 
 /** Gives every statement `pglite` runs, in a transaction or not, a span. */
-export function traceQueries(pglite: PGlite): PGlite {
+export function traceQueries(pglite: PgliteThread): PgliteThread {
   traceStatements(pglite);
   const transaction = pglite.transaction.bind(pglite);
   pglite.transaction = (callback) => transaction((tx) => {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { access, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
 import type { EntityManager } from '@mikro-orm/core';
 import type { PgliteConnection } from '@mikro-orm/pglite';
 import { TEMPLATE_DIR } from '../../platform/db/cluster-template.ts';
 import { createFileAtomically } from '../../platform/fs/atomic-file.ts';
+import type { Cluster } from '../../platform/db/pglite-thread.ts';
 
 /**
  * The Risk Index data of a first start, prepared at install time: on the embedded database a new
@@ -36,10 +36,10 @@ export const preparedRiskDataFile = async (folder = TEMPLATE_DIR) => join(folder
 /** True when prepared data for these inputs are at hand. */
 export const preparedRiskDataReady = async (folder = TEMPLATE_DIR) => access(await preparedRiskDataFile(folder)).then(() => true, () => false);
 
-const nativeClient = (em: EntityManager) => (em.getConnection() as unknown as PgliteConnection).getNativeClient();
+const nativeClient = async (em: EntityManager) => await (em.getConnection() as unknown as PgliteConnection).getNativeClient() as Cluster;
 
 /** The risk tables holding rows (the migration history aside), with their columns in order. */
-async function riskTables(pglite: PGlite): Promise<{ name: string; columns: string[] }[]> {
+async function riskTables(pglite: Cluster): Promise<{ name: string; columns: string[] }[]> {
   const { rows } = await pglite.query<{ name: string; columns: string[] }>(
     `select table_name as name, array_agg(column_name::text order by ordinal_position) as columns from information_schema.columns
      where table_schema = 'risk' and table_name <> 'mikro_orm_migrations' group by table_name order by table_name`);
