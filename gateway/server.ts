@@ -7,7 +7,7 @@ import { SCOPES } from '../subgraphs/platform/auth/tokens.ts';
 import { buildStack } from './stack.ts';
 import { refuseCleanly } from '../subgraphs/platform/start-refused.ts';
 import { runCluster } from './cluster.ts';
-import { releaseStartUpMemory } from './start-up-memory.ts';
+import { releaseStartUpMemory } from '../subgraphs/platform/start-up-memory.ts';
 import { baseUrl, developmentClientLines, startBanner } from './home.ts';
 import { reportToPrimary, serveMetrics } from './observability/metrics-server.ts';
 

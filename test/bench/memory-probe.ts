@@ -13,12 +13,6 @@ import type { MemoryReport, ProbeRequest, ThreadHeap } from './memory-report.ts'
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** PGlite's WebAssembly memories (it makes its own with `new WebAssembly.Memory`), to report their sizes. */
-interface WasmMemory { buffer: ArrayBuffer }
-// The project's TypeScript libraries declare no WebAssembly API.
-const wasm = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: object) => WasmMemory } }).WebAssembly;
-const memories: WeakRef<WasmMemory>[] = [];
-
 /** Every module file the main thread loaded. */
 const loaded = new Set<string>();
 
@@ -82,12 +76,11 @@ function report(collect: boolean): MemoryReport {
   if (collect) gc?.();
   const usage = process.memoryUsage();
   const code = v8.getHeapCodeStatistics();
-  const live = memories.map((m) => m.deref()).filter((m) => m !== undefined);
   return {
     rss: usage.rss, main: mainHeap(), external: usage.external, arrayBuffers: usage.arrayBuffers,
     bytecode: code.bytecode_and_metadata_size,
     spaces: Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size, physical: s.physical_space_size }])),
-    workers: workerHeaps(), modules: modules(), wasmMemoryBytes: live.map((m) => m.buffer.byteLength), mappings: mappings(),
+    workers: workerHeaps(), modules: modules(), mappings: mappings(),
   };
 }
 
@@ -97,13 +90,6 @@ if (isMainThread) {
       const resolved = next(specifier, context);
       loaded.add(resolved.url);
       return resolved;
-    },
-  });
-  wasm.Memory = new Proxy(wasm.Memory, {
-    construct(target, args, newTarget) {
-      const memory = Reflect.construct(target, args, newTarget) as WasmMemory;
-      memories.push(new WeakRef(memory));
-      return memory;
     },
   });
   process.on('message', (message: ProbeRequest) => {

@@ -18,8 +18,6 @@ export interface MemoryReport {
   workers: ThreadHeap[];
   /** Module source the main thread loaded, by package, largest first. */
   modules: { name: string; files: number; bytes: number }[];
-  /** Size of each WebAssembly memory made with `new WebAssembly.Memory` (PGlite's), bytes. */
-  wasmMemoryBytes: number[];
   /** Resident bytes of /proc/self/smaps by kind of mapping (the anonymous rest left out); `wasmMemories` each memory's. */
   mappings: { wasmMemory: number; wasmMemories: number[]; executable: number; nodeBinary: number; libraries: number; otherFiles: number };
 }
@@ -34,7 +32,8 @@ export function components(r: MemoryReport): { component: string; MiB: number; n
   const wasmCode = Math.max(0, r.mappings.executable - heapCode);
   const rows = [
     { component: `WebAssembly memories (${r.mappings.wasmMemories.length})`, bytes: r.mappings.wasmMemory,
-      note: `resident ${r.mappings.wasmMemories.map(MiB).join(' + ')} MiB; PGlite's grown to ${r.wasmMemoryBytes.map(MiB).join(' + ')} MiB` },
+      // PGlite's, on its own thread (pglite-thread.ts): /proc/self/smaps holds every thread's mappings.
+      note: `resident ${r.mappings.wasmMemories.map(MiB).join(' + ')} MiB` },
     { component: 'main isolate V8 heap', bytes: r.main.physical,
       note: `used ${MiB(r.main.used)} / total ${MiB(r.main.total)} MiB; code spaces ${MiB(r.main.code)} MiB; bytecode ${MiB(r.bytecode)} MiB; `
         + Object.entries(r.spaces).filter(([, s]) => s.physical >= 1024 ** 2).map(([name, s]) => `${name} ${MiB(s.used)} / ${MiB(s.physical)}`).join(', ') },

@@ -1,7 +1,7 @@
-/** The collection npm start runs once its stack is built (gateway/start-up-memory.ts). */
+/** The collection npm start runs once its stack is built (subgraphs/platform/start-up-memory.ts). */
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { releaseStartUpMemory } from '../../gateway/start-up-memory.ts';
+import { releaseStartUpMemory } from '../../subgraphs/platform/start-up-memory.ts';
 
 const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.physical_space_size;
 

@@ -8,18 +8,31 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
-import { createPostgreSqlTypeParsers } from '@mikro-orm/sql';
 import pg from 'pg';
 import { clusterTemplate } from './cluster-template.ts';
+import { collectThisThread } from '../start-up-memory.ts';
 import type { ClusterSpec, HostReply, HostRequest } from './pglite-thread.ts';
 
 const TEXT_ARRAY_OID = 1009;
 
+/**
+ * MikroORM's parsers for the instances it creates (createPostgreSqlTypeParsers of @mikro-orm/sql,
+ * which it converts from): dates, timestamps and intervals stay text, their arrays are arrays of
+ * text. Written out rather than imported: importing @mikro-orm/sql would load the whole ORM into
+ * this thread's heap.
+ */
+function ormParsers() {
+  const textArray = pg.types.getTypeParser(TEXT_ARRAY_OID as never, 'text') as (value: string) => string[];
+  const parsers: Record<number, (value: string) => unknown> = {};
+  for (const oid of [1082, 1114, 1184, 1186]) parsers[oid] = (value) => value;
+  for (const oid of [1182, 1115, 1185, 1187]) parsers[oid] = textArray;
+  return parsers;
+}
+
 /** Opens the cluster, a new one (no PG_VERSION yet) loaded from the prepared template rather than made by initdb. */
 async function openCluster({ dataDir, sharedBuffersMb }: ClusterSpec) {
   const fresh = dataDir === 'memory://' || !existsSync(join(dataDir, 'PG_VERSION'));
-  // MikroORM's own parsers for the instances it creates: dates and intervals stay text (it converts them).
-  const parsers = createPostgreSqlTypeParsers(pg.types.getTypeParser(TEXT_ARRAY_OID as never, 'text') as (value: string) => string[]);
+  const parsers = ormParsers();
   // The only prepared statements are db/read-statement.ts's fixed keyed reads. PostgreSQL would plan
   // the `= any($n)` lookups again on every EXECUTE (the generic plan's estimate of 10 rows loses to
   // the custom plan's 1), ~20-40 us of WebAssembly each time, for the same index scan.
@@ -71,6 +84,8 @@ async function run(request: HostRequest): Promise<unknown> {
     case 'begin': return begin(request.id);
     case 'end': return finish(request.tx, request.commit);
     case 'close': return pglite.close();
+    // Its start-up (opening, migrations, a first start's data) leaves what an idle service would keep.
+    case 'collect': return collectThisThread();
   }
 }
 

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Results } from '@electric-sql/pglite';
+import { releaseWithStartUp } from '../start-up-memory.ts';
 
 /** Where the cluster lives and how much it may cache. */
 export interface ClusterSpec { dataDir: string; sharedBuffersMb: number }
@@ -10,7 +11,8 @@ export type HostRequest =
   | { id: number; op: 'exec'; sql: string; tx?: number }
   | { id: number; op: 'begin' }
   | { id: number; op: 'end'; tx: number; commit: boolean }
-  | { id: number; op: 'close' };
+  | { id: number; op: 'close' }
+  | { id: number; op: 'collect' };
 export type HostReply = { id: number; result: unknown } | { id: number; error: Record<string, unknown> & { message: string } };
 
 /** Without the request id: the thread numbers its requests. */
@@ -48,6 +50,8 @@ export class PgliteThread implements Statements {
   #closed = false;
   #ready = false;
   readonly waitReady: Promise<void>;
+  /** Collects the thread's start-up memory when the process collects its own (start-up-memory.ts). */
+  readonly #collecting = releaseWithStartUp(() => { this.#call({ op: 'collect' }).catch(() => undefined); });
 
   private constructor(spec: ClusterSpec) {
     this.#worker = new Worker(new URL('./pglite-host.ts', import.meta.url), { workerData: spec });
@@ -84,6 +88,7 @@ export class PgliteThread implements Statements {
 
   #fail(error: Error) {
     this.#closed = true;
+    this.#collecting();
     for (const { reject } of this.#pending.values()) reject(error);
     this.#pending.clear();
   }
@@ -142,6 +147,7 @@ export class PgliteThread implements Statements {
       await this.#call({ op: 'close' });
     } finally {
       this.#closed = true;
+      this.#collecting();
       await this.#worker.terminate();
     }
   }

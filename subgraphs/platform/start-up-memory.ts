@@ -10,8 +10,23 @@ import vm from 'node:vm';
  * while its flag is set: one context, for this call.
  */
 export function releaseStartUpMemory() {
+  collectThisThread();
+  for (const release of threads) release();
+}
+
+/** The same collection, on the calling thread only. */
+export function collectThisThread() {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as (options: { type: 'major'; flavor: 'last-resort' }) => void;
   v8.setFlagsFromString('--no-expose-gc');
   gc({ type: 'major', flavor: 'last-resort' });
+}
+
+/** Worker threads with a start-up of their own (the PGlite cluster's), asked to collect too. */
+const threads = new Set<() => void>();
+
+/** Asks `release` to collect its thread's start-up memory with this process's; the function returned stops it. */
+export function releaseWithStartUp(release: () => void): () => void {
+  threads.add(release);
+  return () => threads.delete(release);
 }
