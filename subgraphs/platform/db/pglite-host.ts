@@ -59,20 +59,20 @@ function begin(id: number): Promise<number> {
   });
 }
 
-async function finish(id: number, commit: boolean) {
+function opened(id: number) {
   const transaction = open.get(id);
   if (!transaction) throw new Error(`no open transaction ${id}`);
+  return transaction;
+}
+
+async function finish(id: number, commit: boolean) {
+  const transaction = opened(id);
   open.delete(id);
   transaction.end(commit);
   await transaction.done;
 }
 
-const on = (tx: number | undefined) => {
-  if (tx === undefined) return pglite;
-  const transaction = open.get(tx);
-  if (!transaction) throw new Error(`no open transaction ${tx}`);
-  return transaction.tx;
-};
+const on = (tx: number | undefined) => (tx === undefined ? pglite : opened(tx).tx);
 
 async function run(request: HostRequest): Promise<unknown> {
   switch (request.op) {

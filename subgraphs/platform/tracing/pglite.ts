@@ -1,8 +1,8 @@
 /**
- * SQL spans for PGlite, which runs in this process and has no `pg` driver for the pg
- * instrumentation to patch: every statement of the shared cluster (and of its transactions) becomes
- * a client span with the attributes the pg instrumentation sets, so traces read the same on both
- * databases. Loaded only when tracing is on (../db/orm.ts).
+ * SQL spans for PGlite, which runs on a thread of this process (../db/pglite-thread.ts) and has
+ * no `pg` driver for the pg instrumentation to patch: every statement of the shared cluster (and of
+ * its transactions) becomes a client span with the attributes the pg instrumentation sets, so
+ * traces read the same on both databases. Loaded only when tracing is on (../db/orm.ts).
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { PgliteThread, Statements } from '../db/pglite-thread.ts';
