@@ -22,6 +22,7 @@ import { loggerOptions, RequestLogController, requestIdFrom, REQUEST_ID_HEADER }
 import { scalarResolvers } from './scalars.ts';
 import { nulGuard } from './nul-guard.ts';
 import { listTurns } from './list-turns.ts';
+import './field-arguments.ts';
 import { requireInternalHop } from './internal-hop.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 import { subscriptionsElsewherePlugin } from './subscriptions-elsewhere.ts';
