@@ -8,7 +8,8 @@
  *   before execution; a deferred subselection may carry a condition whose variable has a default), and
  *   answers at once for an element without directives (most: a large list's shaping spent its time there);
  * - the walk is a generator that pauses between a list's elements once its slice of time is spent;
- *   a value that needs no walk (a leaf) is a plain function's (`plainValue`). `shapeSelectionSet` (a
+ *   a value that needs no walk (a leaf) is a plain function's (`plainValue`), and so is an object of
+ *   leaf fields only (`flatValue`: a list's rows, no generator per row). `shapeSelectionSet` (a
  *   deferred part) runs the walk through in one piece, and so does `computeResponse` except in the
  *   background lane (a subscription's execution), where each pause is an event-loop turn
  *   (subgraphs/platform/lanes.ts): shaping a large result never holds the loop longer than a slice;
@@ -16,7 +17,7 @@
  * Everything else (null propagation, __typename, leaf checks, messages) is as upstream.
  */
 import {
-  assert, ERRORS, isCompositeType, isListType, isNonNullType, isObjectType, isSubtype, isValidLeafValue, typenameFieldName, Variable,
+  assert, ERRORS, isCompositeType, isLeafType, isListType, isNonNullType, isObjectType, isSubtype, isValidLeafValue, typenameFieldName, Variable,
   type CompositeType, type Field, type FieldSelection, type FragmentElement, type NamedType, type Operation, type OutputType, type Schema, type SelectionSet,
 } from '@apollo/federation-internals';
 import type { GraphQLError } from 'graphql';
@@ -109,6 +110,7 @@ function* applySelectionSet(input: Data, selectionSet: SelectionSet, output: Dat
       path.push(responseName);
       const type = field.definition.type!;
       const { updated, isInvalid } = plainValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType)
+        ?? flatValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType)
         ?? (yield* updateOutputValue(outputValue, type, inputValue, selection.selectionSet, path, parameters, parentType));
       setOutput(output, responseName, updated);
       path.pop();
@@ -160,6 +162,55 @@ function plainValue(
   return { updated: isValid ? inputValue : null, hasErrors: !isValid };
 }
 
+/** The leaf fields of a selection set without directives, fragments or __typename, else null (flatValue). */
+const flatSelections = new WeakMap<SelectionSet, { responseName: string; type: OutputType }[] | null>();
+
+function flatFieldsOf(selectionSet: SelectionSet) {
+  let fields = flatSelections.get(selectionSet);
+  if (fields !== undefined) return fields;
+  fields = [];
+  for (const selection of selectionSet.selections()) {
+    const field = selection.kind === 'FieldSelection' ? selection.element : undefined;
+    const type = field?.definition.type;
+    if (!field || !type || field.appliedDirectives.length || field.name === typenameFieldName
+      || field.definition.isSchemaIntrospectionField() || !isLeafType(isNonNullType(type) ? type.ofType : type)) {
+      fields = null;
+      break;
+    }
+    fields.push({ responseName: field.responseName(), type });
+  }
+  flatSelections.set(selectionSet, fields);
+  return fields;
+}
+
+/**
+ * The outcome of an object not shaped yet, without __typename, whose selection set holds leaf fields
+ * only (a list's rows: most of a large answer), shaped as applySelectionSet would, in a plain
+ * function: no generator and no iterator results per object. Else undefined (updateOutputValue).
+ */
+function flatValue(
+  outputValue: unknown, type: OutputType, inputValue: unknown, selectionSet: SelectionSet | undefined, path: Path, parameters: Parameters, parentType: CompositeType,
+): Updated | undefined {
+  const objectType = isNonNullType(type) ? type.ofType : type;
+  if (outputValue !== undefined || !selectionSet || !isCompositeType(objectType) || inputValue === null || typeof inputValue !== 'object') return undefined;
+  const input = inputValue as Data;
+  const fields = input[typenameFieldName] === undefined ? flatFieldsOf(selectionSet) : null;
+  if (!fields) return undefined;
+  const output: Data = {};
+  let value: Updated = { updated: output };
+  for (const { responseName, type: fieldType } of fields) {
+    path.push(responseName);
+    const leaf = plainValue(getOwn(output, responseName), fieldType, getOwn(input, responseName) ?? null, undefined, path, parameters, objectType)!;
+    setOutput(output, responseName, leaf.updated);
+    path.pop();
+    if (leaf.isInvalid) {
+      value = { updated: null, hasErrors: true };
+      break;
+    }
+  }
+  return objectType === type ? value : nonNull(value, path, objectType, parameters, parentType);
+}
+
 function* updateOutputValue(
   outputValue: unknown, type: OutputType, inputValue: unknown, selectionSet: SelectionSet | undefined, path: Path, parameters: Parameters, parentType: CompositeType,
 ): Walk<Updated> {
@@ -182,6 +233,7 @@ function* updateOutputValue(
       path.push(index);
       const [element, input] = [outputList[index], inputValue[index]];
       const result = plainValue(element, type.ofType, input, selectionSet, path, parameters, parentType)
+        ?? flatValue(element, type.ofType, input, selectionSet, path, parameters, parentType)
         ?? (yield* updateOutputValue(element, type.ofType, input, selectionSet, path, parameters, parentType));
       path.pop();
       shouldNullify ||= !!result.isInvalid;

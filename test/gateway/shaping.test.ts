@@ -40,6 +40,21 @@ describe('shaping an answer (the fork of resultShaping)', () => {
     expect(upstream(shapeOf(fetched([7, 42]))).errors).toHaveLength(1);
   });
 
+  it('answers rows with a bad leaf, a __typename or a condition as upstream does', async () => {
+    const conditional = operationFromDocument(api, parse(`query($id: ID!, $vin: Boolean!) { user(userId: $id) {
+      a: bookings(first: 3) { nodes { bookingId vin @include(if: $vin) status } }
+      b: bookings(first: 3) { nodes { __typename bookingId status bookingId } } } }`));
+    const rows = [node(0), { ...node(1), status: 'NOT_A_STATUS', __typename: 'Booking' }, { ...node(2), status: 7 }];
+    const input = { user: { a: { nodes: rows }, b: { nodes: rows } } };
+    for (const vin of [true, false]) {
+      const shape = { operation: conditional, variables: { id: 'u1', vin }, input, introspectionHandling: () => null };
+      const [shaped, expected] = [await inBackground(() => computeResponse(shape)), upstream(shape)];
+      expect(JSON.stringify(shaped.data)).toBe(JSON.stringify(expected.data));
+      expect(shaped.errors.map((e) => [e.message, e.path])).toEqual(expected.errors.map((e) => [e.message, e.path]));
+      expect(shaped.errors.length).toBeGreaterThan(0);
+    }
+  });
+
   it('gives the event loop back between slices in the background lane, and runs through in one piece otherwise', async () => {
     // 19,000 objects: tens of ms, many slices on any machine.
     const input = fetched(undefined, 1000);
