@@ -58,8 +58,11 @@ const eventOf = (name: string, row: Row): CommittedEvent => ({
  * Sequence values are taken at insert and committed in any order, so a row may become visible after
  * rows of higher `seq`: the relay publishes up to the first gap, and passes a gap only once it is
  * settled, every transaction running when it was first seen having ended (a rollback, or an ended
- * process, leaves a gap for ever), or after GAP_MAX_WAIT_MS. A row that still shows up below `expected` (committed after its gap
- * was passed, or after another process's relay took the lock) is published as it comes: late, never lost.
+ * process, leaves a gap for ever), or after GAP_MAX_WAIT_MS. Settled is judged on the transactions
+ * running before the batch was read, so that the batch holds whatever they committed: judged after,
+ * a commit between the two went unseen and its row came after the rows above it. A row that still
+ * shows up below `expected` (committed after its gap was passed, or after another process's relay
+ * took the lock) is published as it comes: late, never lost.
  */
 export interface RelayPosition {
   expected?: number;
@@ -67,30 +70,45 @@ export interface RelayPosition {
 }
 
 /**
- * The transactions of this database that hold a transaction id, other than this session's, as `pid:xid`:
- * those that may commit an outbox row below a gap. Another database's transactions (other tests, other
- * applications on the server) never do, so they never hold a gap.
+ * The transactions of this database other than this session's, as `pid:start`: those that may commit
+ * an outbox row below a gap (one that took its `seq` may not hold a transaction id yet). Another
+ * database's transactions (other tests, other applications on the server) never do, so they never
+ * hold a gap.
  */
 async function runningHere(run: Run): Promise<Set<string>> {
-  const rows = await run(`select pid::text || ':' || backend_xid::text as id from pg_stat_activity
-    where datname = current_database() and backend_xid is not null and pid <> pg_backend_pid()`);
+  const rows = await run(`select pid::text || ':' || xact_start::text as id from pg_stat_activity
+    where datname = current_database() and backend_type = 'client backend' and xact_start is not null and pid <> pg_backend_pid()`);
   return new Set(rows.map((row) => String(row.id)));
 }
 
-/** The rows of a batch that may go now, in order (see RelayPosition), moving `position` on. */
-async function publishable(rows: Row[], position: RelayPosition, run: Run): Promise<Row[]> {
+/**
+ * Whether the batch stops at a gap. A relay that has published nothing yet (its start, or another
+ * process's relay had the lock) knows no position: a gap below its first row, `seq` 0, which every
+ * start passes once settled.
+ */
+const isGap = (seq: number, expected: number | undefined) => expected === undefined || seq > expected;
+
+function hasGap(rows: Row[], from: number | undefined) {
+  let expected = from;
+  for (const row of rows) {
+    const seq = Number(row.seq);
+    if (isGap(seq, expected)) return true;
+    expected = Math.max(expected!, seq + 1);
+  }
+  return false;
+}
+
+/** The rows of a batch that may go now, in order (see RelayPosition), moving `position` on; `before`: what ran before it was read. */
+function publishable(rows: Row[], position: RelayPosition, before: Set<string> | undefined): Row[] {
   const taken: Row[] = [];
-  let now: Set<string> | undefined;
   for (const row of rows) {
     const seq = Number(row.seq);
     const { expected } = position;
-    // A relay that has published nothing yet (its start, or another process's relay had the lock) knows
-    // no position: a gap below its first row, `seq` 0, which every start passes once settled.
-    if (expected === undefined || seq > expected) {
-      now ??= await runningHere(run);
+    if (isGap(seq, expected)) {
+      if (!before) break;
       const missing = expected ?? 0;
-      if (position.gap?.seq !== missing) position.gap = { seq: missing, running: now, since: Date.now() };
-      const settled = ![...position.gap.running].some((id) => now!.has(id));
+      if (position.gap?.seq !== missing) position.gap = { seq: missing, running: before, since: Date.now() };
+      const settled = ![...position.gap.running].some((id) => before.has(id));
       if (!settled && Date.now() - position.gap.since < GAP_MAX_WAIT_MS) break;
       position.gap = undefined;
     }
@@ -107,11 +125,18 @@ async function publishable(rows: Row[], position: RelayPosition, run: Run): Prom
  */
 async function publishBatch(name: string, run: Run, bus: EventBus, position: RelayPosition): Promise<number> {
   const outbox = `"${name}"."webhook_outbox"`;
-  const rows = await run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, sandbox, to_json(occurred_at) #>> '{}' as occurred_at
+  const read = () => run(`select seq, event_id, org_id, type, resource_key, resource_path, resource, sandbox, to_json(occurred_at) #>> '{}' as occurred_at
     from ${outbox} order by seq limit ${BATCH}`);
+  // A gap waited on is judged on what ran before this read; one first seen, on a second read.
+  let before = position.gap ? await runningHere(run) : undefined;
+  let rows = await read();
+  if (!before && hasGap(rows, position.expected)) {
+    before = await runningHere(run);
+    rows = await read();
+  }
   const published: number[] = [];
   let failure: unknown;
-  for (const row of await publishable(rows, position, run)) {
+  for (const row of publishable(rows, position, before)) {
     try {
       await bus.publish(eventOf(name, row));
       published.push(Number(row.seq));
