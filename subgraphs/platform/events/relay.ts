@@ -82,29 +82,17 @@ async function runningHere(run: Run): Promise<Set<string>> {
 }
 
 /**
- * Whether the batch stops at a gap. A relay that has published nothing yet (its start, or another
- * process's relay had the lock) knows no position: a gap below its first row, `seq` 0, which every
- * start passes once settled.
+ * The rows of a batch that may go now, in order (see RelayPosition), moving `position` on; `before`:
+ * what ran before it was read, without which the batch stops at its first gap.
  */
-const isGap = (seq: number, expected: number | undefined) => expected === undefined || seq > expected;
-
-function hasGap(rows: Row[], from: number | undefined) {
-  let expected = from;
-  for (const row of rows) {
-    const seq = Number(row.seq);
-    if (isGap(seq, expected)) return true;
-    expected = Math.max(expected!, seq + 1);
-  }
-  return false;
-}
-
-/** The rows of a batch that may go now, in order (see RelayPosition), moving `position` on; `before`: what ran before it was read. */
 function publishable(rows: Row[], position: RelayPosition, before: Set<string> | undefined): Row[] {
   const taken: Row[] = [];
   for (const row of rows) {
     const seq = Number(row.seq);
     const { expected } = position;
-    if (isGap(seq, expected)) {
+    // A relay that has published nothing yet (its start, or another process's relay had the lock) knows
+    // no position: a gap below its first row, `seq` 0, which every start passes once settled.
+    if (expected === undefined || seq > expected) {
       if (!before) break;
       const missing = expected ?? 0;
       if (position.gap?.seq !== missing) position.gap = { seq: missing, running: before, since: Date.now() };
@@ -130,7 +118,7 @@ async function publishBatch(name: string, run: Run, bus: EventBus, position: Rel
   // A gap waited on is judged on what ran before this read; one first seen, on a second read.
   let before = position.gap ? await runningHere(run) : undefined;
   let rows = await read();
-  if (!before && hasGap(rows, position.expected)) {
+  if (!before && publishable(rows, { expected: position.expected }, undefined).length < rows.length) {
     before = await runningHere(run);
     rows = await read();
   }
