@@ -74,6 +74,25 @@ function expectOrdered(events: CommittedEvent[]) {
   for (const [key, list] of byKey) expect(list.map((e) => e.resource.n), key).toEqual(list.map((_, i) => i));
 }
 
+/** The booking relay at rest: its outbox empty, then one statement a poll, no transaction, no lock. */
+async function expectIdle() {
+  await waitFor(async () => (await outboxRows('booking')).length === 0 || undefined, 10_000, 'outbox emptied');
+  const connection = db('booking').orm.em.getConnection();
+  const execute = vi.spyOn(connection, 'execute');
+  const begin = vi.spyOn(connection, 'begin');
+  try {
+    // Five polls (EVENTS_RELAY_POLL_MS 100).
+    await new Promise((r) => setTimeout(r, 550));
+    const statements = execute.mock.calls.map(([sql]) => String(sql));
+    expect(statements.filter((sql) => sql.includes('"booking"."webhook_outbox"')).length).toBeGreaterThanOrEqual(3);
+    expect(statements.filter((sql) => sql.includes('advisory'))).toEqual([]);
+    expect(begin).not.toHaveBeenCalled();
+  } finally {
+    execute.mockRestore();
+    begin.mockRestore();
+  }
+}
+
 it('committed events reach the consumer in outbox order per area and commit order per resource, with the outbox row whole', async () => {
   const run = randomUUID().slice(0, 8);
   const keys = AREAS.flatMap((area) => [0, 1, 2].map((r) => `${area}:${run}-${r}`));
@@ -201,6 +220,33 @@ describe('a relay that published and stopped before deleting', () => {
 });
 
 describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
+  it('a gap filled by its late row: both go out in seq order, then the relay is idle again', async () => {
+    const [late, early] = [`booking:late-${randomUUID()}`, `booking:early-${randomUUID()}`];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let flushed!: () => void;
+    const inserted = new Promise<void>((resolve) => { flushed = resolve; });
+    const em = db('booking').orm.em.fork();
+    em.setFilterParams(TENANT_FILTER, { orgId: DEFAULT_CLIENT.org });
+    // The late row takes its seq first and commits last: a gap below the early row meanwhile.
+    const committed = em.transactional(async (tx) => {
+      recordEvent(tx, { type: TYPE.booking, resourceKey: late, resourcePath: `/x/${late}`, resource: { n: 0 } });
+      await tx.flush();
+      flushed();
+      await held;
+    });
+    await inserted;
+    await commitEvent('booking', early);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(handledOf([early])).toEqual([]);
+    release();
+    await committed;
+    const events = await arrived([late, early], 2);
+    expect(events.map((e) => e.resourceKey)).toEqual([late, early]);
+    expect(events[0]!.seq).toBeLessThan(events[1]!.seq);
+    await expectIdle();
+  });
+
   it('one relay per area at a time: while another session holds the area\'s lock, its events wait in the outbox', async () => {
     const client = new pg.Client({ connectionString: t.config.DATABASE_URL });
     await client.connect();
@@ -219,20 +265,6 @@ describe.runIf(process.env.DATABASE_URL)('on PostgreSQL', () => {
   });
 
   it('an idle relay looks at its outbox with one statement a poll: no transaction, no lock', async () => {
-    await waitFor(async () => (await outboxRows('booking')).length === 0 || undefined, 10_000, 'outbox emptied');
-    const connection = db('booking').orm.em.getConnection();
-    const execute = vi.spyOn(connection, 'execute');
-    const begin = vi.spyOn(connection, 'begin');
-    try {
-      // Five polls (EVENTS_RELAY_POLL_MS 100).
-      await new Promise((r) => setTimeout(r, 550));
-      const statements = execute.mock.calls.map(([sql]) => String(sql));
-      expect(statements.filter((sql) => sql.includes('"booking"."webhook_outbox"')).length).toBeGreaterThanOrEqual(3);
-      expect(statements.filter((sql) => sql.includes('advisory'))).toEqual([]);
-      expect(begin).not.toHaveBeenCalled();
-    } finally {
-      execute.mockRestore();
-      begin.mockRestore();
-    }
+    await expectIdle();
   });
 });

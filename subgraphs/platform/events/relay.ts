@@ -103,6 +103,9 @@ function publishable(rows: Row[], position: RelayPosition, before: Set<string> |
     taken.push(row);
     if (expected === undefined || seq >= expected) position.expected = seq + 1;
   }
+  // The row a gap waited on came: nothing is held any more (a gap kept would have the relay read
+  // every GAP_RETRY_MS, in a transaction, until another gap replaced it).
+  if (position.gap && position.expected !== undefined && position.expected > position.gap.seq) position.gap = undefined;
   return taken;
 }
 
