@@ -16,6 +16,22 @@ export interface ClaimedJob { id: string; total: number; busyMs: number }
 export interface PendingRow { seq: number; wkt: string | null; radius: number | null; error: string | null }
 export type ScoredRow = RowScore & { seq: number };
 
+/** A job a runner may take: queued, or running on a lease that ran out, and not expired. */
+const CLAIMABLE = `(b."status" = 'QUEUED'
+    or (b."status" = 'RUNNING' and (b."lease_until" is null or b."lease_until" < now())))
+  and b."expires_at" > now()`;
+
+/**
+ * Whether any job may be claimable: one statement, outside a transaction. Every process's runner
+ * polls every RISK_BATCH_POLL_MS, mostly to find nothing; on PGlite its claim transaction held the
+ * one session each time, and requests' statements waited for it.
+ */
+async function anyClaimable(em: EntityManager): Promise<boolean> {
+  const [row] = await em.getConnection().execute<{ claimable: boolean }[]>(
+    `select exists (select 1 from "risk"."risk_batches" b where ${CLAIMABLE}) as "claimable"`);
+  return row?.claimable === true;
+}
+
 /**
  * The oldest queued job, or a running one whose runner stopped renewing its lease (resumed after its
  * last committed chunk), of a client that runs fewer than RISK_BATCH_MAX_RUNNING jobs. Claims are
@@ -23,12 +39,11 @@ export type ScoredRow = RowScore & { seq: number };
  * transaction holds (a cancellation) is skipped.
  */
 export async function claimJob(em: EntityManager, runner: string): Promise<ClaimedJob | null> {
+  if (!await anyClaimable(em)) return null;
   return transaction(em, async (run) => {
     await run(`select pg_advisory_xact_lock(hashtext('risk-batch-claim'))`);
     const [job] = await run(`select b."id", b."total", b."busy_ms" as "busyMs" from "risk"."risk_batches" b
-      where (b."status" = 'QUEUED'
-          or (b."status" = 'RUNNING' and (b."lease_until" is null or b."lease_until" < now())))
-        and b."expires_at" > now()
+      where ${CLAIMABLE}
         and (select count(*) from "risk"."risk_batches" r where r."client_id" = b."client_id"
           and r."status" = 'RUNNING' and r."lease_until" >= now()) < ?
       order by b."created_at" limit 1 for update skip locked`, [RISK_BATCH_MAX_RUNNING]);

@@ -6,7 +6,7 @@
 import { getIssues } from '@placemarkio/check-geojson';
 import { parse } from 'csv-parse/sync';
 import type { FeatureCollection } from 'geojson';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { riskDataLoaded } from '../../../subgraphs/risk/data/status.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { BATCHES, box, featureCollection, polygon, submit, waitFor, type Batch } from './support.ts';
@@ -175,4 +175,31 @@ describe('cancelling', () => {
     expect(early.status).toBe(409);
     for (const id of ids) expect((await t.request('DELETE', `${BATCHES}/${id}`, { token: client.token })).status).toBe(200);
   }, 300_000);
+});
+
+describe('an idle runner', () => {
+  it('looks for a job with one statement a poll: no transaction', async () => {
+    const connection = t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em.getConnection();
+    const execute = vi.spyOn(connection, 'execute');
+    const begin = vi.spyOn(connection, 'begin');
+    try {
+      // A cancelled job's last chunk may still be scoring: the first 300 ms (six polls at
+      // RISK_BATCH_POLL_MS 50) in which the runner only looked for jobs.
+      let polls: string[] = [];
+      for (const end = Date.now() + 120_000; ;) {
+        execute.mockClear();
+        begin.mockClear();
+        await new Promise((r) => setTimeout(r, 300));
+        const statements = execute.mock.calls.map(([sql]) => String(sql));
+        polls = statements.filter((sql) => sql.includes('"risk"."risk_batches"'));
+        if (polls.length >= 3 && statements.every((sql) => polls.includes(sql) || sql.includes('advisory'))) break;
+        if (Date.now() > end) throw new Error('the runner never idle for 300 ms');
+      }
+      expect(polls.filter((sql) => sql.includes('for update'))).toEqual([]);
+      expect(begin).not.toHaveBeenCalled();
+    } finally {
+      execute.mockRestore();
+      begin.mockRestore();
+    }
+  });
 });
