@@ -191,8 +191,9 @@ describe('an idle runner', () => {
         begin.mockClear();
         await new Promise((r) => setTimeout(r, 300));
         const statements = execute.mock.calls.map(([sql]) => String(sql));
-        polls = statements.filter((sql) => sql.includes('"risk"."risk_batches"'));
-        if (polls.length >= 3 && statements.every((sql) => polls.includes(sql) || sql.includes('advisory'))) break;
+        const isPoll = (sql: string) => sql.includes('"risk"."risk_batches"');
+        polls = statements.filter(isPoll);
+        if (polls.length >= 3 && statements.every((sql) => isPoll(sql) || sql.includes('advisory'))) break;
         if (Date.now() > end) throw new Error('the runner never idle for 300 ms');
       }
       expect(polls.filter((sql) => sql.includes('for update'))).toEqual([]);
