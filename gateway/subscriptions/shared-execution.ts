@@ -33,7 +33,10 @@ export interface Member {
   fence?: { source: string; seq: number };
 }
 
-const fenced = ({ fence }: Member, { source, seq }: CommittedEvent) => fence?.source === source && seq <= fence.seq;
+/** An event as a shared execution runs it: live, or replayed from the history (without its resource). */
+type RunEvent = EventNamed & Pick<CommittedEvent, 'source' | 'seq'>;
+
+const fenced = ({ fence }: Member, { source, seq }: RunEvent) => fence?.source === source && seq <= fence.seq;
 
 /** What every shared execution of an engine uses. */
 export interface SharedExecutionContext {
@@ -117,7 +120,7 @@ export class SharedExecution {
   }
 
   /** Runs one replayed event for one member alone, straight to its channel, charged like any other. */
-  async replay(member: Member, event: EventNamed) {
+  async replay(member: Member, event: RunEvent) {
     const { budget, slots } = this.context;
     for (let wait = await budget.charge(callerKey(this.caller)); wait; wait = await budget.charge(callerKey(this.caller))) {
       await sleep(wait, undefined, { ref: false });
@@ -126,7 +129,7 @@ export class SharedExecution {
   }
 
   /** Runs the query once for `members`; `direct` pushes past a member's held results (replay's own). */
-  private async execute(members: Member[], event: EventNamed, covers: number, direct = false) {
+  private async execute(members: Member[], event: RunEvent, covers: number, direct = false) {
     const { execute, log, metrics } = this.context;
     if (!members.length) return;
     metrics.executions.inc();
@@ -138,11 +141,11 @@ export class SharedExecution {
       if (!result.errors && result.data?.[this.prepared.responseKey] == null) return;
       // Serialising and sending a large result on a turn of its own, after its execution's last piece.
       await turn();
-      this.push(members, withEvent(result, event, covers > 1 ? covers : undefined), direct);
+      this.push(members, withEvent(result, event, covers > 1 ? covers : undefined), event, direct);
     } catch (error) {
       if (isUnauthenticated(error)) return this.closeAll(members, (error as Error).message);
       log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
-      this.push(members, this.failed(error, event), direct);
+      this.push(members, this.failed(error, event), event, direct);
     }
   }
 
@@ -151,13 +154,13 @@ export class SharedExecution {
    * Members presenting the same token (a screen's tabs, one client's many sockets) share one check:
    * its verdict is the token's, whoever holds it.
    */
-  private async checked(members: Member[], event: EventNamed, direct = false): Promise<Member[]> {
+  private async checked(members: Member[], event: RunEvent, direct = false): Promise<Member[]> {
     const { auth, close, log } = this.context;
     const byToken = Map.groupBy(members, (member) => member.holder.subscriber.authorization);
     const passed = await Promise.all([...byToken.values()].map((holding) => auth.recheck(holding[0]!.holder.subscriber).then(() => holding, (error: unknown) => {
       for (const member of holding) {
         if (isUnauthenticated(error)) close(member.holder, CloseCode.Unauthorized, `Unauthorized: ${(error as Error).message}`);
-        else this.push([member], this.failed(error, event), direct);
+        else this.push([member], this.failed(error, event), event, direct);
       }
       if (!isUnauthenticated(error)) log.error({ err: { type: (error as Error).name, message: (error as Error).message } }, 'a subscription event failed');
       return [];
@@ -170,10 +173,15 @@ export class SharedExecution {
     return withEvent({ errors: [{ message: 'This event could not be run; later events will be', extensions: { code } }] }, event);
   }
 
-  private push(members: Member[], result: FormattedExecutionResult, direct = false) {
+  /**
+   * `direct`: a replayed result. A live one is held while its member's replay runs, and dropped once the
+   * member is fenced past its event: the replay may have run it, and ended, while it ran live.
+   */
+  private push(members: Member[], result: FormattedExecutionResult, event: RunEvent, direct = false) {
     const pushed = new Map<Transport, number>();
-    for (const { channel, holder, held } of members) {
-      if (channel.closed) continue;
+    for (const member of members) {
+      const { channel, holder, held } = member;
+      if (channel.closed || (!direct && fenced(member, event))) continue;
       if (held && !direct) {
         held.push(result);
         continue;

@@ -162,6 +162,49 @@ describe('SubscriptionEngine', () => {
     await engine.shutdown();
   });
 
+  it('resumed while an event runs live: a replay that runs it too, and ends first, leaves it once', async () => {
+    let readHistory!: () => void;
+    const historyRead = new Promise<void>((resolve) => { readHistory = resolve; });
+    let liveRunning!: () => void;
+    const liveRuns = new Promise<void>((resolve) => { liveRunning = resolve; });
+    let finishLive!: () => void;
+    const liveFinished = new Promise<void>((resolve) => { finishLive = resolve; });
+    const recorded = (seq: number) => ({
+      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
+      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
+    });
+    const history: HistoryReader = {
+      find: async () => undefined,
+      oldest: async () => recorded(1),
+      after: async ({ seq }) => { await historyRead; return [1, 2].filter((n) => n > seq).map(recorded); },
+    };
+    // The first execution (e2, live) waits until the replay has run e2 and ended.
+    let executions = 0;
+    const execute: EngineOptions['execute'] = async (query) => {
+      executions += 1;
+      if (executions === 1) {
+        liveRunning();
+        await liveFinished;
+      }
+      return { data: { [query.responseKey]: { status: 'EN_ROUTE' } } };
+    };
+    const { engine, emit } = engineWith({ replay: new EventReplay(history), execute, queueMax: 10 });
+    emit('org-a', 'rescue:r1');
+    const a = wsHolder('org-a');
+    const resumed = { ...prepared('rescueUpdated', 'r1'), after: 'e1' };
+    const stream = await engine.subscribe(a.holder, resumed, await engine.anchorOf(a.holder.subscriber, resumed));
+    emit('org-a', 'rescue:r1');
+    await liveRuns;
+    readHistory();
+    const ids = [(await stream.next()).value?.extensions?.event];
+    await settle();
+    finishLive();
+    for (let next = await nextWithin(stream); next; next = await nextWithin(stream)) ids.push(next.extensions?.event);
+    expect(executions).toBe(2);
+    expect(ids.map((e) => (e as { id: string }).id)).toEqual(['e2']);
+    await engine.shutdown();
+  });
+
   it('drops a subscriber that does not read as a slow consumer (4408), past queueMax events waiting', async () => {
     const { engine, emit } = engineWith();
     const a = wsHolder('org-a');
