@@ -68,6 +68,21 @@ describe.skipIf(process.env.DATABASE_URL)('the embedded cluster on its own threa
     expect(await execute('select id from platform.thread_probe where id = 2')).toEqual([]);
   });
 
+  it("sends a transaction's statements with its BEGIN: the thread runs them while this loop is busy", async () => {
+    const thread = await PgliteThread.open({ dataDir: 'memory://', sharedBuffersMb: 16 });
+    try {
+      const now = 'select (extract(epoch from clock_timestamp()) * 1000)::float8 as at';
+      const ran = thread.transaction((tx) => tx.query<{ at: number }>(now));
+      // This loop held, as a busy gateway's is: waiting for the BEGIN's answer, nothing would run.
+      const busyUntil = Date.now() + 300;
+      while (Date.now() < busyUntil);
+      const { rows: [row] } = await ran;
+      expect(row!.at).toBeLessThan(busyUntil);
+    } finally {
+      await thread.close();
+    }
+  }, 60_000);
+
   it('hands back PostgreSQL\'s error fields, which MikroORM maps to its exceptions', async () => {
     const error = await execute('insert into platform.thread_probe values (1, \'again\')').catch((e: Error) => e);
     expect(error).toMatchObject({ code: '23505', constraint: 'thread_probe_pkey', message: expect.stringContaining('duplicate key') });

@@ -43,19 +43,29 @@ async function openCluster({ dataDir, sharedBuffersMb }: ClusterSpec) {
 const port = parentPort!;
 const pglite = await openCluster(workerData as ClusterSpec);
 
-/** Open transactions by id: each holds PGlite's transaction lock until the caller ends it. */
-const open = new Map<number, { tx: Transaction; end: (commit: boolean) => void; done: Promise<void> }>();
+interface Open { tx: Transaction; end: (commit: boolean) => void; done: Promise<void> }
+
+/**
+ * Transactions by id, from their BEGIN's arrival: each holds PGlite's transaction lock, once it has
+ * it, until the caller ends it. Their statements come without waiting for the BEGIN's answer and
+ * wait here for the transaction to open.
+ */
+const open = new Map<number, Promise<Open>>();
 
 function begin(id: number): Promise<number> {
-  return new Promise((begun, failed) => {
+  const opening = new Promise<Open>((begun, failed) => {
     let end!: (commit: boolean) => void;
     const ended = new Promise<boolean>((resolve) => { end = resolve; });
     const done = pglite.transaction(async (tx) => {
-      open.set(id, { tx, end, done });
-      begun(id);
+      begun({ tx, end, done });
       if (!await ended) await tx.rollback();
     });
     done.catch(failed);
+  });
+  open.set(id, opening);
+  return opening.then(() => id, (error: unknown) => {
+    open.delete(id);
+    throw error;
   });
 }
 
@@ -66,21 +76,32 @@ function opened(id: number) {
 }
 
 async function finish(id: number, commit: boolean) {
-  const transaction = opened(id);
+  const transaction = await opened(id);
   open.delete(id);
   transaction.end(commit);
   await transaction.done;
 }
 
-const on = (tx: number | undefined) => (tx === undefined ? pglite : opened(tx).tx);
+/**
+ * Runs `statement` in the request's transaction once it is open, else on the cluster at once, in the
+ * order sent: a statement sent before a BEGIN runs before that transaction takes the lock.
+ */
+type On = Pick<Transaction, 'query' | 'exec'>;
+function on<T>(tx: number | undefined, statement: (target: On) => Promise<T>): Promise<T> {
+  return tx === undefined ? statement(pglite) : opened(tx).then((open) => statement(open.tx));
+}
 
 async function run(request: HostRequest): Promise<unknown> {
   switch (request.op) {
     case 'query': {
-      const { rows, affectedRows, fields, blob } = await on(request.tx).query(request.sql, request.params, { rowMode: request.rowMode, blob: request.blob });
+      const options = { rowMode: request.rowMode, blob: request.blob };
+      const { rows, affectedRows, fields, blob } = await on(request.tx, (s) => s.query(request.sql, request.params, options));
       return { rows, affectedRows, fields, blob };
     }
-    case 'exec': return (await on(request.tx).exec(request.sql)).map(({ rows, affectedRows, fields }) => ({ rows, affectedRows, fields }));
+    case 'exec': {
+      const results = await on(request.tx, (s) => s.exec(request.sql));
+      return results.map(({ rows, affectedRows, fields }) => ({ rows, affectedRows, fields }));
+    }
     case 'begin': return begin(request.id);
     case 'end': return finish(request.tx, request.commit);
     case 'close': return pglite.close();

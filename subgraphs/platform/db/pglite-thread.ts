@@ -93,14 +93,20 @@ export class PgliteThread implements Statements {
     this.#pending.clear();
   }
 
-  #call<T>(request: Request): Promise<T> {
-    if (this.#closed) return Promise.reject(new Error('PGlite is closed'));
+  /** Sends `request`; its id (a BEGIN's is its transaction's) and its answer. */
+  #send<T>(request: Request): { id: number; answer: Promise<T> } {
     const id = this.#next++;
+    if (this.#closed) return { id, answer: Promise.reject(new Error('PGlite is closed')) };
     if (!this.#pending.size) this.#worker.ref();
-    return new Promise<T>((resolve, reject) => {
+    const answer = new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.#worker.postMessage({ ...request, id });
     });
+    return { id, answer };
+  }
+
+  #call<T>(request: Request): Promise<T> {
+    return this.#send<T>(request).answer;
   }
 
   #query<T>(sql: string, params: unknown[] = [], options?: QueryOptions, tx?: number): Promise<Results<T>> {
@@ -115,9 +121,16 @@ export class PgliteThread implements Statements {
     return this.#call({ op: 'exec', sql });
   }
 
-  /** As PGlite's: commits when `callback` resolves, rolls back when it throws. */
+  /**
+   * As PGlite's: commits when `callback` resolves, rolls back when it throws. The callback's statements
+   * are sent without waiting for the BEGIN's answer; the thread holds them until the transaction is
+   * open. Waiting for it cost the transaction one more turn of this thread's loop while it held the
+   * cluster, a wait that grows with the loop's work (4-5 ms PATCHes became 8-12 ms under load).
+   */
   async transaction<T>(callback: (tx: Statements) => Promise<T>): Promise<T> {
-    const id = await this.#call<number>({ op: 'begin' });
+    const { id, answer } = this.#send<number>({ op: 'begin' });
+    // A BEGIN that failed fails the statements sent after it, and the end.
+    const begun = answer.then(() => true, () => false);
     let closed = false;
     const usable = () => {
       if (closed) throw new Error('Transaction is closed');
@@ -135,7 +148,7 @@ export class PgliteThread implements Statements {
     } catch (error) {
       if (!closed) {
         closed = true;
-        await this.#call({ op: 'end', tx: id, commit: false });
+        if (await begun) await this.#call({ op: 'end', tx: id, commit: false });
       }
       throw error;
     }
