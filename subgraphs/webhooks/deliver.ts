@@ -27,6 +27,20 @@ export interface Claimed {
   attempt_log: AttemptLogEntry[] | string;
 }
 
+/** A delivery a worker may claim: pending, due, and not leased (a lapsed lease is a crashed worker's). */
+const claimable = (d: string) => `${d}.status = 'PENDING' and ${d}.next_attempt_at <= now()
+  and (${d}.locked_until is null or ${d}.locked_until < now())`;
+
+/**
+ * Whether any delivery may be claimable: one probe of the due index. Every process's worker polls
+ * every WEBHOOK_POLL_INTERVAL_MS, mostly to find nothing; the claim (planned anew each time) took
+ * 6 ms on the embedded cluster at rest, up to 19 ms, and requests' statements waited for it.
+ */
+export async function anyClaimable(run: Run): Promise<boolean> {
+  const [row] = await run(`select exists (select 1 from ${DELIVERIES} d where ${claimable('d')}) as claimable`);
+  return row?.claimable === true;
+}
+
 /**
  * Claims up to `limit` due deliveries with a lease (a crashed worker's claims come back when it
  * runs out), never one whose resource has an earlier delivery still pending, nor one of a paused
@@ -44,7 +58,7 @@ export async function claimDue(run: Run, config: Config, limit: number): Promise
           + (select count(*) from busy b where b.subscription_id = d.subscription_id) as sub_slot,
         case when s.consecutive_failures >= ? then 1 else ? end as sub_bound
       from ${DELIVERIES} d join ${SUBSCRIPTIONS} s on s.id = d.subscription_id
-      where d.status = 'PENDING' and d.next_attempt_at <= now() and (d.locked_until is null or d.locked_until < now())
+      where ${claimable('d')}
         and not s.paused and (s.paused_until is null or s.paused_until <= now())
         and not exists (select 1 from ${DELIVERIES} e where e.subscription_id = d.subscription_id and e.resource_key = d.resource_key
           and e.status = 'PENDING' and e.source_seq < d.source_seq)),

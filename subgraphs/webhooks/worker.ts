@@ -1,7 +1,7 @@
 import type { Consumer, EventBus } from '../platform/events/bus.ts';
 import { runner } from '../platform/db/run.ts';
 import type { Worker, WorkerContext } from '../platform/subgraph.ts';
-import { attempt, claimDue } from './deliver.ts';
+import { anyClaimable, attempt, claimDue } from './deliver.ts';
 import { enqueueDeliveries } from './enqueue.ts';
 import { recordHistory } from './history.ts';
 import { prune } from './prune.ts';
@@ -41,8 +41,12 @@ export function startDeliveryWorker({ db, config, log, bus }: WorkerContext): Wo
   const inFlight = new Set<Promise<void>>();
   const stopping = new AbortController();
 
-  /** Claims as many due deliveries as this process has free slots, and starts each on its own. */
-  const fill = async () => {
+  /**
+   * Claims as many due deliveries as this process has free slots, and starts each on its own.
+   * `polled`: on the timer, nothing enqueued here: the claim only once a probe finds one due.
+   */
+  const fill = async (polled: boolean) => {
+    if (polled && !await anyClaimable(webhooks)) return;
     for (;;) {
       const free = Math.min(BATCH, config.WEBHOOK_CONCURRENCY - inFlight.size);
       if (stopped || free <= 0) return;
@@ -62,14 +66,14 @@ export function startDeliveryWorker({ db, config, log, bus }: WorkerContext): Wo
 
   let running = false;
   let again = false;
-  const loop = () => {
+  const loop = (polled = false) => {
     if (stopped || !config.WEBHOOK_WORKER) return;
     clearTimeout(timer);
     running = true;
-    current = fill().catch((error: unknown) => log.warn({ err: error }, 'webhook delivery round failed; retrying')).finally(() => {
+    current = fill(polled).catch((error: unknown) => log.warn({ err: error }, 'webhook delivery round failed; retrying')).finally(() => {
       running = false;
       if (stopped) return;
-      timer = setTimeout(loop, again ? 0 : config.WEBHOOK_POLL_INTERVAL_MS);
+      timer = again ? setTimeout(loop, 0) : setTimeout(loop, config.WEBHOOK_POLL_INTERVAL_MS, true);
       again = false;
     });
   };
