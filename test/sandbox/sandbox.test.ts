@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminToken, DEFAULT_CLIENT, sandboxClient, startTestStack, type TestStack } from '../support/stack.ts';
 import { dispatch, provision, RS, session } from '../roadside/helpers.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
@@ -162,5 +162,29 @@ describe('sandbox organisations', () => {
     expect((await t.request('GET', '/platform/webhooks/v1/subscriptions', { token: sandbox.token })).body.subscriptions).toEqual([]);
     const liveGraphql = await t.request('POST', '/graphql', { token: live.token, body: { query: mutation } });
     expect(liveGraphql.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('an idle sandbox provider', () => {
+  it('polls with one probe of the due moves: no transaction, no read of the rescues', async () => {
+    const connection = t.stack.subgraphs.find((s) => s.name === 'roadside')!.db.orm.em.getConnection();
+    const moving = `select count(*)::int as n from "roadside"."rescues"
+      where sandbox and status in ('BOOKED', 'EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE')`;
+    for (const end = Date.now() + 60_000; (await connection.execute<{ n: number }[]>(moving))[0]!.n > 0;) {
+      if (Date.now() > end) throw new Error('sandbox rescues still moving after a minute');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const execute = vi.spyOn(connection, 'execute');
+    const begin = vi.spyOn(connection, 'begin');
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const polls = execute.mock.calls.map(([sql]) => String(sql)).filter((sql) => sql.includes('"roadside"."rescues" r'));
+      expect(polls.length).toBeGreaterThanOrEqual(3);
+      expect(polls.filter((sql) => !sql.startsWith('select exists'))).toEqual([]);
+      expect(begin).not.toHaveBeenCalled();
+    } finally {
+      execute.mockRestore();
+      begin.mockRestore();
+    }
   });
 });

@@ -24,13 +24,25 @@ const ARRIVAL = SANDBOX_MOVES.findIndex((move) => move.status === 'ARRIVED_ONSIT
 const BATCH = 100;
 export const SANDBOX_PROVIDER_LOCK = advisoryLockKey('sandbox-provider:roadside');
 
-/** A sandbox rescue whose next move is due: its history so far (one entry per move, the dispatch first). */
+/** A sandbox rescue whose next move is due (on rescues_sandbox_moving_index); `?`: SANDBOX_RESCUE_STEP_MS ago. */
+const DUE = `r.sandbox and r.status in ('BOOKED', 'EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE') and r.updated_at <= ?`;
+const dueSince = (stepMs: number) => [new Date(Date.now() - stepMs)];
+
+/**
+ * Whether any move is due: one statement, outside any transaction. The provider polls in every
+ * process, mostly to find nothing; on PostgreSQL each round is a transaction with the lock.
+ */
+async function anyDue(db: Database, stepMs: number): Promise<boolean> {
+  const [row] = await runner(db)(`select exists (select 1 from "roadside"."rescues" r where ${DUE}) as due`, dueSince(stepMs));
+  return row?.due === true;
+}
+
+/** The sandbox rescues whose next move is due: their history so far (one entry per move, the dispatch first). */
 async function dueRescues(run: Run, stepMs: number): Promise<Row[]> {
   return run(`select r.req_id, r.org_id, r.provider_latitude, r.provider_longitude, r.disablement,
       (select count(*)::int from "roadside"."status_events" e where e.req_id = r.req_id) - 1 as moves
-    from "roadside"."rescues" r
-    where r.sandbox and r.status in ('BOOKED', 'EN_ROUTE', 'APPROACHING', 'ARRIVED_ONSITE') and r.updated_at <= ?
-    order by r.updated_at limit ${BATCH}`, [new Date(Date.now() - stepMs)]);
+    from "roadside"."rescues" r where ${DUE}
+    order by r.updated_at limit ${BATCH}`, dueSince(stepMs));
 }
 
 /** Moves one rescue through the service, as its provider would: a real commit, its history entry and its events. */
@@ -91,7 +103,7 @@ export function startSandboxProvider({ db, config, log }: WorkerContext): Worker
   const loop = () => {
     current = inBackground(async () => {
       try {
-        while (!stopped && await round(db, shared, stepMs, log) === BATCH);
+        if (await anyDue(db, stepMs)) while (!stopped && await round(db, shared, stepMs, log) === BATCH);
         failing = false;
       } catch (error) {
         if (!failing && !stopped) log.warn({ err: error }, 'sandbox provider: a round failed; it tries again');
