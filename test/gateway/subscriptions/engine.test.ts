@@ -63,6 +63,23 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 const nextWithin = (stream: AsyncIterator<FormattedExecutionResult>) =>
   Promise.race([stream.next().then((r) => r.value as FormattedExecutionResult), settle().then(() => undefined)]);
 
+/** Event `e<seq>` of rescue r1, organisation org-a, as the history holds it. */
+const recorded = (seq: number) => ({
+  eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
+  resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
+});
+/** A history holding the events `seqs`, whose reads wait until `release()`. */
+function heldHistory(seqs: number[]) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const history: HistoryReader = {
+    find: async () => undefined,
+    oldest: async () => recorded(1),
+    after: async ({ seq }) => { await released; return seqs.filter((n) => n > seq).map(recorded); },
+  };
+  return { history, release };
+}
+
 describe('SubscriptionEngine', () => {
   it("runs an event only for subscribers of the event's organisation, on the watched key, for the field's event types", async () => {
     const { engine, emit, ran } = engineWith();
@@ -109,18 +126,8 @@ describe('SubscriptionEngine', () => {
   });
 
   it('resumed after an event: the history after it, then live events not replayed, each once, in order', async () => {
-    let readHistory!: () => void;
-    const historyRead = new Promise<void>((resolve) => { readHistory = resolve; });
-    const recorded = (seq: number) => ({
-      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
-      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
-    });
     // The history holds e1..e3; its read is held until e3 and e4 went live (e4 not recorded yet).
-    const history: HistoryReader = {
-      find: async () => undefined,
-      oldest: async () => recorded(1),
-      after: async ({ seq }) => { await historyRead; return [1, 2, 3].filter((n) => n > seq).map(recorded); },
-    };
+    const { history, release: readHistory } = heldHistory([1, 2, 3]);
     const { engine, emit } = engineWith({ replay: new EventReplay(history), queueMax: 10 });
     emit('org-a', 'rescue:r1');
     emit('org-a', 'rescue:r1');
@@ -139,10 +146,6 @@ describe('SubscriptionEngine', () => {
   });
 
   it('resumed after an event that reaches it live only later (another gateway had it first): neither it, older ones nor those replayed come again', async () => {
-    const recorded = (seq: number) => ({
-      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
-      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
-    });
     // The history already holds e1..e5; none of them has gone live in this process yet.
     const history: HistoryReader = {
       find: async (_org, id) => recorded(Number(id.slice(1))),
@@ -163,21 +166,11 @@ describe('SubscriptionEngine', () => {
   });
 
   it('resumed while an event runs live: a replay that runs it too, and ends first, leaves it once', async () => {
-    let readHistory!: () => void;
-    const historyRead = new Promise<void>((resolve) => { readHistory = resolve; });
+    const { history, release: readHistory } = heldHistory([1, 2]);
     let liveRunning!: () => void;
     const liveRuns = new Promise<void>((resolve) => { liveRunning = resolve; });
     let finishLive!: () => void;
     const liveFinished = new Promise<void>((resolve) => { finishLive = resolve; });
-    const recorded = (seq: number) => ({
-      eventId: `e${seq}`, source: 'roadside', seq, orgId: 'org-a', type: 'rescue.status_changed' as const,
-      resourceKey: 'rescue:r1', resourcePath: '/', occurredAt: new Date().toISOString(),
-    });
-    const history: HistoryReader = {
-      find: async () => undefined,
-      oldest: async () => recorded(1),
-      after: async ({ seq }) => { await historyRead; return [1, 2].filter((n) => n > seq).map(recorded); },
-    };
     // The first execution (e2, live) waits until the replay has run e2 and ended.
     let executions = 0;
     const execute: EngineOptions['execute'] = async (query) => {
