@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.ts';
 import { sendWebhook } from './send.ts';
 import type { AttemptLogEntry } from './entities.ts';
-import type { Run } from '../platform/db/run.ts';
+import { holdsRow, type Run } from '../platform/db/run.ts';
 
 export const DELIVERIES = '"webhooks"."webhook_deliveries"';
 export const SUBSCRIPTIONS = '"webhooks"."webhook_subscriptions"';
@@ -28,18 +28,15 @@ export interface Claimed {
 }
 
 /** A delivery a worker may claim: pending, due, and not leased (a lapsed lease is a crashed worker's). */
-const claimable = (d: string) => `${d}.status = 'PENDING' and ${d}.next_attempt_at <= now()
-  and (${d}.locked_until is null or ${d}.locked_until < now())`;
+const CLAIMABLE = `d.status = 'PENDING' and d.next_attempt_at <= now()
+  and (d.locked_until is null or d.locked_until < now())`;
 
 /**
  * Whether any delivery may be claimable: one probe of the due index. Every process's worker polls
  * every WEBHOOK_POLL_INTERVAL_MS, mostly to find nothing; the claim (planned anew each time) took
  * 6 ms on the embedded cluster at rest, up to 19 ms, and requests' statements waited for it.
  */
-export async function anyClaimable(run: Run): Promise<boolean> {
-  const [row] = await run(`select exists (select 1 from ${DELIVERIES} d where ${claimable('d')}) as claimable`);
-  return row?.claimable === true;
-}
+export const anyClaimable = (run: Run) => holdsRow(run, `${DELIVERIES} d where ${CLAIMABLE}`);
 
 /**
  * Claims up to `limit` due deliveries with a lease (a crashed worker's claims come back when it
@@ -58,7 +55,7 @@ export async function claimDue(run: Run, config: Config, limit: number): Promise
           + (select count(*) from busy b where b.subscription_id = d.subscription_id) as sub_slot,
         case when s.consecutive_failures >= ? then 1 else ? end as sub_bound
       from ${DELIVERIES} d join ${SUBSCRIPTIONS} s on s.id = d.subscription_id
-      where ${claimable('d')}
+      where ${CLAIMABLE}
         and not s.paused and (s.paused_until is null or s.paused_until <= now())
         and not exists (select 1 from ${DELIVERIES} e where e.subscription_id = d.subscription_id and e.resource_key = d.resource_key
           and e.status = 'PENDING' and e.source_seq < d.source_seq)),

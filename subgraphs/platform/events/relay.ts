@@ -2,7 +2,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { EventType } from '../webhooks/events.ts';
 import { onEventsCommitted } from '../webhooks/outbox.ts';
 import type { Database } from '../db/orm.ts';
-import { inTransaction, runner, type Row, type Run } from '../db/run.ts';
+import { holdsRow, inTransaction, runner, type Row, type Run } from '../db/run.ts';
 import { inBackground } from '../db/statements.ts';
 import type { CommittedEvent, EventBus } from './bus.ts';
 
@@ -146,10 +146,7 @@ async function publishBatch(name: string, run: Run, bus: EventBus, position: Rel
  * of four (begin, the lock, the batch, commit). A relay polls every area every `pollMs` in every
  * process, mostly to find nothing.
  */
-async function waiting({ name, db }: RelayOptions): Promise<boolean> {
-  const [row] = await runner(db)(`select exists (select 1 from "${name}"."webhook_outbox") as waiting`);
-  return row?.waiting === true;
-}
+const waiting = ({ name, db }: RelayOptions) => holdsRow(runner(db), `"${name}"."webhook_outbox"`);
 
 /** One round: a batch, under the area's lock on PostgreSQL (another process's relay holding it: nothing to do). */
 async function round({ name, db, bus, shared }: RelayOptions, position: RelayPosition): Promise<number> {

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { holdsRow } from '../../platform/db/run.ts';
 import { RISK_BATCH_MAX_RUNNING } from '../rules.ts';
 import type { RowScore } from './score.ts';
 import { transaction, type Run } from './store.ts';
@@ -26,11 +27,8 @@ const CLAIMABLE = `(b."status" = 'QUEUED'
  * polls every RISK_BATCH_POLL_MS, mostly to find nothing; on PGlite its claim transaction held the
  * one session each time, and requests' statements waited for it.
  */
-async function anyClaimable(em: EntityManager): Promise<boolean> {
-  const [row] = await em.getConnection().execute<{ claimable: boolean }[]>(
-    `select exists (select 1 from "risk"."risk_batches" b where ${CLAIMABLE}) as "claimable"`);
-  return row?.claimable === true;
-}
+const anyClaimable = (em: EntityManager) =>
+  holdsRow((sql, params) => em.getConnection().execute(sql, params, 'all'), `"risk"."risk_batches" b where ${CLAIMABLE}`);
 
 /**
  * The oldest queued job, or a running one whose runner stopped renewing its lease (resumed after its

@@ -1,5 +1,5 @@
 import type { Database } from '../../platform/db/orm.ts';
-import { inTransaction, runner, type Row, type Run } from '../../platform/db/run.ts';
+import { holdsRow, inTransaction, runner, type Row, type Run } from '../../platform/db/run.ts';
 import { inBackground } from '../../platform/db/statements.ts';
 import { TENANT_FILTER, type TenantParams } from '../../platform/db/tenant.ts';
 import { AppError } from '../../platform/errors.ts';
@@ -32,10 +32,7 @@ const dueSince = (stepMs: number) => [new Date(Date.now() - stepMs)];
  * Whether any move is due: one statement, outside any transaction. The provider polls in every
  * process, mostly to find nothing; on PostgreSQL each round is a transaction with the lock.
  */
-async function anyDue(db: Database, stepMs: number): Promise<boolean> {
-  const [row] = await runner(db)(`select exists (select 1 from "roadside"."rescues" r where ${DUE}) as due`, dueSince(stepMs));
-  return row?.due === true;
-}
+const anyDue = (db: Database, stepMs: number) => holdsRow(runner(db), `"roadside"."rescues" r where ${DUE}`, dueSince(stepMs));
 
 /** The sandbox rescues whose next move is due: their history so far (one entry per move, the dispatch first). */
 async function dueRescues(run: Run, stepMs: number): Promise<Row[]> {
