@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, DEFAULT_CLIENT, sandboxClient, startTestStack, type TestStack } from '../support/stack.ts';
+import { pollerWindow } from '../support/idle-poller.ts';
 import { dispatch, provision, RS, session } from '../roadside/helpers.ts';
 import { startReceiver, waitFor } from '../webhooks/receiver.ts';
 import { SANDBOX_PROVIDER_LOCK } from '../../subgraphs/roadside/sandbox/provider.ts';
@@ -178,28 +179,10 @@ describe('an idle sandbox provider', () => {
     const isProbe = (sql: string) => sql.startsWith('select exists') && sql.includes('"roadside"."rescues" r');
     const isRound = (sql: string, params?: unknown[]) => (sql.includes('"roadside"."rescues" r') && !isProbe(sql))
       || (sql.includes('advisory') && params?.[0] === SANDBOX_PROVIDER_LOCK);
-    const execute = vi.spyOn(connection, 'execute');
-    const begin = vi.spyOn(connection, 'begin');
-    try {
-      // The last move's events may still be relayed (a transaction on PostgreSQL): the first 300 ms in
-      // which the roadside area did nothing but the provider's polls.
-      let rounds: string[] = [];
-      for (const end = Date.now() + 60_000; ;) {
-        execute.mockClear();
-        begin.mockClear();
-        await new Promise((r) => setTimeout(r, 300));
-        const calls = execute.mock.calls.map(([sql, params]) => ({ sql: String(sql), round: isRound(String(sql), params) }));
-        if (calls.length >= 3 && calls.every(({ sql, round }) => isProbe(sql) || round)) {
-          rounds = calls.filter(({ round }) => round).map(({ sql }) => sql);
-          break;
-        }
-        if (Date.now() > end) throw new Error('the roadside area never only polled for 300 ms');
-      }
-      expect(rounds).toEqual([]);
-      expect(begin).not.toHaveBeenCalled();
-    } finally {
-      execute.mockRestore();
-      begin.mockRestore();
-    }
+    // The last move's events may still be relayed (a transaction on PostgreSQL): the first 300 ms in
+    // which the roadside area did nothing but the provider's polls.
+    const window = await pollerWindow(connection, isProbe, isRound);
+    expect(window.work).toEqual([]);
+    expect(window.began).toBe(false);
   });
 });

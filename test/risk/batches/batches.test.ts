@@ -6,9 +6,10 @@
 import { getIssues } from '@placemarkio/check-geojson';
 import { parse } from 'csv-parse/sync';
 import type { FeatureCollection } from 'geojson';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { riskDataLoaded } from '../../../subgraphs/risk/data/status.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { pollerWindow } from '../../support/idle-poller.ts';
 import { BATCHES, box, featureCollection, polygon, submit, waitFor, type Batch } from './support.ts';
 
 let t: TestStack;
@@ -178,33 +179,14 @@ describe('cancelling', () => {
 });
 
 describe('an idle runner', () => {
+  // A cancelled job's last chunk may still be scoring and committing: the first 300 ms (six polls at
+  // RISK_BATCH_POLL_MS 50) in which the runner did nothing but look for jobs.
   it('looks for a job with one statement a poll: no transaction', async () => {
     const connection = t.stack.subgraphs.find((s) => s.name === 'risk')!.db.orm.em.getConnection();
-    const execute = vi.spyOn(connection, 'execute');
-    const begin = vi.spyOn(connection, 'begin');
     const isProbe = (sql: string) => sql.startsWith('select exists') && sql.includes('"risk"."risk_batches"');
     const isClaim = (sql: string) => sql.includes('skip locked') || sql.includes('advisory');
-    try {
-      // A cancelled job's last chunk may still be scoring and committing: the first 300 ms (six polls
-      // at RISK_BATCH_POLL_MS 50) in which the runner did nothing but look for jobs.
-      let claims: string[] = [];
-      for (const end = Date.now() + 60_000; ;) {
-        execute.mockClear();
-        begin.mockClear();
-        await new Promise((r) => setTimeout(r, 300));
-        const statements = execute.mock.calls.map(([sql]) => String(sql));
-        const looking = statements.every((sql) => isProbe(sql) || isClaim(sql));
-        if (looking && statements.filter(isProbe).length >= 3) {
-          claims = statements.filter(isClaim);
-          break;
-        }
-        if (Date.now() > end) throw new Error('the runner never only probed for 300 ms');
-      }
-      expect(claims).toEqual([]);
-      expect(begin).not.toHaveBeenCalled();
-    } finally {
-      execute.mockRestore();
-      begin.mockRestore();
-    }
+    const window = await pollerWindow(connection, isProbe, isClaim);
+    expect(window.work).toEqual([]);
+    expect(window.began).toBe(false);
   });
 });
